@@ -1,0 +1,317 @@
+"""Driver of the attention_rmt solver — portable source, runs inside the generated module.
+
+This text is never imported as part of the package: :func:`numeric.compile_model` and
+:func:`numeric.export_model` append it to the generated kernels, the backend runtime and the
+portable fixed-point solver, so the in-process solver and an exported file run the same code.
+It strings the kernels together; it contains no formula of its own:
+
+1. solve the bulk fixed point (§5) at each γ, sweeping from large γ with warm starts;
+2. the traces ``q₀…q₅`` and their γ-derivatives from the implicit-function theorem;
+3. ȳ, dȳ/dγ and Ē = −γ² dȳ/dγ by Woodbury over the reduced geometry (§6), invariants (§9);
+4. the ridge baseline (§7); a quadrature error estimate for every Ē.
+"""
+import argparse
+import json
+import math
+import sys
+
+
+class _Globals:
+    """Late-bound view of this module's namespace (kernels are looked up when called)."""
+
+    def __getattr__(self, name):
+        try:
+            return globals()[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+_rt = _Globals()
+BULK = SystemKernels(_rt, "rmt_bulk", BULK_UNKNOWNS, BULK_PARAMETERS, BULK_INVARIANTS)  # noqa: F821
+
+#: validated range of the method (attention_rmt.md §9)
+GAMMA_RANGE = (1e-5, 1e4)
+C_RANGE = (0.05, 10.0)
+MAX_DEGREE = 12  # mpmath midpoint ladder: degree d has 3·2^(d−1) nodes
+
+
+class InputError(ValueError):
+    """Bad user input; the message is one line."""
+
+
+def _finite(name, v, *, positive=False, nonnegative=False):
+    try:
+        fv = float(v)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number, got {v!r}") from None
+    if not math.isfinite(fv):
+        raise InputError(f"{name} must be finite, got {v!r}")
+    if positive and not fv > 0:
+        raise InputError(f"{name} must be > 0, got {v!r}")
+    if nonnegative and not fv >= 0:
+        raise InputError(f"{name} must be >= 0, got {v!r}")
+    return v
+
+
+def validate(c, gammas, snr, wk, wq, L, a1, nu, kappa):
+    """Check inputs; return warnings (strings) for values outside the validated range."""
+    _finite("c", c, positive=True)
+    if len(gammas) == 0:
+        raise InputError("give at least one gamma")
+    for g in gammas:
+        _finite("gamma", g, positive=True)
+    _finite("snr", snr, nonnegative=True)
+    for v in list(wk) + list(wq):
+        _finite("weight coordinate", v)
+    if L is not None:
+        if len(L) == 0 or any(len(row) != len(L) for row in L):
+            raise InputError("L must be a non-empty square matrix (list of rows)")
+        for row in L:
+            for v in row:
+                _finite("L entry", v)
+        if wk or wq:
+            raise InputError("give either wk/wq (rank one) or L (general), not both")
+    _finite("a1", a1)
+    _finite("nu", nu, nonnegative=True)
+    _finite("kappa", kappa)
+    if float(nu) < float(a1) ** 2 * (1 - 1e-12) - 1e-15:
+        raise InputError(f"nu must be >= a1^2 (got nu={float(nu):.6g}, a1={float(a1):.6g})")
+    warnings = []
+    if not C_RANGE[0] <= float(c) <= C_RANGE[1]:
+        warnings.append(f"c={float(c):g} is outside the validated range {C_RANGE}")
+    for g in gammas:
+        if not GAMMA_RANGE[0] <= float(g) <= GAMMA_RANGE[1]:
+            warnings.append(f"gamma={float(g):g} is outside the validated range {GAMMA_RANGE}")
+    return warnings
+
+
+def geometry(snr, wk=(), wq=(), L=None):
+    """Reduced geometry ``(m, Γ, Ω, r)`` in an orthonormal basis whose first vector is μ/‖μ‖.
+
+    ``wk``, ``wq``: coordinates of w_K, w_Q (rank-one ``W = I + w_K w_Qᵀ``); or ``L``: the r×r
+    block ``U_sᵀ L U_s`` of a general ``W = I + L``.
+    """
+    if L is not None:
+        r = len(L)
+    else:
+        r = max(len(wk), len(wq), 1)
+    mu = rmt_mu_coordinate(num(snr))[0]  # noqa: F821
+    m = _mat([[mu]] + [[num(0)] for _ in range(r - 1)])  # noqa: F821
+    if L is not None:
+        Lr = _mat([[num(v) for v in row] for row in L])  # noqa: F821
+        Gam, Om = rmt_geometry_general(m, Lr, r)  # noqa: F821
+    else:
+        pad = lambda w: [num(v) for v in w] + [num(0)] * (r - len(w))  # noqa: E731
+        wK = _mat([[v] for v in pad(wk)])  # noqa: F821
+        wQ = _mat([[v] for v in pad(wq)])  # noqa: F821
+        Gam, Om = rmt_geometry_rank1(m, wK, wQ, r)  # noqa: F821
+    return m, Gam, Om, r
+
+
+def point(gamma, c, a1, nu, kappa, geom, nodes, x0=None):
+    """Ē and ȳ at one γ on given quadrature nodes (one bulk solve + one linear solve)."""
+    params = [num(c), num(gamma), num(a1), num(nu), num(kappa)]
+    fp = solve_fixed_point(BULK, params, nodes, x0=x0)  # noqa: F821
+    x = fp.x
+    obs = rmt_bulk_observables(*x, *params, _nodes=nodes)  # noqa: F821
+    _, J = BULK.F_J(x, params, nodes)
+    Fg = rmt_bulk_dparam_gamma(*x, *params, _nodes=nodes)  # noqa: F821
+    dx = solve(J, [-f for f in Fg])  # noqa: F821  implicit derivative dA/dγ = −J⁻¹ ∂F/∂γ
+    rates = rmt_bulk_observable_rates_gamma(*x, *params, *dx, _nodes=nodes)  # noqa: F821
+    m, Gam, Om, r = geom
+    out = rmt_outer(*obs[:6], *rates[:6], num(c), num(gamma), num(a1), m, Gam, Om, r)  # noqa: F821
+    ybar, ybar_rate, E = out[0], out[1], out[2]
+    tol = num("1e-12") if BACKEND == "numpy" else default_tol()  # noqa: F821
+    failed = [n for n, v in zip(OUTER_INVARIANTS, out[3:]) if not (v >= -tol)]  # noqa: F821
+    pdict = {"c": c, "gamma": gamma, "a1": a1, "nu": nu, "kappa": kappa}
+    if failed:
+        raise InvariantError(  # noqa: F821
+            "rmt_outer", pdict, fp.residual, f"solution violates {', '.join(failed)}",
+            "continue from large gamma (give a denser gamma grid) or report the parameters",
+        )
+    return {"x": x, "ybar": ybar, "ybar_rate": ybar_rate, "E": E, "fixed_point": fp, "q": list(obs[:6])}
+
+
+def _point_quadrature(gamma, c, a1, nu, kappa, geom, x0, n_nodes, error_estimate):
+    """One γ with its quadrature error estimate (N vs N/2 midpoint; node-doubling ladder in mpmath)."""
+    if BACKEND == "numpy":  # noqa: F821
+        fine = point(gamma, c, a1, nu, kappa, geom, law_nodes(num(c), n_nodes), x0)  # noqa: F821
+        err = None
+        if error_estimate:
+            coarse = point(gamma, c, a1, nu, kappa, geom, law_nodes(num(c), n_nodes // 2), fine["x"])  # noqa: F821
+            err = abs(fine["E"] - coarse["E"])
+        fine["quadrature_error"] = err
+        return fine
+    prev = None
+    target = default_tol() * 10  # noqa: F821
+    x = x0
+    for degree in range(6, MAX_DEGREE + 1):
+        cur = point(gamma, c, a1, nu, kappa, geom, law_nodes(num(c), degree), x)  # noqa: F821
+        x = cur["x"]
+        if prev is not None:
+            err = absval(cur["E"] - prev["E"])  # noqa: F821
+            if err <= target * (1 + absval(cur["E"])):  # noqa: F821
+                cur["quadrature_error"] = err
+                return cur
+        prev = cur
+    raise ConvergenceError(  # noqa: F821
+        "rmt quadrature", {"c": c, "gamma": gamma}, err,
+        f"quadrature did not reach {len(str(target))} digits by degree {MAX_DEGREE}",
+        "fewer digits (--digits), or a larger gamma",
+    )
+
+
+def curve(c, gammas, *, a1, nu, kappa=0, snr=0, wk=(), wq=(), L=None, digits=None, n_nodes=3000,
+          error_estimate=True, check_monotone=True):
+    """Ē_attention and Ē_ridge along a γ grid (swept from large γ with warm starts).
+
+    Returns a list of dicts, in the order of ``gammas``, with keys ``gamma``, ``E_attention``,
+    ``E_ridge``, ``ybar``, ``ybar_ridge``, ``quadrature_error``, ``iterations``, ``method``.
+    Under the mpmath backend the work runs at ``digits`` significant digits (default 30).
+    """
+    validate(c, gammas, snr, wk, wq, L, a1, nu, kappa)
+    if BACKEND == "mpmath":  # noqa: F821
+        import mpmath
+
+        with mpmath.workdps(int(digits or 30)):
+            return _curve(c, gammas, a1, nu, kappa, snr, wk, wq, L, n_nodes, error_estimate, check_monotone)
+    return _curve(c, gammas, a1, nu, kappa, snr, wk, wq, L, n_nodes, error_estimate, check_monotone)
+
+
+def _curve(c, gammas, a1, nu, kappa, snr, wk, wq, L, n_nodes, error_estimate, check_monotone):
+    geom = geometry(snr, wk, wq, L)
+    order = sorted(range(len(gammas)), key=lambda i: -float(gammas[i]))
+    out = [None] * len(gammas)
+    x0, g_prev = None, None
+    for i in order:
+        g = num(gammas[i])  # noqa: F821
+        warm = None
+        if x0 is not None and 1 / 3 <= float(g) / float(g_prev) <= 3:
+            warm = [x0[0] * g_prev / g, x0[1], x0[2]]  # A₁₁ ≈ 1/γ scales; the rest carry over
+        rec = _point_quadrature(g, c, a1, nu, kappa, geom, warm, n_nodes, error_estimate)
+        x0, g_prev = rec["x"], g
+        E_rr, ybar_rr = rmt_ridge(num(c), g, num(snr))  # noqa: F821
+        fp = rec["fixed_point"]
+        out[i] = {
+            "gamma": g,
+            "E_attention": rec["E"],
+            "E_ridge": E_rr,
+            "ybar": rec["ybar"],
+            "ybar_ridge": ybar_rr,
+            "quadrature_error": rec["quadrature_error"],
+            "iterations": fp.iterations,
+            "method": fp.method,
+        }
+    if check_monotone:
+        tol = 1e-10
+        for i, j in zip(order[1:], order[:-1]):  # γ_i < γ_j
+            if float(out[i]["E_attention"]) > float(out[j]["E_attention"]) + tol:
+                raise InvariantError(  # noqa: F821
+                    "rmt sweep", {"c": c, "gamma": out[i]["gamma"]}, 0,
+                    "E is not non-decreasing along the gamma sweep", "report the parameters",
+                )
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# presentation (shared by `attnlimits rmt` and exported files)
+
+
+def _num_text(v, digits):
+    if BACKEND == "mpmath":  # noqa: F821
+        return to_str(v, digits)  # noqa: F821
+    return repr(float(v))
+
+
+def dumps_json(records, digits=None):
+    """JSON list; numbers printed with ``digits`` significant digits (mpmath) or round-trip (float)."""
+    digits = int(digits or 17)
+    parts = []
+    for rec in records:
+        items = []
+        for k, v in rec.items():
+            if v is None:
+                val = "null"
+            elif isinstance(v, (str, bool)):
+                val = json.dumps(v)
+            elif isinstance(v, int):
+                val = str(v)
+            else:
+                val = _num_text(v, digits)
+            items.append(f"{json.dumps(k)}: {val}")
+        parts.append("{" + ", ".join(items) + "}")
+    return "[\n  " + ",\n  ".join(parts) + "\n]"
+
+
+def format_table(records, digits=None):
+    digits = int(digits or 6)
+    cols = ["gamma", "E_attention", "E_ridge", "quadrature_error"]
+    rows = [[_num_text(r[k], digits) if r[k] is not None else "-" for k in cols] for r in records]
+    if BACKEND == "numpy":  # noqa: F821
+        rows = [[f"{float(r[k]):.{digits}g}" if r[k] is not None else "-" for k in cols] for r in records]
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(cols)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(cols, widths))]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in rows]
+    return "\n".join(lines)
+
+
+def parse_list(text, name):
+    """Comma-separated numbers (strings are kept exact for the mpmath backend)."""
+    if text is None or text.strip() == "":
+        return []
+    vals = [s.strip() for s in text.split(",")]
+    for v in vals:
+        _finite(name, v)
+    return vals
+
+
+def add_arguments(parser):
+    """Options shared by `attnlimits rmt` and exported solvers."""
+    parser.add_argument("--c", required=True, help="aspect ratio p/n (> 0)")
+    parser.add_argument("--gamma", required=True, help="comma-separated ridge parameters, e.g. 0.01,0.1,1")
+    parser.add_argument("--snr", default="0", help="signal strength ||mu||^2 (default 0)")
+    parser.add_argument("--wk", default="", help="w_K coordinates in a basis whose first vector is mu/||mu||, e.g. 1,0,0")
+    parser.add_argument("--wq", default="", help="w_Q coordinates in the same basis")
+    parser.add_argument("--json", action="store_true", help="print a JSON list, one object per gamma")
+    parser.add_argument("--nodes", type=int, default=3000, help="midpoint nodes of the MP quadrature (float64; default 3000)")
+
+
+def run(args, a1, nu, kappa, digits=None, extra=None):
+    """Compute and print; returns the records. Shared by both command lines."""
+    gammas = parse_list(args.gamma, "gamma")
+    wk, wq = parse_list(args.wk, "wk"), parse_list(args.wq, "wq")
+    c = _finite("c", args.c, positive=True)
+    snr = _finite("snr", args.snr, nonnegative=True)
+    for w in validate(c, gammas, snr, wk, wq, None, a1, nu, kappa):
+        print(f"warning: {w}", file=sys.stderr)
+    recs = curve(c, gammas, a1=a1, nu=nu, kappa=kappa, snr=snr, wk=wk, wq=wq, digits=digits,
+                 n_nodes=args.nodes)
+    if extra:
+        recs = [{**extra, **r} for r in recs]
+    if args.json:
+        print(dumps_json(recs, digits))
+    else:
+        print(format_table(recs, digits))
+    return recs
+
+
+def main(argv=None):
+    """Command line of an exported solver (activation constants baked into this file)."""
+    parser = argparse.ArgumentParser(
+        description=f"Standalone attention-vs-ridge interpolation-error solver for activation "
+        f"{ACTIVATION!r} (a1={A1}, nu={NU}; backend {BACKEND}).",  # noqa: F821
+        epilog="example: python FILE --c 0.5 --gamma 0.01,0.1 --snr 1 --wk 1,0 --wq 1,0 --json",
+    )
+    add_arguments(parser)
+    parser.add_argument("--kappa", default="0", help="diagonal constant kappa (0 = zero-diagonal mode)")
+    if BACKEND == "mpmath":  # noqa: F821
+        parser.add_argument("--digits", type=int, default=30, help="significant digits (mpmath)")
+    args = parser.parse_args(argv)
+    try:
+        kappa = _finite("kappa", args.kappa)
+        run(args, A1, NU, kappa, digits=getattr(args, "digits", None),  # noqa: F821
+            extra={"activation": ACTIVATION})  # noqa: F821
+    except (InputError, ConvergenceError) as exc:  # noqa: F821
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0

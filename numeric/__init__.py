@@ -1,0 +1,20 @@
+"""Solvers generated from symbolic systems: fixed points, precision polish, sweeps, export."""
+from ._portable_solver import (
+    ConvergenceError,
+    FixedPointResult,
+    InvariantError,
+    SystemKernels,
+    solve_fixed_point,
+)
+from .models import compile_model, export_model, model_source
+
+__all__ = [
+    "ConvergenceError",
+    "FixedPointResult",
+    "InvariantError",
+    "SystemKernels",
+    "solve_fixed_point",
+    "compile_model",
+    "export_model",
+    "model_source",
+]

@@ -1,0 +1,313 @@
+"""Fixed-point solving for generated systems — portable source.
+
+This module depends on nothing but the standard library: the numbers, linear solves and kernels
+come from a generated module ``rt`` (see :mod:`symbolic.codegen`) whose runtime provides ``num``,
+``solve``, ``isfinite``, ``absval``, ``spectral_radius`` and the kernels
+``<name>_initial_guess/_update/_residual_jacobian/_update_jacobian/_invariants``.  The text of this
+file is copied verbatim into exported solvers, so the exported solver and the in-process one run
+the same algorithm.
+
+Strategy (attention_rmt.md §9; GUIDE §2): a warm start (from a neighbouring sweep point) goes
+straight to Newton with the symbolic Jacobian; a cold start runs damped iteration, escalates to
+Anderson acceleration when damping stalls, and always finishes with a Newton polish.  Every
+solution is checked against the system's invariants.  Failure raises :class:`ConvergenceError`
+naming the system, the parameters, the residual and what to try — never a NaN.
+"""
+from __future__ import annotations
+
+import time as _time
+
+
+class ConvergenceError(RuntimeError):
+    """A fixed-point solve failed; the message names system, parameters, residual and a remedy."""
+
+    def __init__(self, system, params, residual, reason, hint):
+        self.system, self.params, self.residual, self.reason, self.hint = system, params, residual, reason, hint
+        ptxt = ", ".join(f"{k}={_fmt(v)}" for k, v in params.items())
+        super().__init__(
+            f"{system}: {reason} at {ptxt} (residual {_fmt(residual)}). Try: {hint}"
+        )
+
+
+class InvariantError(ConvergenceError):
+    """A solution violates an invariant of the system (a wrong branch or a broken input)."""
+
+
+def _fmt(v):
+    try:
+        return f"{float(v):.6g}"
+    except Exception:  # pragma: no cover - defensive
+        return str(v)
+
+
+class FixedPointResult:
+    """Typed outcome of a solve.
+
+    Attributes
+    ----------
+    values : dict
+        Unknown name → value (float or mpf).
+    converged : bool
+        Always ``True`` for a returned result (failures raise).
+    iterations : int
+        Total iterations over all stages.
+    residual : number
+        Max-norm of ``F(x) = x − G(x)`` at the returned point.
+    method : str
+        Stages used, e.g. ``"damped+newton"`` or ``"newton(warm)"``.
+    stability : number
+        Spectral radius of ``∂G/∂x`` at the solution (< 1: plain iteration is locally stable).
+    """
+
+    __slots__ = ("values", "converged", "iterations", "residual", "method", "stability", "x")
+
+    def __init__(self, names, x, iterations, residual, method, stability):
+        self.x = list(x)
+        self.values = dict(zip(names, x))
+        self.converged = True
+        self.iterations = iterations
+        self.residual = residual
+        self.method = method
+        self.stability = stability
+
+    def __repr__(self):
+        vals = ", ".join(f"{k}={_fmt(v)}" for k, v in self.values.items())
+        return (f"FixedPointResult({vals}; iterations={self.iterations}, residual={_fmt(self.residual)}, "
+                f"method={self.method!r}, stability={_fmt(self.stability)})")
+
+
+class SystemKernels:
+    """The generated kernels of one equation system, looked up by name in module ``rt``."""
+
+    def __init__(self, rt, name, unknowns, parameters, invariant_names=()):
+        self.rt, self.name = rt, name
+        self.unknowns, self.parameters = tuple(unknowns), tuple(parameters)
+        self.invariant_names = tuple(invariant_names)
+        get = lambda suffix: getattr(rt, f"{name}_{suffix}", None)  # noqa: E731
+        self.initial_guess = get("initial_guess")
+        self.update = get("update")
+        self.residual_jacobian = get("residual_jacobian")
+        self.update_jacobian = get("update_jacobian")
+        self.invariants = get("invariants")
+        self.observables = get("observables")
+
+    def F_J(self, x, p, nodes):
+        n = len(x)
+        out = self.residual_jacobian(*x, *p, _nodes=nodes)
+        F = list(out[:n])
+        J = [list(out[n + i * n: n + (i + 1) * n]) for i in range(n)]
+        return F, J
+
+
+def _maxabs(rt, v):
+    m = rt.num(0)
+    for x in v:
+        a = rt.absval(x)
+        if not rt.isfinite(a):
+            return a
+        if a > m:
+            m = a
+    return m
+
+
+def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_damped=400,
+                      max_anderson=400, anderson_memory=5, max_newton=60, time_limit=60.0,
+                      check_invariants=True, invariant_tol=None):
+    """Solve ``x = G(x; θ)`` for one parameter point.
+
+    Parameters
+    ----------
+    sk : SystemKernels
+    params : sequence
+        Parameter values in ``sk.parameters`` order (backend numbers).
+    nodes : tuple
+        Quadrature nodes of the spectral law (from the runtime's ``law_nodes``).
+    x0 : sequence, optional
+        Warm start (e.g. the solution at the neighbouring sweep point): Newton directly.
+    tol : number, optional
+        Stop when the max-norm of the residual is below ``tol·(1 + max|x|)``; default ``1e-13``
+        in float64 and ``10^(−dps+3)`` under mpmath (read from ``rt.num`` precision).
+    time_limit : float
+        Wall-clock cap in seconds for this solve (mpmath solves can be slow).
+
+    Returns
+    -------
+    FixedPointResult
+
+    Raises
+    ------
+    ConvergenceError
+        No stage converged, a non-finite value appeared, or the time cap was hit.
+    InvariantError
+        The converged point violates an invariant of the system.
+    """
+    rt = sk.rt
+    pdict = dict(zip(sk.parameters, params))
+    t_start = _time.monotonic()
+    if tol is None:
+        tol = rt.default_tol() if hasattr(rt, "default_tol") else rt.num("1e-13")
+    stages, iters = [], 0
+
+    def scale(x):
+        return 1 + _maxabs(rt, x)
+
+    def finite(v):
+        return all(rt.isfinite(a) for a in v)
+
+    def timed_out():
+        return time_limit is not None and _time.monotonic() - t_start > time_limit
+
+    def newton(x, label):
+        nonlocal iters
+        F, J = sk.F_J(x, params, nodes)
+        res = _maxabs(rt, F)
+        for _ in range(max_newton):
+            if not finite(F):
+                return None, res
+            if res <= tol * scale(x):
+                # one extra full step sharpens the last digits (quadratic convergence); keep it
+                # only if it lowers the residual
+                try:
+                    step = rt.solve(J, [-f for f in F])
+                    xn = [a + s for a, s in zip(x, step)]
+                    Fn, _ = sk.F_J(xn, params, nodes)
+                    rn = _maxabs(rt, Fn)
+                    if finite(Fn) and rn < res:
+                        x, res = xn, rn
+                except Exception:
+                    pass
+                return x, res
+            try:
+                step = rt.solve(J, [-f for f in F])
+            except Exception:
+                return None, res
+            lam = rt.num(1)
+            for _ls in range(30):  # backtracking on the residual norm
+                xn = [a + lam * s for a, s in zip(x, step)]
+                Fn, Jn = sk.F_J(xn, params, nodes)
+                rn = _maxabs(rt, Fn)
+                if finite(Fn) and rn < res * (1 - lam / 10) or rn <= tol * scale(xn):
+                    break
+                lam = lam / 2
+            else:
+                return None, res
+            x, F, J, res = xn, Fn, Jn, rn
+            iters += 1
+            if timed_out():
+                return None, res
+        return (x, res) if res <= tol * scale(x) else (None, res)
+
+    x_sol, res = None, None
+    if x0 is not None:
+        x_sol, res = newton(list(x0), "newton(warm)")
+        if x_sol is not None:
+            stages.append("newton(warm)")
+            if check_invariants and not _invariants_ok(sk, x_sol, params, nodes, invariant_tol)[0]:
+                x_sol = None  # wrong branch from the warm start: fall back to a cold start
+    if x_sol is None:
+        x = list(sk.initial_guess(*params))
+        # 1. damped iteration
+        prev_change, stalls = None, 0
+        converged = False
+        for k in range(max_damped):
+            gx = list(sk.update(*x, *params, _nodes=nodes))
+            if not finite(gx):
+                break
+            change = sum(rt.absval(a - b) for a, b in zip(gx, x))
+            x = [(1 - damping) * a + damping * b for a, b in zip(x, gx)]
+            iters += 1
+            if change <= tol * scale(x):
+                converged = True
+                break
+            if prev_change is not None and change > prev_change * rt.num("0.999"):
+                stalls += 1
+                if stalls >= 10:
+                    break
+            prev_change = change
+            if timed_out():
+                break
+        stages.append("damped")
+        # 2. Anderson acceleration when damping stalled or ran out
+        if not converged and finite(x) and not timed_out():
+            x = _anderson(sk, x, params, nodes, tol, max_anderson, anderson_memory, damping, timed_out)
+            stages.append("anderson")
+        # 3. Newton polish (always: it is cheap and sharpens the last digits)
+        if finite(x):
+            x_sol, res = newton(x, "newton")
+            stages.append("newton")
+        if x_sol is None:
+            F, _ = sk.F_J(x, params, nodes) if finite(x) else ([float("nan")], None)
+            res = _maxabs(rt, F) if finite(x) else float("nan")
+            reason = "time limit reached" if timed_out() else "no convergence after " + "+".join(stages)
+            raise ConvergenceError(
+                sk.name, pdict, res, reason,
+                "a warm start from a nearby parameter point (sweep from large gamma), more quadrature "
+                "nodes, or check that the parameters are in range (gamma in [1e-5, 1e4], c in [0.05, 10])",
+            )
+    if check_invariants:
+        ok, failed = _invariants_ok(sk, x_sol, params, nodes, invariant_tol)
+        if not ok:
+            raise InvariantError(
+                sk.name, pdict, res, f"solution violates invariant(s) {', '.join(failed)}",
+                "this is a wrong branch of the fixed point: continue from large gamma (a sweep) "
+                "or report the parameters",
+            )
+    stability = rt.num(0)
+    if sk.update_jacobian is not None:
+        n = len(x_sol)
+        flat = sk.update_jacobian(*x_sol, *params, _nodes=nodes)
+        stability = rt.spectral_radius([list(flat[i * n:(i + 1) * n]) for i in range(n)])
+    return FixedPointResult(sk.unknowns, x_sol, iters, res, "+".join(stages), stability)
+
+
+def _invariants_ok(sk, x, params, nodes, invariant_tol):
+    if sk.invariants is None:
+        return True, []
+    rt = sk.rt
+    tol = invariant_tol if invariant_tol is not None else rt.num("1e-12")
+    margins = sk.invariants(*x, *params, _nodes=nodes)
+    failed = [name for name, mval in zip(sk.invariant_names, margins) if not (mval >= -tol)]
+    return (not failed), failed
+
+
+def _anderson(sk, x, params, nodes, tol, max_iter, memory, damping, timed_out):
+    """Anderson acceleration (type II) of the damped map; returns the best iterate found."""
+    rt = sk.rt
+    X, Fh = [], []
+    best, best_res = list(x), None
+    for _ in range(max_iter):
+        gx = list(sk.update(*x, *params, _nodes=nodes))
+        if not all(rt.isfinite(a) for a in gx):
+            break
+        f = [a - b for a, b in zip(gx, x)]
+        res = _maxabs(rt, f)
+        if best_res is None or res < best_res:
+            best, best_res = list(x), res
+        if res <= tol * (1 + _maxabs(rt, x)) or timed_out():
+            break
+        X.append(list(x))
+        Fh.append(f)
+        if len(X) > memory + 1:
+            X.pop(0)
+            Fh.pop(0)
+        mk = len(X) - 1
+        if mk == 0:
+            x = [a + damping * b for a, b in zip(x, f)]
+            continue
+        dF = [[Fh[j + 1][i] - Fh[j][i] for j in range(mk)] for i in range(len(x))]
+        dX = [[X[j + 1][i] - X[j][i] for j in range(mk)] for i in range(len(x))]
+        # least squares min ||f − dF a|| by regularised normal equations
+        A = [[sum(dF[i][a] * dF[i][b] for i in range(len(x))) for b in range(mk)] for a in range(mk)]
+        reg = rt.num("1e-14") * (1 + max(A[a][a] for a in range(mk)))
+        for a in range(mk):
+            A[a][a] = A[a][a] + reg
+        rhs = [sum(dF[i][a] * f[i] for i in range(len(x))) for a in range(mk)]
+        try:
+            coef = rt.solve(A, rhs)
+        except Exception:
+            X, Fh = X[-1:], Fh[-1:]
+            x = [a + damping * b for a, b in zip(x, f)]
+            continue
+        x = [x[i] + damping * f[i] - sum((dX[i][j] + damping * dF[i][j]) * coef[j] for j in range(mk))
+             for i in range(len(x))]
+    return best

@@ -1,0 +1,344 @@
+"""Code generation: SymPy expressions → readable NumPy or mpmath Python source.
+
+One printer per backend turns scalar expressions, :class:`~symbolic.spectral.SpectralAverage`
+nodes and small matrix expressions (``MatMul``, ``Inverse``, ``KroneckerProduct``,
+``BlockMatrix``...) into plain Python.  Generated functions are assembled into a module source by
+:class:`ModuleBuilder`; the same text is loaded in-process (:func:`load_module`) and written out by
+the exporters, so the exported solver *is* the in-process solver.
+
+Conventions of generated kernels
+--------------------------------
+- A kernel is ``def name(<inputs...>, _nodes=None)`` returning a tuple of its outputs.
+- Spectral averages are sums over ``_nodes = (t, w)``: arrays of nodes and weights (NumPy), or
+  sequences of ``mpf`` (mpmath).  Integrands of one kernel share common subexpressions.
+- Matrix expressions call the backend runtime (``_mm``, ``_inv``, ``_kron``, ``_block``...), found
+  in :mod:`symbolic._runtime_numpy` / :mod:`symbolic._runtime_mpmath`; symbolic dimensions such as
+  ``r`` become ordinary arguments.
+- Every expression is checked by :func:`assert_exact` first: a ``Float`` would silently cap the
+  mpmath path at 53 bits.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import keyword
+import textwrap
+import types
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import sympy as sp
+from sympy.matrices.expressions.matexpr import MatrixElement
+from sympy.printing.numpy import NumPyPrinter
+from sympy.printing.pycode import MpmathPrinter
+
+from .spectral import SpectralAverage, spectral_averages
+
+__all__ = [
+    "BACKENDS",
+    "FloatLiteralError",
+    "assert_exact",
+    "expression_hash",
+    "Kernel",
+    "ModuleBuilder",
+    "load_module",
+    "print_expr",
+]
+
+BACKENDS = ("numpy", "mpmath")
+
+
+class FloatLiteralError(ValueError):
+    """An expression contains a binary ``Float``; write it with ``Rational``/``S()`` instead."""
+
+
+def assert_exact(*exprs) -> None:
+    """Reject expressions containing SymPy ``Float`` atoms (≤ 53-bit literals).
+
+    ``lambdify(..., 'mpmath')`` and our printers keep a ``Float`` at its own binary precision,
+    so ``0.1`` in an expression caps any mpmath computation at ~16 digits.  Numbers must be
+    ``Integer``/``Rational``/named constants.
+    """
+    for e in exprs:
+        for node in _walk(e):
+            if isinstance(node, sp.Float):
+                raise FloatLiteralError(
+                    f"float literal {node} (precision {node._prec} bits) in expression "
+                    f"{sp.sstr(e)[:120]}: use sympy.Rational or sympy.S('...') for exact constants"
+                )
+
+
+def _walk(e):
+    if isinstance(e, sp.MatrixBase):
+        for x in e:
+            yield from _walk(x)
+        return
+    if isinstance(e, sp.Basic):
+        yield from sp.preorder_traversal(e)
+
+
+def expression_hash(*exprs) -> str:
+    """SHA-256 (first 16 hex digits) of the ``srepr`` of the expressions: the source identity."""
+    h = hashlib.sha256()
+    for e in exprs:
+        h.update(sp.srepr(e).encode())
+        h.update(b"\x00")
+    return h.hexdigest()[:16]
+
+
+# ------------------------------------------------------------------------------------------------
+# printers
+
+
+def _matrix_methods(base):
+    class _Printer(base):
+        # scalar-times-matrix products and matrix products
+        def _print_MatMul(self, e):
+            scal = [a for a in e.args if not getattr(a, "is_Matrix", False)]
+            mats = [a for a in e.args if getattr(a, "is_Matrix", False)]
+            s = mats[0] if len(mats) == 1 else None
+            body = self._print(s) if s is not None else "_mm(" + ", ".join(self._print(m) for m in mats) + ")"
+            if scal:
+                return f"_msc({self._print(sp.Mul(*scal))}, {body})"
+            return body
+
+        def _print_MatAdd(self, e):
+            return "_madd(" + ", ".join(self._print(a) for a in e.args) + ")"
+
+        def _print_Inverse(self, e):
+            return f"_inv({self._print(e.arg)})"
+
+        def _print_Transpose(self, e):
+            return f"_tr({self._print(e.arg)})"
+
+        def _print_KroneckerProduct(self, e):
+            return "_kron(" + ", ".join(self._print(a) for a in e.args) + ")"
+
+        def _print_BlockMatrix(self, e):
+            rows = e.blocks.tolist()
+            return "_block([" + ", ".join("[" + ", ".join(self._print(b) for b in row) + "]" for row in rows) + "])"
+
+        def _print_Identity(self, e):
+            return f"_eye({self._print(e.shape[0])})"
+
+        def _print_ZeroMatrix(self, e):
+            return f"_zeros({self._print(e.shape[0])}, {self._print(e.shape[1])})"
+
+        def _print_MatrixSymbol(self, e):
+            return e.name
+
+        def _print_MatrixBase(self, e):
+            return "_mat([" + ", ".join("[" + ", ".join(self._print(x) for x in e.row(i)) + "]" for i in range(e.rows)) + "])"
+
+        _print_ImmutableDenseMatrix = _print_MatrixBase
+        _print_MutableDenseMatrix = _print_MatrixBase
+
+        def _print_MatrixElement(self, e):
+            return f"_el({self._print(e.parent)}, {self._print(e.i)}, {self._print(e.j)})"
+
+        def _print_SpectralAverage(self, e):  # pragma: no cover - kernels replace averages first
+            raise TypeError("spectral averages must be replaced before printing")
+
+    return _Printer
+
+
+_NumpyPrinter = _matrix_methods(NumPyPrinter)
+_MpmathPrinter = _matrix_methods(MpmathPrinter)
+
+
+def _printer(backend: str):
+    if backend == "numpy":
+        return _NumpyPrinter({"fully_qualified_modules": True, "allow_unknown_functions": False})
+    if backend == "mpmath":
+        return _MpmathPrinter({"fully_qualified_modules": True, "allow_unknown_functions": False})
+    raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
+
+
+def print_expr(expr, backend: str) -> str:
+    """Python source for one expression on ``backend`` ("numpy" or "mpmath")."""
+    assert_exact(expr)
+    return _printer(backend).doprint(expr)
+
+
+# ------------------------------------------------------------------------------------------------
+# kernels
+
+
+@dataclass
+class Kernel:
+    """A generated function: named inputs (symbols or matrix symbols) → a tuple of outputs.
+
+    Parameters
+    ----------
+    name : str
+        Python name of the function.
+    inputs : sequence of sympy.Symbol or sympy.MatrixSymbol
+        Positional arguments, in order.  Symbolic dimensions of matrix inputs (e.g. ``r``) must be
+        listed too.
+    outputs : sequence of sympy.Expr
+        Scalar expressions (spectral averages and matrix elements allowed).
+    doc : str
+        Docstring of the generated function (formula and source).
+    """
+
+    name: str
+    inputs: Sequence
+    outputs: Sequence
+    doc: str = ""
+    use_cse: bool = True
+
+    def source(self, backend: str) -> str:
+        assert_exact(*self.outputs)
+        p = _printer(backend)
+        names = [_pyname(s) for s in self.inputs]
+        avgs: list[SpectralAverage] = []
+        for o in self.outputs:
+            for a in spectral_averages(o):
+                if a not in avgs:
+                    avgs.append(a)
+        rep = {a: sp.Symbol(f"_avg{k}") for k, a in enumerate(avgs)}
+        outer = [sp.sympify(o).xreplace(rep) if rep else sp.sympify(o) for o in self.outputs]
+        lines = [f"def {self.name}({', '.join(names)}, _nodes=None):"]
+        if self.doc:
+            lines.append(textwrap.indent('"""' + self.doc.strip() + '\n"""', "    "))
+        if avgs:
+            variables = {a.var for a in avgs}
+            if len(variables) != 1:
+                raise ValueError("one kernel may average over one variable only")
+            (tvar,) = variables
+            integrands = [a.integrand for a in avgs]
+            subs, reduced = sp.cse(integrands, symbols=sp.numbered_symbols("_s"), optimizations="basic")
+            if backend == "numpy":
+                lines.append(f"    {_pyname(tvar)}, _w = _nodes")
+                for s, e in subs:
+                    lines.append(f"    {s} = {p.doprint(e)}")
+                for k, e in enumerate(reduced):
+                    lines.append(f"    _avg{k} = _wsum(_w, {p.doprint(e)})")
+            else:
+                lines.append(f"    _acc = [mpmath.mpf(0)] * {len(avgs)}")
+                lines.append(f"    for {_pyname(tvar)}, _w in zip(*_nodes):")
+                for s, e in subs:
+                    lines.append(f"        {s} = {p.doprint(e)}")
+                for k, e in enumerate(reduced):
+                    lines.append(f"        _acc[{k}] += _w * ({p.doprint(e)})")
+                lines.append("    " + ", ".join(f"_avg{k}" for k in range(len(avgs))) + ", = _acc")
+        has_matrix = any(o.has(MatrixElement) or getattr(o, "is_Matrix", False) for o in outer)
+        if self.use_cse and not has_matrix:
+            subs, reduced = sp.cse(outer, symbols=sp.numbered_symbols("_o"), optimizations="basic")
+        else:
+            subs, reduced = [], outer
+        for s, e in subs:
+            lines.append(f"    {s} = {p.doprint(e)}")
+        outs = [p.doprint(e) for e in reduced]
+        lines.append("    return (" + ", ".join(outs) + ("," if len(outs) == 1 else "") + ")")
+        return "\n".join(lines) + "\n"
+
+
+def _pyname(s) -> str:
+    name = s.name if hasattr(s, "name") else str(s)
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise ValueError(f"symbol name {name!r} is not a Python identifier")
+    return name
+
+
+# ------------------------------------------------------------------------------------------------
+# modules
+
+
+def _runtime_source(backend: str) -> str:
+    if backend == "numpy":
+        from . import _runtime_numpy as rt
+    else:
+        from . import _runtime_mpmath as rt
+    return strip_module_header(inspect.getsource(rt))
+
+
+def strip_module_header(src: str) -> str:
+    tree_lines = src.splitlines()
+    # drop a leading module docstring and ``from __future__`` line; keep the rest verbatim
+    out, in_doc, done = [], False, False
+    for line in tree_lines:
+        if not done:
+            stripped = line.strip()
+            if not in_doc and stripped.startswith('"""'):
+                in_doc = not (stripped.count('"""') >= 2 and len(stripped) > 3)
+                continue
+            if in_doc:
+                if '"""' in stripped:
+                    in_doc = False
+                continue
+            if stripped.startswith("from __future__"):
+                continue
+            done = True
+        out.append(line)
+    return "\n".join(out).strip() + "\n"
+
+
+@dataclass
+class ModuleBuilder:
+    """Assemble generated kernels and verbatim helper sources into one module text.
+
+    The header names the result, the source-expression hash and the SymPy version, so that an
+    exported file says exactly what it was generated from.
+    """
+
+    title: str
+    backend: str
+    source_hash: str = ""
+    description: str = ""
+    kernels: list = field(default_factory=list)
+    constants: list = field(default_factory=list)  # (name, python source of value, comment)
+    extra_sources: list = field(default_factory=list)
+
+    def add_kernel(self, kernel: Kernel) -> None:
+        self.kernels.append(kernel)
+
+    def add_constant(self, name: str, value_source: str, comment: str = "") -> None:
+        self.constants.append((name, value_source, comment))
+
+    def add_source(self, src: str) -> None:
+        self.extra_sources.append(src)
+
+    def source(self, *, main: str | None = None) -> str:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"unknown backend {self.backend!r}; choose one of {BACKENDS}")
+        doc = [
+            f'"""{self.title}',
+            "",
+            textwrap.dedent(self.description).strip(),
+            "",
+            f"Generated by attnlimits from SymPy expressions (SymPy {sp.__version__}).",
+            f"Source-expression hash: {self.source_hash}",
+            f"Backend: {self.backend}; requires only "
+            + ("numpy" if self.backend == "numpy" else "mpmath")
+            + " and the Python standard library.",
+            '"""',
+        ]
+        parts = ["\n".join(doc), "from __future__ import annotations\n"]
+        parts.append(f"SOURCE_HASH = {self.source_hash!r}\nSYMPY_VERSION = {sp.__version__!r}\nBACKEND = {self.backend!r}\n")
+        parts.append(_runtime_source(self.backend))
+        for name, val, comment in self.constants:
+            parts.append((f"# {comment}\n" if comment else "") + f"{name} = {val}\n")
+        for k in self.kernels:
+            parts.append(k.source(self.backend))
+        parts.extend(self.extra_sources)
+        if main:
+            parts.append(main)
+        return "\n\n".join(p.rstrip("\n") for p in parts) + "\n"
+
+
+def load_module(source: str, name: str = "attnlimits_generated") -> types.ModuleType:
+    """Compile generated module source into a fresh module object (our own generated text only)."""
+    mod = types.ModuleType(name)
+    mod.__dict__["__file__"] = f"<{name}>"
+    code = compile(source, f"<{name}>", "exec")
+    exec(code, mod.__dict__)  # noqa: S102 - generated by ModuleBuilder from SymPy expressions
+    return mod
+
+
+def kernels_hash(kernels: Iterable[Kernel]) -> str:
+    """Hash of all kernel outputs (used as the module's source hash)."""
+    exprs = []
+    for k in kernels:
+        exprs.extend(sp.sympify(o) for o in k.outputs)
+    return expression_hash(*exprs)

@@ -1,0 +1,41 @@
+"""Shared test configuration.
+
+Hypothesis profiles
+-------------------
+``ci``       derandomised, no example database; selected automatically when ``CI`` is set.
+``dev``      a handful of examples, for quick local runs (the default outside CI).
+``nightly``  thousands of examples; select with ``ATTNLIMITS_HYPOTHESIS_PROFILE=nightly``.
+"""
+from __future__ import annotations
+
+import os
+
+import mpmath
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+settings.register_profile(
+    "dev", max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "nightly", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+_profile = os.environ.get("ATTNLIMITS_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+settings.load_profile(_profile)
+
+
+@pytest.fixture(autouse=True)
+def _restore_mpmath_precision():
+    """Every test starts and ends at mpmath's default precision (15 digits)."""
+    mpmath.mp.dps = 15
+    yield
+    mpmath.mp.dps = 15
