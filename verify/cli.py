@@ -1,0 +1,243 @@
+"""The ``attnlimits`` command line.
+
+Subcommands
+-----------
+``rmt``      interpolation error of nonlinear attention vs ridge (attention_rmt.md), any precision
+``export``   write a standalone solver file (numpy or mpmath only)
+``hermite``  Hermite data (a0, a1, a2, nu, b^2) of an activation
+
+Every subcommand has ``--help`` with an example.  Bad input gives one line on stderr and exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+
+__all__ = ["main", "build_parser"]
+
+
+class CLIError(Exception):
+    """A user-facing error: printed as one line, exit status 2."""
+
+
+def _examples(*lines: str) -> str:
+    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="attnlimits",
+        description="Symbolic-numeric derivation and verification of high-dimensional attention theory.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=_examples(
+            "attnlimits rmt --activation tanh --c 0.5 --gamma 0.01,0.1,1 --snr 1 --wk 1,0,0 --wq 1,0,0",
+            "attnlimits export rmt --activation tanh --backend numpy -o rmt_tanh.py",
+            "attnlimits hermite --activation relu",
+        ),
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    # --- rmt -----------------------------------------------------------------------------------
+    p = sub.add_parser(
+        "rmt",
+        help="limiting interpolation error of attention vs ridge regression",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.dedent(
+            """\
+            Limiting interpolation error E(gamma) of nonlinear attention (spec attention_rmt.md §6)
+            and of ridge regression (Proposition 2, §7) for p/n -> c.  Tokens X = mu y^T + Z with
+            SNR = ||mu||^2; W = I + w_K w_Q^T with w_K, w_Q given by coordinates in an orthonormal
+            basis whose first vector is mu/||mu||.  E = -gamma^2 d ybar/d gamma, with the derivative
+            from the implicit-function theorem.  float64 by default; --digits N uses mpmath."""
+        ),
+        epilog=_examples(
+            "attnlimits rmt --activation tanh --c 0.5 --gamma 0.01,0.1,1 --snr 1 --wk 1,0,0 --wq 1,0,0 --json",
+            "attnlimits rmt --activation relu --c 2 --gamma 0.1 --diagonal keep --kappa 0.991",
+            "attnlimits rmt --activation '0.6*t + 0.3*(t**2-1)/sqrt(2)' --c 0.5 --gamma 1 --digits 40",
+        ),
+    )
+    _rmt_arguments(p)
+    p.add_argument("--digits", type=int, default=None, help="compute with mpmath at N significant digits and print N digits")
+
+    # --- export --------------------------------------------------------------------------------
+    p = sub.add_parser(
+        "export",
+        help="write a standalone solver (.py) that needs only numpy or mpmath",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Write a standalone, readable Python solver generated from the SymPy equations, "
+        "specialised to one activation (its Hermite data are baked in).",
+        epilog=_examples(
+            "attnlimits export rmt --activation tanh --backend numpy -o rmt_tanh.py",
+            "python rmt_tanh.py --c 0.5 --gamma 0.01,0.1 --snr 1 --wk 1,0 --wq 1,0 --json",
+            "attnlimits export rmt --activation erf --backend mpmath -o rmt_erf_mp.py",
+        ),
+    )
+    p.add_argument("result", choices=["rmt"], help="which result to export")
+    p.add_argument("--activation", default="tanh", help="built-in name or SymPy expression in t (default tanh)")
+    p.add_argument("--backend", choices=["numpy", "mpmath"], default="numpy")
+    p.add_argument("-o", "--output", required=True, help="file to write")
+
+    # --- hermite -------------------------------------------------------------------------------
+    p = sub.add_parser(
+        "hermite",
+        help="Hermite coefficients of an activation",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Hermite data of a centred activation (spec attention_rmt.md §4.1): a0 (removed), "
+        "a1 = E[xi f], a2, nu = E f^2, b^2 = nu - a1^2, and the Parseval residual.",
+        epilog=_examples("attnlimits hermite --activation relu", "attnlimits hermite --activation 'sin(t)' --dps 50 --json"),
+    )
+    p.add_argument("--activation", required=True, help="built-in name or SymPy expression in t")
+    p.add_argument("--dps", type=int, default=30, help="decimal digits (default 30)")
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+def _rmt_arguments(p):
+    from symbolic.hermite import BUILTIN_ACTIVATIONS
+
+    p.add_argument("--activation", default="tanh",
+                   help=f"built-in ({', '.join(sorted(BUILTIN_ACTIVATIONS))}) or a SymPy expression in t; centred automatically")
+    p.add_argument("--c", required=True, help="aspect ratio p/n (> 0)")
+    p.add_argument("--gamma", required=True, help="comma-separated ridge parameters, e.g. 0.01,0.1,1")
+    p.add_argument("--snr", default="0", help="signal strength ||mu||^2 (default 0)")
+    p.add_argument("--wk", default="", help="w_K coordinates (up to any length), e.g. 1,0,0")
+    p.add_argument("--wq", default="", help="w_Q coordinates, e.g. 1,0,0")
+    p.add_argument("--diagonal", choices=["zero", "keep"], default="zero",
+                   help="diagonal convention of K_X (spec §4.3): zero (kappa = 0, default) or keep")
+    p.add_argument("--kappa", default=None, help="diagonal constant with --diagonal keep (e.g. a measured mean)")
+    p.add_argument("--p", type=int, default=None, help="with --diagonal keep and no --kappa: kappa = f(sqrt p)/sqrt p")
+    p.add_argument("--nodes", type=int, default=3000, help="midpoint nodes of the MP quadrature in float64 (default 3000)")
+    p.add_argument("--json", action="store_true", help="print a JSON list, one object per gamma")
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+def _hermite(activation: str, dps: int):
+    from symbolic.hermite import hermite_coefficients
+
+    return hermite_coefficients(activation, dps=dps)
+
+
+def _kappa(args, h, dps):
+    import mpmath
+
+    from derivations.attention_rmt import diagonal_constant
+    from symbolic.hermite import t
+
+    if args.diagonal == "zero":
+        if args.kappa is not None or args.p is not None:
+            raise CLIError("--kappa/--p apply only with --diagonal keep")
+        return "0"
+    if args.kappa is not None:
+        kappa = args.kappa
+    elif args.p is not None:
+        if args.p < 1:
+            raise CLIError("--p must be a positive integer")
+        with mpmath.workdps(dps):
+            kappa = mpmath.nstr(mpmath.mpf(diagonal_constant(h.centred, t, args.p).evalf(dps + 5)), dps)
+    else:
+        raise CLIError("--diagonal keep needs --kappa K (e.g. a measured diagonal mean) or --p P")
+    try:
+        kv = float(kappa)
+    except ValueError:
+        raise CLIError(f"--kappa must be a number, got {kappa!r}") from None
+    if abs(kv) > 10:
+        raise CLIError(f"kept-diagonal kappa = {kv:.4g} exceeds 10 in magnitude (spec §4.3): use --diagonal zero")
+    return kappa
+
+
+def _cmd_rmt(args) -> int:
+    import mpmath
+
+    from derivations import attention_rmt
+    from numeric import compile_model
+
+    digits = args.digits
+    if digits is not None and not 5 <= digits <= 200:
+        raise CLIError("--digits must be between 5 and 200")
+    dps = max(30, (digits or 0) + 10)
+    h = _hermite(args.activation, dps)
+    kappa = _kappa(args, h, dps)
+    backend = "mpmath" if digits else "numpy"
+    mod = compile_model(attention_rmt.model, backend)
+    with mpmath.workdps(dps):
+        a1, nu = mpmath.nstr(h.a1, dps), mpmath.nstr(h.nu, dps)
+    if args.nodes < 16:
+        raise CLIError("--nodes must be at least 16")
+    mod.run(args, a1, nu, kappa, digits=digits, extra={"activation": args.activation})
+    return 0
+
+
+def _cmd_export(args) -> int:
+    import mpmath
+
+    from derivations import attention_rmt
+    from numeric import export_model
+
+    h = _hermite(args.activation, 50)
+    with mpmath.workdps(50):
+        consts = {
+            "ACTIVATION": repr(args.activation),
+            "A1": repr(mpmath.nstr(h.a1, 45)),
+            "NU": repr(mpmath.nstr(h.nu, 45)),
+        }
+    path = export_model(attention_rmt.model, args.output, args.backend, constants=consts)
+    print(f"wrote {path} ({args.backend}; activation {args.activation}: a1={consts['A1']}, nu={consts['NU']})")
+    return 0
+
+
+def _cmd_hermite(args) -> int:
+    import mpmath
+
+    if not 5 <= args.dps <= 500:
+        raise CLIError("--dps must be between 5 and 500")
+    h = _hermite(args.activation, args.dps)
+    with mpmath.workdps(args.dps):
+        rec = {
+            "activation": args.activation,
+            "centred": str(h.centred),
+            "a0": mpmath.nstr(h.a0, args.dps),
+            "a1": mpmath.nstr(h.a1, args.dps),
+            "a2": mpmath.nstr(h.a2, args.dps),
+            "nu": mpmath.nstr(h.nu, args.dps),
+            "b2": mpmath.nstr(h.b2, args.dps),
+            "method": h.method,
+            "parseval_residual": float(h.parseval_residual),
+            "exact": {k: str(v) for k, v in (h.exact or {}).items()},
+        }
+    if args.json:
+        print(json.dumps(rec, indent=2))
+    else:
+        for k, v in rec.items():
+            print(f"{k:>18}: {v}")
+    return 0
+
+
+_COMMANDS = {"rmt": _cmd_rmt, "export": _cmd_export, "hermite": _cmd_hermite}
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    from numeric import ConvergenceError
+    from symbolic.hermite import ActivationError
+
+    try:
+        return _COMMANDS[args.command](args)
+    except (CLIError, ActivationError, ConvergenceError, ValueError, OSError) as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"attnlimits {args.command}: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # pragma: no cover
+        print("attnlimits: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
