@@ -6,7 +6,7 @@ from ._portable_solver import (
     SystemKernels,
     solve_fixed_point,
 )
-from .models import compile_model, export_model, model_source
+from .models import CompiledSystem, compile_model, compile_system, export_model, model_source
 
 __all__ = [
     "ConvergenceError",
@@ -15,6 +15,8 @@ __all__ = [
     "SystemKernels",
     "solve_fixed_point",
     "compile_model",
+    "compile_system",
+    "CompiledSystem",
     "export_model",
     "model_source",
 ]

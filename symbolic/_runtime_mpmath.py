@@ -139,7 +139,10 @@ def law_nodes(c, degree=6):
 
 def spectral_radius(M):
     """Largest |eigenvalue| of a small square matrix given as nested lists."""
-    ev = mpmath.eig(mpmath.matrix(M), left=False, right=False)
+    A = mpmath.matrix(M)
+    if A.rows == 1:  # mpmath.eig ignores left/right=False for 1×1 matrices
+        return abs(A[0, 0])
+    ev = mpmath.eig(A, left=False, right=False)
     return max(abs(e) for e in ev)
 
 
