@@ -27,7 +27,8 @@ class _Globals:
 
 
 _rt = _Globals()
-BULK = SystemKernels(_rt, "rmt_bulk", BULK_UNKNOWNS, BULK_PARAMETERS, BULK_INVARIANTS)  # noqa: F821
+BULK = SystemKernels(_rt, "rmt_bulk", BULK_UNKNOWNS, BULK_PARAMETERS, BULK_INVARIANTS,  # noqa: F821
+                    sensitivity_param="gamma")
 
 #: validated range of the method (attention_rmt.md §9)
 GAMMA_RANGE = (1e-5, 1e4)
@@ -111,10 +112,10 @@ def geometry(snr, wk=(), wq=(), L=None):
 def point(gamma, c, a1, nu, kappa, geom, nodes, x0=None):
     """Ē and ȳ at one γ on given quadrature nodes (one bulk solve + one linear solve)."""
     params = [num(c), num(gamma), num(a1), num(nu), num(kappa)]
-    fp = solve_fixed_point(BULK, params, nodes, x0=x0)  # noqa: F821
+    fp = solve_fixed_point(BULK, params, nodes, x0=x0, compute_stability=x0 is None)  # noqa: F821
     x = fp.x
     obs = rmt_bulk_observables(*x, *params, _nodes=nodes)  # noqa: F821
-    _, J = BULK.F_J(x, params, nodes)
+    J = fp.jacobian if fp.jacobian is not None else BULK.F_J(x, params, nodes)[1]
     Fg = rmt_bulk_dparam_gamma(*x, *params, _nodes=nodes)  # noqa: F821
     dx = solve(J, [-f for f in Fg])  # noqa: F821  implicit derivative dA/dγ = −J⁻¹ ∂F/∂γ
     rates = rmt_bulk_observable_rates_gamma(*x, *params, *dx, _nodes=nodes)  # noqa: F821
@@ -129,16 +130,20 @@ def point(gamma, c, a1, nu, kappa, geom, nodes, x0=None):
             "rmt_outer", pdict, fp.residual, f"solution violates {', '.join(failed)}",
             "continue from large gamma (give a denser gamma grid) or report the parameters",
         )
-    return {"x": x, "ybar": ybar, "ybar_rate": ybar_rate, "E": E, "fixed_point": fp, "q": list(obs[:6])}
+    return {"x": x, "dx": dx, "ybar": ybar, "ybar_rate": ybar_rate, "E": E, "fixed_point": fp,
+            "q": list(obs[:6])}
 
 
-def _point_quadrature(gamma, c, a1, nu, kappa, geom, x0, n_nodes, error_estimate):
-    """One γ with its quadrature error estimate (N vs N/2 midpoint; node-doubling ladder in mpmath)."""
+def _point_quadrature(gamma, c, a1, nu, kappa, geom, x0, nodes, error_estimate):
+    """One γ with its quadrature error estimate (N vs N/2 midpoint; node-doubling ladder in mpmath).
+
+    ``nodes`` is ``(fine, coarse)`` in float64 (coarse is None without an error estimate).
+    """
     if BACKEND == "numpy":  # noqa: F821
-        fine = point(gamma, c, a1, nu, kappa, geom, law_nodes(num(c), n_nodes), x0)  # noqa: F821
+        fine = point(gamma, c, a1, nu, kappa, geom, nodes[0], x0)
         err = None
         if error_estimate:
-            coarse = point(gamma, c, a1, nu, kappa, geom, law_nodes(num(c), n_nodes // 2), fine["x"])  # noqa: F821
+            coarse = point(gamma, c, a1, nu, kappa, geom, nodes[1], fine["x"])
             err = abs(fine["E"] - coarse["E"])
         fine["quadrature_error"] = err
         return fine
@@ -181,15 +186,129 @@ def curve(c, gammas, *, a1, nu, kappa=0, snr=0, wk=(), wq=(), L=None, digits=Non
 def _curve(c, gammas, a1, nu, kappa, snr, wk, wq, L, n_nodes, error_estimate, check_monotone):
     geom = geometry(snr, wk, wq, L)
     order = sorted(range(len(gammas)), key=lambda i: -float(gammas[i]))
+    if BACKEND == "numpy":  # noqa: F821
+        recs = _curve_batched(c, gammas, order, a1, nu, kappa, snr, geom, n_nodes, error_estimate)
+    else:
+        recs = _curve_pointwise(c, gammas, order, a1, nu, kappa, snr, geom)
+    if check_monotone:
+        tol = 1e-10
+        for i, j in zip(order[1:], order[:-1]):  # γ_i < γ_j
+            if float(recs[i]["E_attention"]) > float(recs[j]["E_attention"]) + tol:
+                raise InvariantError(  # noqa: F821
+                    "rmt sweep", {"c": c, "gamma": recs[i]["gamma"]}, 0,
+                    "E is not non-decreasing along the gamma sweep", "report the parameters",
+                )
+    return recs
+
+
+def _hermite_predict(g, g0, x0, d0, g1, x1, d1):
+    """Cubic Hermite extrapolation of x(γ) from values and exact slopes at γ0, γ1."""
+    h = g1 - g0
+    s = (g - g0) / h
+    h00, h10 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s
+    h01, h11 = -2 * s**3 + 3 * s**2, s**3 - s**2
+    return [h00 * a + h10 * h * da + h01 * b + h11 * h * db for a, da, b, db in zip(x0, d0, x1, d1)]
+
+
+def _bulk_point(g, c, a1, nu, kappa, nodes, x0=None, J0=None):
+    """Bulk solution at γ plus the traces q and their exact γ-derivatives dq (implicit function)."""
+    params = [num(c), g, num(a1), num(nu), num(kappa)]  # noqa: F821
+    fp = solve_fixed_point(BULK, params, nodes, x0=x0, J0=J0, compute_stability=x0 is None)  # noqa: F821
+    x = fp.x
+    J = fp.jacobian if fp.jacobian is not None else BULK.F_J(x, params, nodes)[1]
+    # observables O, ∂F/∂γ, ∂O/∂γ and ∂O/∂A in one pass over the nodes
+    sens = fp.extra if fp.extra is not None else rmt_bulk_sensitivity_gamma(*x, *params, _nodes=nodes)  # noqa: F821
+    no, n = len(BULK_OBSERVABLES), len(x)  # noqa: F821
+    obs, Fg, dO_dg = sens[:no], sens[no:no + n], sens[no + n:2 * no + n]
+    dO_dx = sens[2 * no + n:]
+    dx = solve(J, [-f for f in Fg])  # noqa: F821  implicit derivative dA/dγ = −J⁻¹ ∂F/∂γ
+    rates = [dO_dg[i] + sum(dO_dx[i * n + j] * dx[j] for j in range(n)) for i in range(no)]
+    return fp, list(dx), list(obs[:6]), list(rates[:6])
+
+
+def _sweep(gs, c, a1, nu, kappa, nodes, starts=None):
+    """Bulk solutions along ``gs`` (descending γ), warm-started by cubic Hermite extrapolation
+    from the two previous points (values and exact slopes); a cold start wherever the grid
+    jumps by more than a factor 3."""
+    out, hist = [], []
+    for k, g in enumerate(gs):
+        x0 = J0 = None
+        if starts is not None:
+            x0, J0 = starts[k]
+        elif hist and 1 / 3 <= float(g) / float(hist[-1][0]) <= 3:
+            g1, x1, d1 = hist[-1]
+            if len(hist) >= 2:
+                g0, x_0, d0 = hist[-2]
+                x0 = _hermite_predict(g, g0, x_0, d0, g1, x1, d1)
+            else:
+                x0 = [a + d * (g - g1) for a, d in zip(x1, d1)]
+        else:
+            hist = []
+        fp, dx, q, dq = _bulk_point(g, c, a1, nu, kappa, nodes, x0, J0)
+        hist = (hist + [(g, fp.x, dx)])[-2:]
+        out.append((fp, q, dq))
+    return out
+
+
+def _post_batched(gs, sweep, c, a1, nu, kappa, geom):
+    """Woodbury observables and their invariants for all γ in one call (batched matrices)."""
+    G = len(gs)
+    gam = numpy.array([float(g) for g in gs])  # noqa: F821
+    q = [numpy.array([float(s[1][i]) for s in sweep]) for i in range(6)]  # noqa: F821
+    dq = [numpy.array([float(s[2][i]) for s in sweep]) for i in range(6)]  # noqa: F821
+    m, Gam, Om, r = geom
+    out = batch(rmt_outer(*q, *dq, num(c), gam, num(a1), m, Gam, Om, r), G)  # noqa: F821
+    for name, margin in zip(OUTER_INVARIANTS, out[3:]):  # noqa: F821
+        bad = [k for k in range(G) if not margin[k] >= -1e-12]
+        if bad:
+            k = bad[0]
+            raise InvariantError(  # noqa: F821
+                "rmt_outer", {"c": c, "gamma": gs[k], "a1": a1, "nu": nu, "kappa": kappa},
+                sweep[k][0].residual, f"solution violates {name}",
+                "continue from large gamma (give a denser gamma grid) or report the parameters",
+            )
+    return out[0], out[2]
+
+
+def _curve_batched(c, gammas, order, a1, nu, kappa, snr, geom, n_nodes, error_estimate):
+    gs = [num(gammas[i]) for i in order]  # noqa: F821
+    fine = law_nodes(num(c), n_nodes)  # noqa: F821
+    sw = _sweep(gs, c, a1, nu, kappa, fine)
+    ybar, E = _post_batched(gs, sw, c, a1, nu, kappa, geom)
+    err = [None] * len(gs)
+    if error_estimate:
+        coarse = law_nodes(num(c), n_nodes // 2)  # noqa: F821
+        csw = _sweep(gs, c, a1, nu, kappa, coarse, starts=[(s[0].x, s[0].jacobian) for s in sw])
+        _, Ec = _post_batched(gs, csw, c, a1, nu, kappa, geom)
+        err = [abs(float(a) - float(b)) for a, b in zip(E, Ec)]
+    sols = [s[0] for s in sw]
+    Err, ybar_rr = batch(rmt_ridge(num(c), numpy.array([float(g) for g in gs]), num(snr)), len(gs))  # noqa: F821
     out = [None] * len(gammas)
-    x0, g_prev = None, None
+    for k, i in enumerate(order):
+        out[i] = {
+            "gamma": float(gs[k]),
+            "E_attention": float(E[k]),
+            "E_ridge": float(Err[k]),
+            "ybar": float(ybar[k]),
+            "ybar_ridge": float(ybar_rr[k]),
+            "quadrature_error": err[k],
+            "iterations": sols[k].iterations,
+            "method": sols[k].method,
+        }
+    return out
+
+
+def _curve_pointwise(c, gammas, order, a1, nu, kappa, snr, geom):
+    out = [None] * len(gammas)
+    x0, dx0, g_prev = None, None, None
     for i in order:
         g = num(gammas[i])  # noqa: F821
         warm = None
         if x0 is not None and 1 / 3 <= float(g) / float(g_prev) <= 3:
-            warm = [x0[0] * g_prev / g, x0[1], x0[2]]  # A₁₁ ≈ 1/γ scales; the rest carry over
-        rec = _point_quadrature(g, c, a1, nu, kappa, geom, warm, n_nodes, error_estimate)
-        x0, g_prev = rec["x"], g
+            # first-order predictor from the exact dA/dγ of the previous point
+            warm = [a + d * (g - g_prev) for a, d in zip(x0, dx0)]
+        rec = _point_quadrature(g, c, a1, nu, kappa, geom, warm, None, False)
+        x0, dx0, g_prev = rec["x"], rec["dx"], g
         E_rr, ybar_rr = rmt_ridge(num(c), g, num(snr))  # noqa: F821
         fp = rec["fixed_point"]
         out[i] = {
@@ -202,14 +321,6 @@ def _curve(c, gammas, a1, nu, kappa, snr, wk, wq, L, n_nodes, error_estimate, ch
             "iterations": fp.iterations,
             "method": fp.method,
         }
-    if check_monotone:
-        tol = 1e-10
-        for i, j in zip(order[1:], order[:-1]):  # γ_i < γ_j
-            if float(out[i]["E_attention"]) > float(out[j]["E_attention"]) + tol:
-                raise InvariantError(  # noqa: F821
-                    "rmt sweep", {"c": c, "gamma": out[i]["gamma"]}, 0,
-                    "E is not non-decreasing along the gamma sweep", "report the parameters",
-                )
     return out
 
 

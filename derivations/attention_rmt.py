@@ -367,6 +367,7 @@ def _make_model():
             "BULK_UNKNOWNS": repr([s.name for s in bulk_system.unknowns]),
             "BULK_PARAMETERS": repr([s.name for s in bulk_system.parameters]),
             "BULK_INVARIANTS": repr([i.name for i in bulk_system.invariants]),
+            "BULK_OBSERVABLES": repr(list(bulk_system.observables)),
             "OUTER_INVARIANTS": repr([i.name for i in outer_invariants]),
         },
         expressions=_model_expressions,

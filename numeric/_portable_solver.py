@@ -55,11 +55,17 @@ class FixedPointResult:
         Max-norm of ``F(x) = x − G(x)`` at the returned point.
     method : str
         Stages used, e.g. ``"damped+newton"`` or ``"newton(warm)"``.
-    stability : number
-        Spectral radius of ``∂G/∂x`` at the solution (< 1: plain iteration is locally stable).
+    stability : number or None
+        Spectral radius of ``∂G/∂x`` at the solution (< 1: plain iteration is locally stable);
+        ``None`` when not computed (``compute_stability=False``).
+    jacobian : list of lists
+        ``∂F/∂x`` at the returned point (for implicit derivatives), from the last Newton step.
+    extra : list or None
+        Outputs of the system's sensitivity kernel at the point of ``jacobian``, when the
+        :class:`SystemKernels` was given ``sensitivity_param`` (saves one pass over the nodes).
     """
 
-    __slots__ = ("values", "converged", "iterations", "residual", "method", "stability", "x")
+    __slots__ = ("values", "converged", "iterations", "residual", "method", "stability", "x", "jacobian", "extra")
 
     def __init__(self, names, x, iterations, residual, method, stability):
         self.x = list(x)
@@ -69,6 +75,8 @@ class FixedPointResult:
         self.residual = residual
         self.method = method
         self.stability = stability
+        self.jacobian = None
+        self.extra = None
 
     def __repr__(self):
         vals = ", ".join(f"{k}={_fmt(v)}" for k, v in self.values.items())
@@ -79,7 +87,7 @@ class FixedPointResult:
 class SystemKernels:
     """The generated kernels of one equation system, looked up by name in module ``rt``."""
 
-    def __init__(self, rt, name, unknowns, parameters, invariant_names=()):
+    def __init__(self, rt, name, unknowns, parameters, invariant_names=(), sensitivity_param=None):
         self.rt, self.name = rt, name
         self.unknowns, self.parameters = tuple(unknowns), tuple(parameters)
         self.invariant_names = tuple(invariant_names)
@@ -90,6 +98,7 @@ class SystemKernels:
         self.update_jacobian = get("update_jacobian")
         self.invariants = get("invariants")
         self.observables = get("observables")
+        self.newton_sensitivity = get(f"newton_sensitivity_{sensitivity_param}") if sensitivity_param else None
 
     def F_J(self, x, p, nodes):
         n = len(x)
@@ -98,21 +107,30 @@ class SystemKernels:
         J = [list(out[n + i * n: n + (i + 1) * n]) for i in range(n)]
         return F, J
 
+    def F_J_extra(self, x, p, nodes):
+        """``(F, J, S)``: with a sensitivity kernel, S holds the implicit-derivative inputs at x."""
+        if self.newton_sensitivity is None:
+            F, J = self.F_J(x, p, nodes)
+            return F, J, None
+        n = len(x)
+        out = self.newton_sensitivity(*x, *p, _nodes=nodes)
+        F = list(out[:n])
+        J = [list(out[n + i * n: n + (i + 1) * n]) for i in range(n)]
+        return F, J, list(out[n + n * n:])
+
 
 def _maxabs(rt, v):
-    m = rt.num(0)
-    for x in v:
-        a = rt.absval(x)
+    """Max-norm; non-finite if any entry is (NaN propagates as NaN)."""
+    vals = [rt.absval(x) for x in v]
+    for a in vals:
         if not rt.isfinite(a):
             return a
-        if a > m:
-            m = a
-    return m
+    return max(vals) if vals else rt.num(0)
 
 
 def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_damped=400,
                       max_anderson=400, anderson_memory=5, max_newton=60, time_limit=60.0,
-                      check_invariants=True, invariant_tol=None):
+                      check_invariants=True, invariant_tol=None, compute_stability=True, J0=None):
     """Solve ``x = G(x; θ)`` for one parameter point.
 
     Parameters
@@ -123,12 +141,17 @@ def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_
     nodes : tuple
         Quadrature nodes of the spectral law (from the runtime's ``law_nodes``).
     x0 : sequence, optional
-        Warm start (e.g. the solution at the neighbouring sweep point): Newton directly.
+        Warm start (e.g. predicted from the neighbouring sweep points): Newton directly.
+    J0 : nested list, optional
+        With ``x0``, a Jacobian to reuse (the neighbouring point's): chord steps first, which cost
+        one evaluation of G each; full Newton if they stall.
     tol : number, optional
         Stop when the max-norm of the residual is below ``tol·(1 + max|x|)``; default ``1e-13``
         in float64 and ``10^(−dps+3)`` under mpmath (read from ``rt.num`` precision).
     time_limit : float
         Wall-clock cap in seconds for this solve (mpmath solves can be slow).
+    compute_stability : bool
+        Compute the spectral radius of ∂G/∂x at the solution (one extra kernel call).
 
     Returns
     -------
@@ -157,34 +180,52 @@ def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_
     def timed_out():
         return time_limit is not None and _time.monotonic() - t_start > time_limit
 
+    last_J = [None]
+    last_extra = [None]  # sensitivity outputs at the point of last_J (see SystemKernels.F_J_extra)
+
+    def residual(x):
+        gx = sk.update(*x, *params, _nodes=nodes)
+        return [a - b for a, b in zip(x, gx)]
+
+
     def newton(x, label):
         nonlocal iters
         F, J = sk.F_J(x, params, nodes)
+        last_extra[0] = None
         res = _maxabs(rt, F)
         for _ in range(max_newton):
             if not finite(F):
                 return None, res
             if res <= tol * scale(x):
-                # one extra full step sharpens the last digits (quadratic convergence); keep it
-                # only if it lowers the residual
-                try:
-                    step = rt.solve(J, [-f for f in F])
-                    xn = [a + s for a, s in zip(x, step)]
-                    Fn, _ = sk.F_J(xn, params, nodes)
-                    rn = _maxabs(rt, Fn)
-                    if finite(Fn) and rn < res:
-                        x, res = xn, rn
-                except Exception:
-                    pass
+                # unless already far below tolerance, one extra full step sharpens the last digits
+                # (quadratic convergence); keep it only if it lowers the residual
+                if res > tol * scale(x) / 1000:
+                    try:  # the Jacobian at x serves the polished point too (the step is tiny)
+                        step = rt.solve(J, [-f for f in F])
+                        xn = [a + s for a, s in zip(x, step)]
+                        Fn = residual(xn)
+                        rn = _maxabs(rt, Fn)
+                        if finite(Fn) and rn < res:
+                            x, res = xn, rn
+                    except Exception:
+                        pass
+                last_J[0] = J
                 return x, res
             try:
                 step = rt.solve(J, [-f for f in F])
             except Exception:
                 return None, res
             lam = rt.num(1)
+            # quadratic convergence: a step this small lands (almost surely) on the solution, so
+            # evaluate the sensitivity outputs there in the same pass
+            final = _maxabs(rt, step) <= rt.num("1e-5") * scale(x)
             for _ls in range(30):  # backtracking on the residual norm
                 xn = [a + lam * s for a, s in zip(x, step)]
-                Fn, Jn = sk.F_J(xn, params, nodes)
+                if final:
+                    Fn, Jn, Sn = sk.F_J_extra(xn, params, nodes)
+                else:
+                    (Fn, Jn), Sn = sk.F_J(xn, params, nodes), None
+                last_extra[0] = Sn
                 rn = _maxabs(rt, Fn)
                 if finite(Fn) and rn < res * (1 - lam / 10) or rn <= tol * scale(xn):
                     break
@@ -197,8 +238,48 @@ def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_
                 return None, res
         return (x, res) if res <= tol * scale(x) else (None, res)
 
+    def chord(x, J0):
+        """Newton steps with a fixed Jacobian ``J0`` (e.g. the previous sweep point's): each step
+        costs one evaluation of G only; the exact Jacobian is computed once, at the end."""
+        nonlocal iters
+        F = residual(x)
+        res = _maxabs(rt, F)
+        for _ in range(40):
+            if not finite(F):
+                return None, res
+            if res <= tol * scale(x):
+                F, J, last_extra[0] = sk.F_J_extra(x, params, nodes)
+                if res > tol * scale(x) / 1000:  # one exact Newton step sharpens the last digits
+                    try:
+                        xn = [a + d for a, d in zip(x, rt.solve(J, [-f for f in F]))]
+                        rn = _maxabs(rt, residual(xn))
+                        if rt.isfinite(rn) and rn < res:
+                            x, res = xn, rn
+                    except Exception:
+                        pass
+                last_J[0] = J
+                return x, res
+            try:
+                step = rt.solve(J0, [-f for f in F])
+            except Exception:
+                return None, res
+            xn = [a + d for a, d in zip(x, step)]
+            Fn = residual(xn)
+            rn = _maxabs(rt, Fn)
+            iters += 1
+            if not (finite(Fn) and rn < res / 2):
+                return None, res
+            x, F, res = xn, Fn, rn
+        return None, res
+
     x_sol, res = None, None
-    if x0 is not None:
+    if x0 is not None and J0 is not None:
+        x_sol, res = chord(list(x0), J0)
+        if x_sol is not None:
+            stages.append("chord(warm)")
+            if check_invariants and not _invariants_ok(sk, x_sol, params, nodes, invariant_tol)[0]:
+                x_sol = None
+    if x_sol is None and x0 is not None:
         x_sol, res = newton(list(x0), "newton(warm)")
         if x_sol is not None:
             stages.append("newton(warm)")
@@ -252,12 +333,15 @@ def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_
                 "this is a wrong branch of the fixed point: continue from large gamma (a sweep) "
                 "or report the parameters",
             )
-    stability = rt.num(0)
-    if sk.update_jacobian is not None:
+    stability = None
+    if compute_stability and sk.update_jacobian is not None:
         n = len(x_sol)
         flat = sk.update_jacobian(*x_sol, *params, _nodes=nodes)
         stability = rt.spectral_radius([list(flat[i * n:(i + 1) * n]) for i in range(n)])
-    return FixedPointResult(sk.unknowns, x_sol, iters, res, "+".join(stages), stability)
+    out = FixedPointResult(sk.unknowns, x_sol, iters, res, "+".join(stages), stability)
+    out.jacobian = last_J[0]
+    out.extra = last_extra[0]
+    return out
 
 
 def _invariants_ok(sk, x, params, nodes, invariant_tol):

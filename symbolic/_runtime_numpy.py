@@ -13,7 +13,17 @@ import numpy
 
 
 def _wsum(w, v):
-    return numpy.dot(w, numpy.broadcast_to(v, w.shape))
+    """Σ_k w_k v_k over the last axis; a batched v (G, N) gives shape (G, 1)."""
+    if isinstance(v, numpy.ndarray) and v.shape == w.shape:
+        return w @ v
+    v = numpy.asarray(v, dtype=float)
+    v = numpy.broadcast_to(v, numpy.broadcast_shapes(v.shape, w.shape))
+    # batched: keep a trailing axis so results broadcast like the batched inputs (G, 1)
+    return (v @ w)[..., None] if v.ndim > 1 else v @ w
+
+
+# Small dense matrices; every helper accepts a leading batch shape (…, rows, cols), so one call of
+# a generated kernel can evaluate a whole γ grid at once.
 
 
 def _mm(*mats):
@@ -24,7 +34,8 @@ def _mm(*mats):
 
 
 def _msc(s, a):
-    return s * a
+    s = numpy.asarray(s, dtype=float)
+    return (s[..., None, None] if s.ndim else s) * a
 
 
 def _madd(*mats):
@@ -39,17 +50,20 @@ def _inv(a):
 
 
 def _tr(a):
-    return a.T
+    return numpy.swapaxes(a, -1, -2)
 
 
 def _kron(*mats):
     out = mats[0]
-    for m in mats[1:]:
-        out = numpy.kron(out, m)
+    for b in mats[1:]:
+        k = numpy.einsum("...ij,...kl->...ikjl", out, b)
+        out = k.reshape(k.shape[:-4] + (k.shape[-4] * k.shape[-3], k.shape[-2] * k.shape[-1]))
     return out
 
 
 def _block(rows):
+    batch = numpy.broadcast_shapes(*[numpy.shape(b)[:-2] for row in rows for b in row])
+    rows = [[numpy.broadcast_to(b, batch + numpy.shape(b)[-2:]) for b in row] for row in rows]
     return numpy.block(rows)
 
 
@@ -62,11 +76,13 @@ def _zeros(n, m):
 
 
 def _mat(rows):
-    return numpy.array(rows, dtype=float)
+    flat = numpy.broadcast_arrays(*[numpy.asarray(x, dtype=float) for row in rows for x in row])
+    arr = numpy.stack(flat, axis=-1).reshape(flat[0].shape + (len(rows), len(rows[0])))
+    return arr
 
 
 def _el(a, i, j):
-    return a[int(i), int(j)]
+    return a[..., int(i), int(j)]
 
 
 def num(x):
@@ -80,12 +96,49 @@ def to_str(x, digits=17):
 
 
 def solve(J, r):
-    """Solve the small dense system ``J x = r``."""
-    return list(numpy.linalg.solve(numpy.array(J, dtype=float), numpy.array(r, dtype=float)))
+    """Solve the small dense system ``J x = r`` (Gaussian elimination with partial pivoting in
+    plain Python for n ≤ 4 — far cheaper than a LAPACK call at this size — else LAPACK)."""
+    n = len(r)
+    if n > 4:
+        return list(numpy.linalg.solve(numpy.array(J, dtype=float), numpy.array(r, dtype=float)))
+    A = [[float(v) for v in row] + [float(b)] for row, b in zip(J, r)]
+    scale = max(abs(v) for row in A for v in row[:n]) or 1.0
+    for k in range(n):
+        p = max(range(k, n), key=lambda i: abs(A[i][k]))
+        if not abs(A[p][k]) > 1e-300 * scale or not math.isfinite(A[p][k]):
+            raise numpy.linalg.LinAlgError("singular matrix")
+        A[k], A[p] = A[p], A[k]
+        piv = A[k][k]
+        for i in range(k + 1, n):
+            f = A[i][k] / piv
+            if f:
+                row_i, row_k = A[i], A[k]
+                for j in range(k, n + 1):
+                    row_i[j] -= f * row_k[j]
+    x = [0.0] * n
+    for i in range(n - 1, -1, -1):
+        x[i] = (A[i][n] - sum(A[i][j] * x[j] for j in range(i + 1, n))) / A[i][i]
+    return x
 
 
 def isfinite(x):
     return math.isfinite(float(x))
+
+
+def solve_batched(J, r):
+    """Solve ``J x = r`` for a batch: ``J`` nested lists (n × n) of arrays (G,), ``r`` a list of
+    n arrays; returns a list of n arrays (G,)."""
+    n = len(r)
+    Jb = numpy.stack([numpy.stack([numpy.asarray(J[i][j], dtype=float) for j in range(n)], -1)
+                      for i in range(n)], -2)
+    rb = numpy.stack([numpy.asarray(v, dtype=float) for v in r], -1)
+    x = numpy.linalg.solve(Jb, rb[..., None])[..., 0]
+    return [x[..., i] for i in range(n)]
+
+
+def batch(values, size):
+    """Outputs of a kernel called on a batch, as arrays of shape (size,)."""
+    return [numpy.broadcast_to(numpy.reshape(v, -1) if numpy.ndim(v) else v, (size,)) for v in values]
 
 
 def law_nodes(c, n_nodes=3000):

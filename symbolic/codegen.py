@@ -146,6 +146,48 @@ _NumpyPrinter = _matrix_methods(NumPyPrinter)
 _MpmathPrinter = _matrix_methods(MpmathPrinter)
 
 
+_TRIVIAL = (sp.MatrixSymbol, sp.Identity, sp.ZeroMatrix)
+
+
+def _memo_printer(backend: str, exprs):
+    """A printer that names every matrix subexpression occurring more than once."""
+    from collections import Counter
+
+    counts: Counter = Counter()
+
+    def visit(e):
+        if getattr(e, "is_Matrix", False) and not isinstance(e, _TRIVIAL):
+            counts[e] += 1
+            if counts[e] > 1:
+                return
+        for a in getattr(e, "args", ()):
+            if isinstance(a, sp.Basic):
+                visit(a)
+
+    for e in exprs:
+        visit(e)
+    base = _printer(backend)
+
+    class _Memo(type(base)):
+        def __init__(self, settings):
+            super().__init__(settings)
+            self.assignments: list = []
+            self._names: dict = {}
+
+        def _print(self, expr, **kwargs):
+            if counts.get(expr, 0) > 1:
+                name = self._names.get(expr)
+                if name is None:
+                    text = super()._print(expr, **kwargs)
+                    name = f"_m{len(self.assignments)}"
+                    self.assignments.append((name, text))
+                    self._names[expr] = name
+                return name
+            return super()._print(expr, **kwargs)
+
+    return _Memo(dict(base._settings))
+
+
 def _printer(backend: str):
     if backend == "numpy":
         return _NumpyPrinter({"fully_qualified_modules": True, "allow_unknown_functions": False})
@@ -191,12 +233,19 @@ class Kernel:
         assert_exact(*self.outputs)
         p = _printer(backend)
         names = [_pyname(s) for s in self.inputs]
+        # one quadrature sum per distinct integrand up to a constant factor:
+        # <k·φ> = k<φ>, and integrands are brought over a common denominator first (shares work)
         avgs: list[SpectralAverage] = []
+        rep = {}
         for o in self.outputs:
             for a in spectral_averages(o):
-                if a not in avgs:
-                    avgs.append(a)
-        rep = {a: sp.Symbol(f"_avg{k}") for k, a in enumerate(avgs)}
+                if a in rep:
+                    continue
+                coeff, core = sp.together(a.integrand).as_coeff_Mul()
+                core_avg = SpectralAverage(core, a.var, a.law)
+                if core_avg not in avgs:
+                    avgs.append(core_avg)
+                rep[a] = coeff * sp.Symbol(f"_avg{avgs.index(core_avg)}")
         outer = [sp.sympify(o).xreplace(rep) if rep else sp.sympify(o) for o in self.outputs]
         lines = [f"def {self.name}({', '.join(names)}, _nodes=None):"]
         if self.doc:
@@ -229,7 +278,14 @@ class Kernel:
             subs, reduced = [], outer
         for s, e in subs:
             lines.append(f"    {s} = {p.doprint(e)}")
-        outs = [p.doprint(e) for e in reduced]
+        if has_matrix:
+            # repeated matrix subexpressions (blocks, Kronecker products, inverses) are computed
+            # once: a memoising printer assigns each to a temporary
+            p = _memo_printer(backend, reduced)
+            outs = [p.doprint(e) for e in reduced]
+            lines.extend(f"    {name} = {text}" for name, text in p.assignments)
+        else:
+            outs = [p.doprint(e) for e in reduced]
         lines.append("    return (" + ", ".join(outs) + ("," if len(outs) == 1 else "") + ")")
         return "\n".join(lines) + "\n"
 

@@ -153,8 +153,9 @@ class EquationSystem:
     # ------------------------------------------------------------------ code generation
     def kernels(self, derivative_params: Sequence[sp.Symbol] = ()) -> list[Kernel]:
         """Generated kernels: ``<name>_update``, ``_residual_jacobian``, ``_observables``,
-        ``_invariants``, and per parameter θ in ``derivative_params`` ``_dparam_<θ>`` (∂F/∂θ) and
-        ``_observable_rates_<θ>`` (dO/dθ given dx/dθ)."""
+        ``_invariants``, and per parameter θ in ``derivative_params`` ``_dparam_<θ>`` (∂F/∂θ),
+        ``_observable_rates_<θ>`` (dO/dθ given dx/dθ) and ``_sensitivity_<θ>`` (observables and all
+        partial derivatives in one pass, sharing common subexpressions)."""
         args = [*self.unknowns, *self.parameters]
         n = len(self.unknowns)
         J = self.jacobian()
@@ -178,6 +179,19 @@ class EquationSystem:
         for p in derivative_params:
             ks.append(Kernel(f"{self.name}_dparam_{p.name}", args, list(self.parameter_derivative(p)),
                              doc=f"∂F/∂{p.name}."))
+            dO_dx, dO_dp = self.observable_partials(p)
+            nobs = len(self.observables)
+            sens = [*self.observables.values(), *self.parameter_derivative(p), *dO_dp,
+                    *[dO_dx[i, j] for i in range(nobs) for j in range(n)]]
+            ks.append(Kernel(
+                f"{self.name}_newton_sensitivity_{p.name}", args,
+                list(self.residuals) + [J[i, j] for i in range(n) for j in range(n)] + sens,
+                doc=f"F, ∂F/∂x (row-major) and the {p.name}-sensitivity outputs in one pass: the last "
+                    "Newton evaluation also yields everything the implicit derivative needs."))
+            ks.append(Kernel(
+                f"{self.name}_sensitivity_{p.name}", args, sens,
+                doc=f"One pass for the implicit derivative in {p.name}: observables O, ∂F/∂{p.name}, "
+                    f"∂O/∂{p.name}, ∂O/∂x (row-major); dO/d{p.name} = ∂O/∂{p.name} + ∂O/∂x · dx/d{p.name}."))
             rates = self.rate_symbols(p)
             ks.append(Kernel(f"{self.name}_observable_rates_{p.name}", [*args, *rates],
                              list(self.observable_derivatives(p).values()),
