@@ -5,6 +5,8 @@ Subcommands
 ``rmt``      interpolation error of nonlinear attention vs ridge (attention_rmt.md), any precision
 ``export``   write a standalone solver file (numpy or mpmath only)
 ``hermite``  Hermite data (a0, a1, a2, nu, b^2) of an activation
+``verify``   check the registered claims against Monte Carlo; write a report
+``weights``  Assumption-1 diagnostics of a local pretrained checkpoint
 
 Every subcommand has ``--help`` with an example.  Bad input gives one line on stderr and exit 2.
 """
@@ -35,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
             "attnlimits rmt --activation tanh --c 0.5 --gamma 0.01,0.1,1 --snr 1 --wk 1,0,0 --wq 1,0,0",
             "attnlimits export rmt --activation tanh --backend numpy -o rmt_tanh.py",
             "attnlimits hermite --activation relu",
+            "attnlimits verify --quick",
+            "attnlimits weights path/to/model.safetensors",
         ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -78,6 +82,62 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--activation", default="tanh", help="built-in name or SymPy expression in t (default tanh)")
     p.add_argument("--backend", choices=["numpy", "mpmath"], default="numpy")
     p.add_argument("-o", "--output", required=True, help="file to write")
+
+    # --- verify --------------------------------------------------------------------------------
+    p = sub.add_parser(
+        "verify",
+        help="check every registered claim against Monte Carlo; write a report",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.dedent(
+            """\
+            Run the registered claims (theory vs Monte Carlo, with k-SE comparison rules), print a
+            table (claim, theory, MC +- SE, verdict), and write a report folder: report.md,
+            results.json, results.csv and plots/*.png.  Exit status 1 when any claim fails; a
+            'discrepancy' (a quoted statement the derivation contradicts) is reported, not a failure."""
+        ),
+        epilog=_examples(
+            "attnlimits verify --quick",
+            "attnlimits verify --list",
+            "attnlimits verify V4 V9 --out my-report",
+            "attnlimits verify --tag alignment --full --device cuda",
+        ),
+    )
+    p.add_argument("claims", nargs="*", metavar="CLAIM", help="claim names (default: all)")
+    p.add_argument("--tag", action="append", default=[], help="select claims with this tag (repeatable)")
+    p.add_argument("--list", action="store_true", help="list the claims with their tags and sources")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="small sizes (default): minutes on 2 CPU cores")
+    mode.add_argument("--full", action="store_true", help="the paper's sizes (n up to 4000)")
+    p.add_argument("--device", default="auto", help="torch device: auto (CUDA when available), cpu, cuda")
+    p.add_argument("--seed", type=int, default=0, help="master seed of all Monte Carlo draws (default 0)")
+    p.add_argument("--out", default="attnlimits-report", help="report folder (default ./attnlimits-report)")
+    p.add_argument("--no-report", action="store_true", help="print the table only")
+
+    # --- weights -------------------------------------------------------------------------------
+    p = sub.add_parser(
+        "weights",
+        help="how close W_K^T W_Q of a local checkpoint is to scaled identity + low rank",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.dedent(
+            """\
+            Diagnostics of Assumption 1 (spec attention_rmt.md §13) on a local checkpoint
+            (safetensors or a torch state dict; BERT- or GPT-2-style names; nothing is downloaded):
+            per layer and head, B_h = sqrt(p/d_h) W_K^hT W_Q^h and the layer sum; singular values,
+            symmetric part, and the best identity-plus-rank-r fit residual rho_r."""
+        ),
+        epilog=_examples(
+            "attnlimits weights path/to/model.safetensors",
+            "attnlimits weights path/to/gpt2/ --layers 0,11 --fold-layernorm --out gpt2-weights",
+        ),
+    )
+    p.add_argument("checkpoint", metavar="FILE", help="checkpoint file or folder")
+    p.add_argument("--ranks", default=None, help="comma-separated ranks r of the fits (default 0,1,2,4,8,16,d_h,64)")
+    p.add_argument("--layers", default=None, help="comma-separated layer indices (default: all)")
+    p.add_argument("--heads", type=int, default=None, help="number of heads when there is no config.json")
+    p.add_argument("--layout", choices=["auto", "bert", "gpt2"], default="auto")
+    p.add_argument("--fold-layernorm", action="store_true", help="fold the LayerNorm gain into B")
+    p.add_argument("--no-per-head", action="store_true", help="layer sums only (faster)")
+    p.add_argument("--out", default="attnlimits-weights", help="output folder for CSV/JSON/PNG (default ./attnlimits-weights)")
 
     # --- hermite -------------------------------------------------------------------------------
     p = sub.add_parser(
@@ -216,7 +276,74 @@ def _cmd_hermite(args) -> int:
     return 0
 
 
-_COMMANDS = {"rmt": _cmd_rmt, "export": _cmd_export, "hermite": _cmd_hermite}
+def _cmd_verify(args) -> int:
+    import time
+
+    from verify.claims import Context, run_claims, select
+    from verify.report import format_table, write_report
+
+    try:
+        claims = select(args.claims, args.tag)
+    except KeyError as exc:
+        raise CLIError(exc.args[0]) from None
+    if args.list:
+        for c in claims:
+            print(f"{c.name:<14} [{', '.join(c.tags)}] {c.title}\n{'':<14} {c.source}")
+        return 0
+    mode = "full" if args.full else "quick"
+    from verify.montecarlo import resolve_device
+
+    try:
+        device = str(resolve_device(args.device))
+    except (RuntimeError, ValueError) as exc:
+        raise CLIError(str(exc)) from None
+    t0 = time.perf_counter()
+
+    def progress(msg):
+        print(f"{time.perf_counter() - t0:7.1f}s {msg}", file=sys.stderr, flush=True)
+
+    ctx = Context(mode, device=device, seed=args.seed, progress=progress)
+    results = run_claims(claims, ctx)
+    elapsed = time.perf_counter() - t0
+    print(format_table(results, color=sys.stdout.isatty()))
+    if not args.no_report:
+        meta = {"mode": mode, "device": device, "seed": args.seed, "elapsed_s": round(elapsed, 1),
+                "command": "attnlimits " + " ".join(sys.argv[1:]) if sys.argv else "attnlimits verify"}
+        path = write_report(results, args.out, meta=meta)
+        print(f"report: {path}")
+    return 1 if any(r.verdict == "fail" for r in results) else 0
+
+
+def _int_list(text, name):
+    if text is None:
+        return None
+    try:
+        return [int(v) if v.strip() != "d_h" else "d_h" for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise CLIError(f"{name} must be comma-separated integers, got {text!r}") from None
+
+
+def _cmd_weights(args) -> int:
+    from verify.weights import DEFAULT_RANKS, CheckpointError, analyze_checkpoint
+
+    ranks = _int_list(args.ranks, "--ranks") or DEFAULT_RANKS
+    layers = _int_list(args.layers, "--layers")
+    try:
+        rep = analyze_checkpoint(
+            args.checkpoint, ranks=ranks, fold_layernorm=args.fold_layernorm, per_head=not args.no_per_head,
+            layout=args.layout, n_heads=args.heads, layers=layers,
+            progress=lambda m: print(m, file=sys.stderr, flush=True),
+        )
+    except CheckpointError as exc:
+        raise CLIError(str(exc)) from None
+    print(rep.format_table())
+    paths = rep.write(args.out)
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+_COMMANDS = {"rmt": _cmd_rmt, "export": _cmd_export, "hermite": _cmd_hermite, "verify": _cmd_verify,
+             "weights": _cmd_weights}
 
 
 def main(argv=None) -> int:

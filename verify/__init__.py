@@ -1,0 +1,34 @@
+"""Verification: Monte Carlo in PyTorch, the claims registry, reports, weights, the CLI.
+
+Re-exports are lazy so that ``attnlimits rmt`` does not pay for importing torch.
+
+- Monte Carlo (:mod:`verify.montecarlo`): ``simulate_attention``, ``probe_error_explicit``,
+  ``probe_errors_cholesky``, ``noise_kernel_stieltjes``, ``mean_se``, ``MCEstimate``,
+  ``AttentionMCResult``, ``resolve_device``, ``torch_activation``.
+- Claims (:mod:`verify.claims`): ``REGISTRY``, ``Claim``, ``Check``, ``Context``, ``select``,
+  ``run_claims``.
+- Reports (:mod:`verify.report`): ``format_table``, ``write_report``.
+- Weights (:mod:`verify.weights`): ``analyze_checkpoint``, ``fit_identity_plus_low_rank``,
+  ``extract_heads``, ``load_state_dict``, ``CheckpointError``.
+"""
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "montecarlo": ["simulate_attention", "probe_error_explicit", "probe_errors_cholesky",
+                   "noise_kernel_stieltjes", "mean_se", "MCEstimate", "AttentionMCResult",
+                   "resolve_device", "torch_activation"],
+    "claims": ["REGISTRY", "Claim", "Check", "Context", "select", "run_claims"],
+    "report": ["format_table", "write_report"],
+    "weights": ["analyze_checkpoint", "fit_identity_plus_low_rank", "extract_heads",
+                "load_state_dict", "CheckpointError"],
+}
+_WHERE = {name: mod for mod, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

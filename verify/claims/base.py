@@ -1,0 +1,216 @@
+"""Claims: one object per verifiable statement of a result, with its comparison rule.
+
+A :class:`Claim` says what is asserted, where it comes from (paper and spec section), how to
+compute the theory side and the Monte Carlo side at ``--quick`` and ``--full`` sizes, and how to
+compare them.  Running it returns a :class:`ClaimResult`: a list of :class:`Check` (theory, MC mean
+± SE, threshold, verdict), plot series for the report, and the parameters and seeds that made it.
+
+Comparison rule (spec attention_rmt.md §10): a check passes iff
+
+    |value − theory| ≤ max(tolerance, k·SE) + allowance,
+
+with ``k = 3`` by default, ``tolerance`` the number stated with the claim and ``allowance`` a
+documented finite-size allowance (0 unless the claim says why).  Verdicts of a claim:
+
+- ``pass``         every check passes;
+- ``fail``         some check fails, or the claim raised (the error is reported);
+- ``discrepancy``  a statement *as quoted* by a paper that the derivation contradicts: reported
+  with both numbers, never hidden and never counted as a failure of the run.
+"""
+from __future__ import annotations
+
+import math
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Iterable
+
+__all__ = [
+    "Check", "PlotSeries", "PlotSpec", "ClaimResult", "Claim", "Context",
+    "REGISTRY", "register", "select", "run_claims", "K_DEFAULT",
+]
+
+K_DEFAULT = 3.0  #: default number of standard errors in a comparison
+
+
+@dataclass
+class Check:
+    """One comparison inside a claim.
+
+    ``kind``: ``"abs"`` (|value − theory| ≤ threshold), ``"rel"`` (relative to |theory|),
+    ``"upper"`` (value ≤ theory + threshold), ``"lower"`` (value ≥ theory − threshold),
+    ``"interval"`` (lo ≤ value ≤ hi with ``theory = (lo, hi)``; SE and tolerance widen it).
+    """
+
+    label: str
+    theory: float | tuple
+    value: float
+    se: float | None = None
+    tolerance: float = 0.0
+    k: float = K_DEFAULT
+    allowance: float = 0.0
+    kind: str = "abs"
+    note: str = ""
+
+    @property
+    def threshold(self) -> float:
+        se = 0.0 if self.se is None or not math.isfinite(self.se) else self.se
+        base = max(self.tolerance, self.k * se)
+        if self.kind == "rel" and not isinstance(self.theory, tuple):
+            base = max(self.tolerance * abs(self.theory), self.k * se)
+        return base + self.allowance
+
+    @property
+    def passed(self) -> bool:
+        v = self.value
+        if v is None or (isinstance(v, float) and not math.isfinite(v)):
+            return False
+        if self.se is not None and not math.isfinite(self.se):
+            return False  # one draw: no error bar, no verdict
+        thr = self.threshold
+        if self.kind in ("abs", "rel"):
+            return abs(v - self.theory) <= thr
+        if self.kind == "upper":
+            return v <= self.theory + thr
+        if self.kind == "lower":
+            return v >= self.theory - thr
+        if self.kind == "interval":
+            lo, hi = self.theory
+            return lo - thr <= v <= hi + thr
+        raise ValueError(f"unknown check kind {self.kind!r}")
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["theory"] = list(self.theory) if isinstance(self.theory, tuple) else self.theory
+        d["threshold"] = self.threshold
+        d["passed"] = self.passed
+        return d
+
+
+@dataclass
+class PlotSeries:
+    label: str
+    x: list
+    y: list
+    yerr: list | None = None
+    kind: str = "line"  # "line" (theory) or "points" (MC with error bars)
+
+
+@dataclass
+class PlotSpec:
+    title: str
+    xlabel: str
+    ylabel: str
+    series: list = field(default_factory=list)
+    xscale: str = "log"
+    yscale: str = "linear"
+
+
+@dataclass
+class ClaimResult:
+    claim: str
+    title: str
+    verdict: str
+    checks: list = field(default_factory=list)
+    plots: list = field(default_factory=list)
+    params: dict = field(default_factory=dict)
+    notes: str = ""
+    elapsed: float = 0.0
+    source: str = ""
+    tags: tuple = ()
+
+    def to_dict(self) -> dict:
+        return {
+            "claim": self.claim, "title": self.title, "verdict": self.verdict, "source": self.source,
+            "tags": list(self.tags), "elapsed_s": round(self.elapsed, 3), "notes": self.notes,
+            "params": self.params, "checks": [c.to_dict() for c in self.checks],
+        }
+
+
+@dataclass
+class Claim:
+    """A registered claim.
+
+    ``run(ctx, size)`` receives the :class:`Context` and the size dict of the mode (``quick`` or
+    ``full``) and returns ``(checks, plots, params)`` or a :class:`ClaimResult`.  ``quoted=True``
+    marks a statement as quoted from a paper: failing checks then give ``discrepancy``.
+    """
+
+    name: str
+    title: str
+    statement: str
+    source: str
+    run: Callable
+    quick: dict = field(default_factory=dict)
+    full: dict = field(default_factory=dict)
+    tags: tuple = ()
+    quoted: bool = False
+
+    def size(self, mode: str) -> dict:
+        return dict(self.full if mode == "full" else self.quick)
+
+
+REGISTRY: dict[str, Claim] = {}
+
+
+def register(claim: Claim) -> Claim:
+    if claim.name in REGISTRY:
+        raise ValueError(f"claim {claim.name} registered twice")
+    REGISTRY[claim.name] = claim
+    return claim
+
+
+def select(names: Iterable[str] = (), tags: Iterable[str] = ()) -> list[Claim]:
+    """Claims by name (case-insensitive) and/or tag; all when neither is given."""
+    names, tags = [n.lower() for n in names], set(tags)
+    by_lower = {k.lower(): v for k, v in REGISTRY.items()}
+    unknown = [n for n in names if n not in by_lower]
+    if unknown:
+        raise KeyError(f"unknown claim(s) {', '.join(unknown)}; see `attnlimits verify --list`")
+    chosen = [by_lower[n] for n in names] if names else list(REGISTRY.values())
+    if tags:
+        chosen = [c for c in chosen if tags & set(c.tags)]
+        if not chosen:
+            raise KeyError(f"no claim has tag(s) {', '.join(sorted(tags))}; see `attnlimits verify --list`")
+    return chosen
+
+
+class Context:
+    """What claims share during one run: mode, device, seed, and caches (theory solvers, Hermite
+    data, Monte Carlo runs keyed by their arguments so paired claims reuse one simulation)."""
+
+    def __init__(self, mode: str = "quick", device: str = "auto", seed: int = 0, progress=None):
+        if mode not in ("quick", "full"):
+            raise ValueError("mode must be 'quick' or 'full'")
+        self.mode, self.device, self.seed = mode, device, int(seed)
+        self.progress = progress or (lambda msg: None)
+        self._cache: dict = {}
+
+    def cached(self, key, fn: Callable):
+        if key not in self._cache:
+            self._cache[key] = fn()
+        return self._cache[key]
+
+
+def run_claims(claims: list[Claim], ctx: Context) -> list[ClaimResult]:
+    """Run claims in order; a claim that raises is reported as ``fail`` with its error."""
+    out = []
+    for i, claim in enumerate(claims, 1):
+        ctx.progress(f"[{i}/{len(claims)}] {claim.name}: {claim.title}")
+        t0 = time.perf_counter()
+        try:
+            res = claim.run(ctx, claim.size(ctx.mode))
+            if not isinstance(res, ClaimResult):
+                checks, plots, params = res
+                res = ClaimResult(claim.name, claim.title, "", list(checks), list(plots), dict(params))
+            ok = all(c.passed for c in res.checks) and bool(res.checks)
+            if not res.verdict:
+                res.verdict = "pass" if ok else ("discrepancy" if claim.quoted else "fail")
+        except Exception as exc:  # noqa: BLE001 - reported, never swallowed silently
+            res = ClaimResult(claim.name, claim.title, "fail",
+                              notes=f"error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
+        res.elapsed = time.perf_counter() - t0
+        res.source, res.tags = claim.source, tuple(claim.tags)
+        res.title = res.title or claim.title
+        out.append(res)
+    return out
