@@ -1,0 +1,754 @@
+r"""Report writer for ``attnlimits verify``: a terminal table, Markdown, JSON, tidy CSV and PNG plots.
+
+Input is the list of :class:`verify.claims.base.ClaimResult` returned by
+:func:`verify.claims.base.run_claims`.
+
+Outputs (GUIDE §3: results go to a folder the user chooses, with the parameters, seeds and versions
+that made them)
+---------------------------------------------------------------------------------------------------------
+:func:`format_table`
+    plain text, at most :data:`TABLE_WIDTH` columns: one block per claim (name, verdict, time,
+    title) with one line per check (label, kind, theory, MC mean ± SE, threshold, ✓/✗), then a
+    summary line ``"22 claims: 21 pass, 0 fail, 1 discrepancy (43.2 s)"``.
+:func:`write_report`
+    into ``out_dir`` (created with its parents):
+
+    ``report.md``     metadata, environment, summary table, a *Discrepancies* section (always present;
+                      quoted vs derived numbers), then one section per claim with its checks and plot;
+    ``results.json``  ``{"meta", "environment", "summary", "claims"}``; NaN/±inf written as ``null``;
+    ``results.csv``   tidy, one row per check (a claim without checks, e.g. one that raised, gets
+                      one row with empty check columns so that it is not lost);
+    ``plots/<claim>.png``  one PNG per claim with plot specs (several specs side by side).
+:func:`environment_info`
+    versions (Python, attnlimits, numpy, scipy, sympy, mpmath, torch, matplotlib), CUDA availability
+    and device name, platform and a UTC time stamp. No host name.
+
+Comparison rule shown in the tables (spec ``attention_rmt.md`` §10, :class:`~verify.claims.base.Check`):
+a check passes iff :math:`|\text{value}-\text{theory}|\le\max(\text{tol},k\,\text{SE})+\text{allowance}`
+(the *threshold* column); interval checks pass iff
+:math:`\text{lo}-\text{thr}\le\text{value}\le\text{hi}+\text{thr}`.
+
+Plots use :class:`matplotlib.figure.Figure` with :class:`~matplotlib.backends.backend_agg.FigureCanvasAgg`
+directly, so the user's global matplotlib backend is never changed.
+
+Example
+-------
+>>> from verify.report import format_table, write_report          # doctest: +SKIP
+>>> print(format_table(results))                                    # doctest: +SKIP
+>>> write_report(results, "verify-report", meta={"mode": "quick", "seed": 0})  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import re
+import shlex
+import warnings
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+__all__ = ["format_table", "write_report", "environment_info", "TABLE_WIDTH", "CSV_COLUMNS"]
+
+#: Maximum width (characters, ANSI codes excluded) of :func:`format_table` lines.
+TABLE_WIDTH = 110
+
+#: Columns of ``results.csv``, in order.
+CSV_COLUMNS = (
+    "claim", "verdict", "check", "kind", "theory", "value", "se", "tolerance", "k", "allowance",
+    "threshold", "passed", "mode", "seed", "device",
+)
+
+_VERDICTS = ("pass", "fail", "discrepancy")
+_ANSI = {"pass": "\033[32m", "fail": "\033[1;31m", "discrepancy": "\033[1;33m", "other": "\033[1;35m"}
+_ANSI_RESET = "\033[0m"
+_MARK = {True: "✓", False: "✗"}
+
+
+# --------------------------------------------------------------------------------------------------
+# small helpers
+# --------------------------------------------------------------------------------------------------
+def _attr(obj: Any, name: str, default: Any = None) -> Any:
+    """Attribute of a dataclass, or key of a dict (plot specs given as dicts are accepted)."""
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _as_float(x: Any) -> float | None:
+    """``float(x)`` for numbers (NumPy scalars and 0-d tensors included); ``None`` when not a number."""
+    if x is None or isinstance(x, (str, bytes)):
+        return None
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_interval(theory: Any) -> bool:
+    return isinstance(theory, (tuple, list)) and len(theory) == 2
+
+
+def _num(x: Any, digits: int = 4) -> str:
+    """Number with ``digits`` significant digits; ``—`` for None, ``nan``/``inf`` as such."""
+    if _is_interval(x):
+        return f"[{_num(x[0], digits)}, {_num(x[1], digits)}]"
+    f = _as_float(x)
+    if f is None:
+        return "—" if x is None else str(x)
+    if math.isnan(f):
+        return "nan"
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    return f"{f:.{digits}g}"
+
+
+def _mc(value: Any, se: Any) -> str:
+    return _num(value) if se is None else f"{_num(value)} ± {_num(se)}"
+
+
+def _fit(text: str, width: int, align: str = "<") -> str:
+    """Clip ``text`` to ``width`` characters (ending with …) and pad it."""
+    text = " ".join(str(text).split())  # one line
+    if len(text) > width:
+        text = text[: max(width - 1, 0)] + "…"
+    return f"{text:{align}{width}}"
+
+
+def _verdict_key(verdict: str) -> str:
+    v = (verdict or "").lower()
+    return v if v in _VERDICTS else "other"
+
+
+def _paint(text: str, verdict_or_mark: str | bool, color: bool) -> str:
+    if not color:
+        return text
+    if isinstance(verdict_or_mark, bool):
+        code = _ANSI["pass"] if verdict_or_mark else _ANSI["fail"]
+    else:
+        code = _ANSI[_verdict_key(verdict_or_mark)]
+    return f"{code}{text}{_ANSI_RESET}"
+
+
+def _counts(results: Sequence) -> dict:
+    counts = {v: 0 for v in _VERDICTS}
+    other = 0
+    for r in results:
+        key = _verdict_key(r.verdict)
+        if key == "other":
+            other += 1
+        else:
+            counts[key] += 1
+    counts["other"] = other
+    return counts
+
+
+def _summary_line(results: Sequence, elapsed: float | None) -> str:
+    n = len(results)
+    c = _counts(results)
+    if elapsed is None:
+        elapsed = sum(float(r.elapsed or 0.0) for r in results)
+    text = f"{n} claim{'s' if n != 1 else ''}: {c['pass']} pass, {c['fail']} fail, {c['discrepancy']} discrepancy"
+    if c["other"]:
+        text += f", {c['other']} other"
+    return text + f" ({elapsed:.1f} s)"
+
+
+def _check_passed(check: Any) -> bool:
+    try:
+        return bool(check.passed)
+    except Exception:  # noqa: BLE001 - a malformed check is shown as failed, never crashes the report
+        return False
+
+
+def _check_threshold(check: Any) -> float | None:
+    try:
+        return float(check.threshold)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+# --------------------------------------------------------------------------------------------------
+# terminal table
+# --------------------------------------------------------------------------------------------------
+# check line: indent 2 | label 30 | kind 8 | theory 24 | MC mean ± SE 24 | threshold 10 | mark 1
+_W_LABEL, _W_KIND, _W_THEORY, _W_MC, _W_THR = 30, 8, 24, 24, 10
+
+
+def format_table(results: Sequence, *, color: bool = False, elapsed: float | None = None) -> str:
+    """Plain-text table of claim results, at most :data:`TABLE_WIDTH` columns wide.
+
+    Parameters
+    ----------
+    results : list of ClaimResult
+    color : bool
+        Wrap verdicts and ✓/✗ marks in ANSI colours (use only when stdout is a terminal). Widths are
+        computed without the escape codes.
+    elapsed : float, optional
+        Total seconds for the summary line; default the sum of the claims' ``elapsed``.
+
+    Returns
+    -------
+    str
+        Header, one block per claim (name, verdict, time, title; then one line per check: label,
+        kind, theory — ``[lo, hi]`` for interval checks —, MC mean ± SE — SE omitted when ``None`` —,
+        threshold, ✓/✗), and a summary line such as ``"3 claims: 2 pass, 0 fail, 1 discrepancy (4.2 s)"``.
+        Numbers carry 4 significant digits. A claim without checks shows the first line of its notes.
+    """
+    rule = "─" * TABLE_WIDTH
+    head1 = f"{'claim':<14}{'verdict':<13}{'time':>8}  title"
+    head2 = "  " + " ".join([
+        _fit("check", _W_LABEL), _fit("kind", _W_KIND), _fit("theory", _W_THEORY),
+        _fit("MC mean ± SE", _W_MC), _fit("threshold", _W_THR), "ok",
+    ])
+    lines = [head1, head2.rstrip(), rule]
+    for r in results:
+        verdict = (r.verdict or "?").upper()
+        name = _fit(r.claim, 13) + " "
+        vword = _fit(verdict, 12).rstrip()
+        vpad = " " * (13 - len(vword))
+        tfield = f"{float(r.elapsed or 0.0):>6.1f} s  "
+        title = _fit(r.title or "", TABLE_WIDTH - len(name) - 13 - len(tfield)).rstrip()
+        lines.append(name + _paint(vword, r.verdict, color) + vpad + tfield + title)
+        for c in r.checks:
+            ok = _check_passed(c)
+            kind = str(_attr(c, "kind", "abs"))
+            line = "  " + " ".join([
+                _fit(_attr(c, "label", ""), _W_LABEL), _fit(kind, _W_KIND),
+                _fit(_num(_attr(c, "theory")), _W_THEORY),
+                _fit(_mc(_attr(c, "value"), _attr(c, "se")), _W_MC),
+                _fit(_num(_check_threshold(c)), _W_THR),
+            ]) + " "
+            lines.append(line + _paint(_MARK[ok], ok, color))
+        notes = (r.notes or "").strip()
+        if notes and (not r.checks or _verdict_key(r.verdict) != "pass"):
+            first = notes.splitlines()[0]
+            prefix = "  (no checks) " if not r.checks else "  note: "
+            lines.append((prefix + _fit(first, TABLE_WIDTH - len(prefix))).rstrip())
+        elif not r.checks:
+            lines.append("  (no checks)")
+    lines.append(rule)
+    lines.append(_summary_line(results, elapsed))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------
+# environment
+# --------------------------------------------------------------------------------------------------
+def _dist_version(name: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def environment_info() -> dict:
+    """Versions and hardware of this run (no host name, no user name).
+
+    Returns
+    -------
+    dict
+        ``timestamp`` (UTC, ISO 8601), ``python``, ``platform`` (:func:`platform.platform`),
+        ``machine``, ``versions`` (attnlimits — ``"dev"`` when not installed —, numpy, scipy, sympy,
+        mpmath, torch, matplotlib; ``None`` when absent), ``cuda_available``, ``cuda_version``
+        (the CUDA torch was built with) and ``cuda_device`` (name of device 0, or ``None``).
+        Imports torch when installed (about a second the first time).
+    """
+    versions = {"attnlimits": _dist_version("attnlimits") or "dev"}
+    for dist in ("numpy", "scipy", "sympy", "mpmath", "torch", "matplotlib"):
+        versions[dist] = _dist_version(dist)
+    info: dict[str, Any] = {
+        "timestamp": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "versions": versions,
+        "cuda_available": False,
+        "cuda_version": None,
+        "cuda_device": None,
+    }
+    try:
+        import torch
+
+        versions["torch"] = versions["torch"] or str(torch.__version__)
+        info["cuda_version"] = torch.version.cuda
+        available = bool(torch.cuda.is_available())
+        info["cuda_available"] = available
+        if available:
+            info["cuda_device"] = torch.cuda.get_device_name(0)
+    except Exception:  # noqa: BLE001 - torch missing or broken: report what we know
+        pass
+    return info
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON / CSV
+# --------------------------------------------------------------------------------------------------
+_FLOAT_FIELDS = ("value", "se", "tolerance", "k", "allowance", "threshold")
+
+
+def _clean(x: Any) -> Any:
+    """JSON-safe copy: NumPy/torch scalars and arrays to Python, NaN/±inf to ``None``, tuples and sets
+    to lists, unknown objects to ``str``."""
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if isinstance(x, Mapping):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, set, frozenset)):
+        return [_clean(v) for v in x]
+    if isinstance(x, int):
+        return x
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    tolist = getattr(x, "tolist", None)  # numpy arrays/scalars, torch tensors
+    if callable(tolist):
+        try:
+            return _clean(tolist())
+        except Exception:  # noqa: BLE001
+            pass
+    if isinstance(x, os.PathLike):
+        return os.fspath(x)
+    f = _as_float(x)
+    if f is not None and not isinstance(x, complex):
+        return f if math.isfinite(f) else None
+    return str(x)
+
+
+def _float_or_none(x: Any) -> float | None:
+    f = _as_float(x)
+    return f if f is not None and math.isfinite(f) else None
+
+
+def _check_dict(check: Any) -> dict:
+    try:
+        d = check.to_dict()
+    except Exception:  # noqa: BLE001 - e.g. unknown kind: keep the numbers, mark it failed
+        d = {k: _attr(check, k) for k in ("label", "theory", "value", "se", "tolerance", "k", "allowance", "kind", "note")}
+        d["theory"] = list(d["theory"]) if _is_interval(d["theory"]) else d["theory"]
+        d["threshold"], d["passed"] = _check_threshold(check), False
+    for key in _FLOAT_FIELDS:
+        if key in d and d[key] is not None:
+            d[key] = _float_or_none(d[key])
+    th = d.get("theory")
+    d["theory"] = [_float_or_none(v) for v in th] if _is_interval(th) else _float_or_none(th)
+    d["passed"] = bool(d.get("passed"))
+    return _clean(d)
+
+
+def _claim_dict(result: Any, plot: str | None) -> dict:
+    try:
+        d = result.to_dict()
+    except Exception:  # noqa: BLE001 - a malformed check must not lose the whole report
+        d = {"claim": result.claim, "title": result.title, "verdict": result.verdict, "source": result.source,
+             "tags": list(result.tags), "elapsed_s": round(float(result.elapsed or 0.0), 3),
+             "notes": result.notes, "params": result.params}
+    d["checks"] = [_check_dict(c) for c in result.checks]
+    d["plot"] = plot
+    return _clean(d)
+
+
+def _csv_number(x: Any) -> str:
+    if x is None:
+        return ""
+    if _is_interval(x):
+        return f"{_csv_number(x[0])};{_csv_number(x[1])}"
+    f = _as_float(x)
+    return str(x) if f is None else repr(f)
+
+
+def _csv_rows(results: Sequence, meta: Mapping) -> list[dict]:
+    base = {"mode": meta.get("mode", ""), "seed": meta.get("seed", ""), "device": meta.get("device", "")}
+    base = {k: "" if v is None else v for k, v in base.items()}
+    rows = []
+    for r in results:
+        if not r.checks:
+            rows.append({"claim": r.claim, "verdict": r.verdict, **{k: "" for k in CSV_COLUMNS[2:12]}, **base})
+            continue
+        for c in r.checks:
+            rows.append({
+                "claim": r.claim, "verdict": r.verdict, "check": _attr(c, "label", ""),
+                "kind": _attr(c, "kind", "abs"), "theory": _csv_number(_attr(c, "theory")),
+                "value": _csv_number(_attr(c, "value")), "se": _csv_number(_attr(c, "se")),
+                "tolerance": _csv_number(_attr(c, "tolerance")), "k": _csv_number(_attr(c, "k")),
+                "allowance": _csv_number(_attr(c, "allowance")),
+                "threshold": _csv_number(_check_threshold(c)), "passed": _check_passed(c), **base,
+            })
+    return rows
+
+
+# --------------------------------------------------------------------------------------------------
+# plots
+# --------------------------------------------------------------------------------------------------
+def _safe_name(name: str, taken: set[str]) -> str:
+    """File-name-safe version of a claim name, unique (case-insensitively) among ``taken``."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", str(name)).strip("._-") or "claim"
+    stem = stem[:80]
+    cand, i = stem, 2
+    while cand.lower() in taken:
+        cand, i = f"{stem}-{i}", i + 1
+    taken.add(cand.lower())
+    return cand
+
+
+def _array(values: Any):
+    import numpy as np
+
+    if values is None:
+        return None
+    out = []
+    for v in (values.tolist() if hasattr(values, "tolist") else list(values)):
+        f = _as_float(v)
+        out.append(math.nan if f is None else f)
+    return np.asarray(out, dtype=float)
+
+
+def _set_scale(ax, which: str, scale: str, data) -> None:
+    import numpy as np
+
+    scale = (scale or "linear").lower()
+    if scale == "log":
+        finite = np.concatenate([d[np.isfinite(d)] for d in data]) if data else np.array([])
+        if finite.size and np.all(finite > 0):
+            (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+        elif finite.size:  # non-positive data on a log axis: symmetric log instead of dropping points
+            nonzero = np.abs(finite[finite != 0])
+            linthresh = float(np.min(nonzero)) if nonzero.size else 1.0
+            (ax.set_xscale if which == "x" else ax.set_yscale)("symlog", linthresh=linthresh)
+    elif scale in ("linear", "symlog", "logit"):
+        (ax.set_xscale if which == "x" else ax.set_yscale)(scale)
+
+
+def _draw_spec(ax, spec: Any) -> None:
+    import numpy as np
+
+    series = list(_attr(spec, "series", []) or [])
+    lines = [s for s in series if _attr(s, "kind", "line") != "points"]
+    points = [s for s in series if _attr(s, "kind", "line") == "points"]
+    paired = len(lines) == len(points)  # theory curve i and MC points i share a colour
+    xs, ys = [], []
+    n_line = n_point = 0
+    for idx, s in enumerate(series):
+        x, y = _array(_attr(s, "x")), _array(_attr(s, "y"))
+        if x is None or y is None or len(x) != len(y):
+            raise ValueError(f"series {_attr(s, 'label', '?')!r}: x and y lengths differ")
+        xs.append(x), ys.append(y)
+        is_points = _attr(s, "kind", "line") == "points"
+        if paired:
+            color = f"C{n_point if is_points else n_line}"
+        else:
+            color = f"C{idx % 10}"
+        label = _attr(s, "label", None) or None
+        if is_points:
+            yerr = _array(_attr(s, "yerr"))
+            if yerr is not None and len(yerr) != len(y):
+                yerr = None
+            if yerr is not None:
+                yerr = yerr.copy()
+                yerr[~(yerr >= 0)] = 0.0  # NaN / negative errors drawn as none
+            ax.errorbar(x, y, yerr=yerr, fmt="o", ms=4, capsize=3, elinewidth=1, color=color, label=label,
+                        zorder=3)
+            n_point += 1
+        else:
+            ax.plot(x, y, "-", lw=1.6, color=color, label=label, zorder=2)
+            finite = np.isfinite(x) & np.isfinite(y)
+            if not finite.all():  # gaps break the line: keep isolated finite points visible
+                ax.plot(x[finite], y[finite], ".", ms=5, color=color, zorder=2)
+            n_line += 1
+    _set_scale(ax, "x", _attr(spec, "xscale", "log"), xs)
+    _set_scale(ax, "y", _attr(spec, "yscale", "linear"), ys)
+    ax.set_xlabel(str(_attr(spec, "xlabel", "") or ""))
+    ax.set_ylabel(str(_attr(spec, "ylabel", "") or ""))
+    ax.set_title(str(_attr(spec, "title", "") or ""), fontsize=9)
+    ax.grid(True, which="major", alpha=0.3)
+    if any(_attr(s, "label", None) for s in series):
+        ax.legend(fontsize=7, framealpha=0.85)
+
+
+def _plot_claim(result: Any, path: Path) -> Path:
+    """One PNG for a claim: its plot specs as subplots, side by side (at most 3 per row)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    specs = list(result.plots)
+    ncols = min(len(specs), 3)
+    nrows = math.ceil(len(specs) / ncols)
+    fig = Figure(figsize=(4.8 * ncols, 3.8 * nrows + 0.4))
+    FigureCanvasAgg(fig)
+    try:
+        axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. all-NaN series, empty legend
+            for ax, spec in zip(axes, specs):
+                _draw_spec(ax, spec)
+            for ax in axes[len(specs):]:
+                ax.set_visible(False)
+            title = f"{result.claim} — {result.title}" if result.title else str(result.claim)
+            if len(title) > 40 * ncols + 30:
+                title = title[: 40 * ncols + 29] + "…"
+            fig.suptitle(title, fontsize=10)
+            fig.tight_layout()
+            fig.savefig(path, dpi=110)
+    finally:
+        fig.clear()
+    return path
+
+
+# --------------------------------------------------------------------------------------------------
+# markdown
+# --------------------------------------------------------------------------------------------------
+def _md_cell(x: Any) -> str:
+    return " ".join(str(x).split()).replace("|", "\\|")
+
+
+def _md_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    out = ["| " + " | ".join(_md_cell(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _fence(text: str, lang: str = "text") -> list[str]:
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + lang, text.rstrip("\n"), fence]
+
+
+def _compact_json(params: Any) -> str:
+    data = _clean(params)
+    one = json.dumps(data, ensure_ascii=False)
+    if len(one) <= 100 or not isinstance(data, dict):
+        return one
+    items = [f"  {json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}" for k, v in data.items()]
+    return "{\n" + ",\n".join(items) + "\n}"
+
+
+def _gap(check: Any) -> float | None:
+    """|value − theory| (distance outside the interval for interval checks)."""
+    v = _float_or_none(_attr(check, "value"))
+    th = _attr(check, "theory")
+    if v is None:
+        return None
+    if _is_interval(th):
+        lo, hi = _float_or_none(th[0]), _float_or_none(th[1])
+        if lo is None or hi is None:
+            return None
+        return max(lo - v, v - hi, 0.0)
+    t = _float_or_none(th)
+    return None if t is None else abs(v - t)
+
+
+def _anchor(safe: str) -> str:
+    return "claim-" + safe.lower()
+
+
+def _verdict_md(verdict: str) -> str:
+    v = (verdict or "?").upper()
+    return v if _verdict_key(verdict) == "pass" else f"**{v}**"
+
+
+def _command_text(cmd: Any) -> str:
+    if isinstance(cmd, (list, tuple)):
+        return shlex.join(str(c) for c in cmd)
+    return str(cmd)
+
+
+_META_LABELS = (("mode", "mode"), ("device", "device"), ("seed", "seed"), ("command", "command line"),
+                ("elapsed_s", "elapsed"), ("elapsed", "elapsed"))
+
+
+def _markdown(results: Sequence, meta: Mapping, env: Mapping, plots: Mapping[int, str],
+              plot_errors: Mapping[int, str], anchors: Mapping[int, str]) -> str:
+    L: list[str] = ["# attnlimits verify — report", ""]
+    L.append(f"**{_summary_line(results, _float_or_none(meta.get('elapsed_s', meta.get('elapsed'))))}**")
+    L += ["", "## Run", ""]
+    shown = set()
+    rows = []
+    for key, label in _META_LABELS:
+        if key in meta and key not in shown and label not in {r[0] for r in rows}:
+            val = meta[key]
+            if key == "command":
+                val = f"`{_command_text(val)}`"
+            elif key.startswith("elapsed") and _float_or_none(val) is not None:
+                val = f"{_float_or_none(val):.1f} s"
+            rows.append((label, val))
+            shown.add(key)
+    for key, val in meta.items():
+        if key not in shown and key not in ("environment",) and not key.startswith("elapsed"):
+            rows.append((key, json.dumps(_clean(val), ensure_ascii=False) if not isinstance(val, str) else val))
+    L += _md_table(("", ""), rows) if rows else ["(no metadata)"]
+
+    L += ["", "## Environment", ""]
+    env_rows = [("time (UTC)", env.get("timestamp")), ("python", env.get("python")),
+                ("platform", env.get("platform"))]
+    for name, ver in (env.get("versions") or {}).items():
+        env_rows.append((name, ver if ver is not None else "not installed"))
+    cuda = env.get("cuda_available")
+    env_rows.append(("CUDA", (f"yes — {env.get('cuda_device')}" if cuda else "no")
+                     + (f" (torch built with CUDA {env['cuda_version']})" if env.get("cuda_version") else "")))
+    L += _md_table(("", ""), [(k, "—" if v is None else v) for k, v in env_rows])
+
+    L += ["", "## Summary", ""]
+    L += _md_table(("claim", "title", "verdict", "checks", "time"), [
+        (f"[{r.claim}](#{_anchor(anchors[i])})", r.title or "", _verdict_md(r.verdict),
+         f"{sum(_check_passed(c) for c in r.checks)}/{len(r.checks)}", f"{float(r.elapsed or 0.0):.1f} s")
+        for i, r in enumerate(results)
+    ])
+
+    # discrepancies: always listed, never hidden
+    L += ["", "## Discrepancies", ""]
+    disc = [(i, r) for i, r in enumerate(results) if _verdict_key(r.verdict) == "discrepancy"]
+    if not disc:
+        L.append("None in this run: no claim quoted from a paper is contradicted by the derivation.")
+    else:
+        L += ["> [!WARNING]",
+              f"> **{len(disc)} claim{'s' if len(disc) != 1 else ''} as quoted by a paper "
+              f"{'are' if len(disc) != 1 else 'is'} contradicted by the derivation.** "
+              "Both numbers are listed; the quoted statement is not corrected and this is not a failure of the run.",
+              ""]
+        for i, r in disc:
+            L += [f"### [{r.claim}](#{_anchor(anchors[i])}) — {_md_cell(r.title or '')}", ""]
+            if r.source:
+                L += [f"Source: {_md_cell(r.source)}", ""]
+            L += _md_table(("check", "quoted (theory)", "derived (MC/derivation) ± SE", "|Δ|", "ratio", "threshold", ""), [
+                (_attr(c, "label", ""), _num(_attr(c, "theory"), 6), _mc_md(c, 6), _num(_gap(c)), _ratio(c),
+                 _num(_check_threshold(c)), "✓" if _check_passed(c) else "✗ contradicted")
+                for c in r.checks
+            ])
+            L.append("")
+            for key in ("quoted", "derived", "ratio"):
+                if isinstance(r.params, Mapping) and key in r.params:
+                    L.append(f"- {key}: `{_compact_json(r.params[key])}`")
+            if r.notes:
+                L += [""] + _notes_md(r.notes)
+            L.append("")
+
+    L += ["", "## Claims", ""]
+    for i, r in enumerate(results):
+        L += [f'<a id="{_anchor(anchors[i])}"></a>', "", f"### {_md_cell(r.claim)} — {_md_cell(r.title or '')}", ""]
+        L.append(f"Verdict: {_verdict_md(r.verdict)} · time {float(r.elapsed or 0.0):.1f} s")
+        L.append("")
+        if r.source:
+            L += [f"Source: {_md_cell(r.source)}", ""]
+        if r.tags:
+            L += ["Tags: " + ", ".join(f"`{t}`" for t in r.tags), ""]
+        if r.params:
+            L += ["Parameters:", ""] + _fence(_compact_json(r.params), "json") + [""]
+        if r.checks:
+            L += _md_table(("check", "kind", "theory", "MC mean ± SE", "|Δ|", "threshold", "", "note"), [
+                (_attr(c, "label", ""), _attr(c, "kind", "abs"), _num(_attr(c, "theory"), 6), _mc_md(c, 6),
+                 _num(_gap(c)), _num(_check_threshold(c)), "✓" if _check_passed(c) else "✗", _attr(c, "note", "") or "")
+                for c in r.checks
+            ])
+        else:
+            L.append("*No checks were produced.*")
+        L.append("")
+        if r.notes:
+            L += _notes_md(r.notes) + [""]
+        if i in plots:
+            L += [f"![{_md_cell(r.claim)} plots]({plots[i]})", ""]
+        elif i in plot_errors:
+            L += [f"*Plot could not be drawn: {_md_cell(plot_errors[i])}*", ""]
+    L += ["---", "", "Comparison rule: a check passes iff |value − theory| ≤ max(tolerance, k·SE) + allowance "
+          "(the *threshold* column; relative checks scale the tolerance by |theory|, interval checks widen "
+          "[lo, hi] by the threshold). Full-precision numbers are in `results.json` and `results.csv`.", ""]
+    return "\n".join(L)
+
+
+def _mc_md(check: Any, digits: int) -> str:
+    se = _attr(check, "se")
+    v = _num(_attr(check, "value"), digits)
+    return v if se is None else f"{v} ± {_num(se, 3)}"
+
+
+def _ratio(check: Any) -> str:
+    v, t = _float_or_none(_attr(check, "value")), _attr(check, "theory")
+    t = None if _is_interval(t) else _float_or_none(t)
+    if v is None or t is None or t == 0:
+        return "—"
+    return _num(v / t)
+
+
+def _notes_md(notes: str) -> list[str]:
+    notes = notes.strip()
+    if "\n" in notes:
+        return ["Notes:", ""] + _fence(notes)
+    return [f"Notes: {notes}"]
+
+
+# --------------------------------------------------------------------------------------------------
+# write_report
+# --------------------------------------------------------------------------------------------------
+def write_report(results: Sequence, out_dir: str | os.PathLike, *, meta: Mapping | None = None) -> Path:
+    """Write ``report.md``, ``results.json``, ``results.csv`` and ``plots/<claim>.png`` into ``out_dir``.
+
+    Parameters
+    ----------
+    results : list of ClaimResult
+    out_dir : path
+        Created with its parents if missing; existing files of the same names are overwritten.
+    meta : dict
+        Run metadata shown in the report and stored in the JSON: ``mode``, ``device``, ``seed``,
+        ``command`` (string or argv list), ``elapsed_s`` (or ``elapsed``) and anything else.
+        ``mode``, ``seed`` and ``device`` are also columns of the CSV. An ``environment`` entry, if
+        given, replaces :func:`environment_info` (e.g. to reuse one collected earlier).
+
+    Returns
+    -------
+    pathlib.Path
+        Path of ``report.md``.
+
+    Raises
+    ------
+    OSError
+        ``"cannot write report to DIR: reason"`` when the folder or a file cannot be written.
+
+    Notes
+    -----
+    A plot that cannot be drawn (malformed series) does not abort the report: the claim's section
+    says why, and the JSON has ``"plot": null`` for it.
+    """
+    meta = dict(meta or {})
+    out = Path(out_dir)
+    env = meta.pop("environment", None) or environment_info()
+    taken: set[str] = set()
+    safe = {i: _safe_name(r.claim, taken) for i, r in enumerate(results)}
+    plots: dict[int, str] = {}
+    plot_errors: dict[int, str] = {}
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if any(r.plots for r in results):
+            (out / "plots").mkdir(exist_ok=True)
+        for i, r in enumerate(results):
+            if not r.plots:
+                continue
+            rel = f"plots/{safe[i]}.png"
+            try:
+                _plot_claim(r, out / rel)
+                plots[i] = rel
+            except OSError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - reported in the markdown, never fatal
+                plot_errors[i] = f"{type(exc).__name__}: {exc}"
+        summary = {"claims": len(results), **_counts(results),
+                   "elapsed_s": _float_or_none(meta.get("elapsed_s", meta.get("elapsed")))
+                   or round(sum(float(r.elapsed or 0.0) for r in results), 3)}
+        doc = {"meta": _clean(meta), "environment": _clean(env), "summary": summary,
+               "claims": [_claim_dict(r, plots.get(i)) for i, r in enumerate(results)]}
+        (out / "results.json").write_text(
+            json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+        with open(out / "results.csv", "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(CSV_COLUMNS))
+            writer.writeheader()
+            writer.writerows(_csv_rows(results, meta))
+        md_path = out / "report.md"
+        md_path.write_text(_markdown(results, meta, env, plots, plot_errors, safe), encoding="utf-8")
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if exc.filename and os.fspath(exc.filename) != os.fspath(out):
+            reason += f" ({exc.filename})"
+        raise OSError(f"cannot write report to {out}: {reason}") from exc
+    return md_path
