@@ -167,7 +167,7 @@ def _rmt_arguments(p):
     p.add_argument("--diagonal", choices=["zero", "keep"], default="zero",
                    help="diagonal convention of K_X (spec §4.3): zero (kappa = 0, default) or keep")
     p.add_argument("--kappa", default=None, help="diagonal constant with --diagonal keep (e.g. a measured mean)")
-    p.add_argument("--p", type=int, default=None, help="with --diagonal keep and no --kappa: kappa = f(sqrt p)/sqrt p")
+    p.add_argument("--p", type=int, default=None, help="with --diagonal keep and no --kappa: kappa = E f(sqrt(p) + sqrt(2) xi)/sqrt(p) (spec §4.3)")
     p.add_argument("--nodes", type=int, default=3000, help="midpoint nodes of the MP quadrature in float64 (default 3000)")
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per gamma")
 
@@ -197,7 +197,7 @@ def _kappa(args, h, dps):
         if args.p < 1:
             raise CLIError("--p must be a positive integer")
         with mpmath.workdps(dps):
-            kappa = mpmath.nstr(mpmath.mpf(diagonal_constant(h.centred, t, args.p).evalf(dps + 5)), dps)
+            kappa = mpmath.nstr(diagonal_constant(h.centred, t, args.p, dps=dps), dps)
     else:
         raise CLIError("--diagonal keep needs --kappa K (e.g. a measured diagonal mean) or --p P")
     try:

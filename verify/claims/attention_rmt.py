@@ -803,7 +803,7 @@ def _run_V16(ctx, size):
     kh = keep.kappa_estimate("w0")
     kappa = float(kh.mean)
     k_formula = float(R.diagonal_constant(hermite(ctx, "relu").centred, tsym, p))
-    checks.append(Check("κ̂ vs f(√p)/√p (§4.3)", theory=k_formula, value=kappa, se=float(kh.se), tolerance=5e-3,
+    checks.append(Check("κ̂ vs E f(√p+√2ξ)/√p (§4.3)", theory=k_formula, value=kappa, se=float(kh.se), tolerance=5e-3,
                         note="mean diagonal of K_X before the diagonal mode"))
     i = _idx(_V16_GAMMAS, 0.1)
     att_k, _ = theory_curve(ctx, "relu", 2.0, _V16_GAMMAS, kappa=kappa)
@@ -1005,7 +1005,7 @@ _MIX_WK, _MIX_WQ = [0.6, 0.5, 0.0], [0.8, 0.0, 0.4]
 #: varies slowly on the O(1) scale of the fluctuation of x_iᵀWx_i/√p ≈ √p + √2 ξ (tanh saturated,
 #: ReLU linear); for oscillating f (cos, sin) κ̂ ≈ E f(√p + √2ξ)/√p instead (cos, p = 1000:
 #: κ̂ = −.0079 while f(√p)/√p = +.0118).  The theory always uses the measured κ̂.
-_KAPPA_FORMULA_OK = ("tanh", "relu", "sigmoid")
+_KAPPA_FORMULA_OK = ("tanh", "relu", "sigmoid", "cos", "sin")  # E f(√p+√2ξ)/√p (R.diagonal_constant)
 
 
 def _spec_mixed(ctx):
@@ -1034,7 +1034,7 @@ def _run_mixed(ctx, size):
         kappa = float(kh.mean)
         k_formula = float(R.diagonal_constant(hermite(ctx, act).centred, tsym, p))
         if act in _KAPPA_FORMULA_OK:
-            checks.append(Check(f"{act}: κ̂ vs f(√p)/√p (§4.3)", theory=k_formula, value=kappa, se=float(kh.se),
+            checks.append(Check(f"{act}: κ̂ vs E f(√p+√2ξ)/√p (§4.3)", theory=k_formula, value=kappa, se=float(kh.se),
                                 tolerance=5e-3))
         kw = {"snr": 1.0, "wk": _MIX_WK, "wq": _MIX_WQ, "kappa": kappa}
         att, rr = theory_curve(ctx, act, 0.5, gs, **kw)
