@@ -397,6 +397,11 @@ def run(args, a1, nu, kappa, digits=None, extra=None):
         print(f"warning: {w}", file=sys.stderr)
     recs = curve(c, gammas, a1=a1, nu=nu, kappa=kappa, snr=snr, wk=wk, wq=wq, digits=digits,
                  n_nodes=args.nodes)
+    for r in recs:
+        err = r["quadrature_error"]
+        if err is not None and float(err) > 1e-6:
+            print(f"warning: gamma={float(r['gamma']):g}: quadrature error estimate {float(err):.1e} "
+                  f"(near-singular integrand); increase --nodes (float64) or use --digits", file=sys.stderr)
     if extra:
         recs = [{**extra, **r} for r in recs]
     if args.json:
