@@ -14,19 +14,12 @@ import argparse
 import json
 import math
 import sys
+import types
 
 
-class _Globals:
-    """Late-bound view of this module's namespace (kernels are looked up when called)."""
-
-    def __getattr__(self, name):
-        try:
-            return globals()[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-_rt = _Globals()
+# The runtime, kernels and solver are defined above this driver in the generated module: a
+# snapshot of the namespace serves as the solver's runtime handle (attribute access is cheap).
+_rt = types.SimpleNamespace(**{k: v for k, v in globals().items() if not k.startswith("__")})
 BULK = SystemKernels(_rt, "rmt_bulk", BULK_UNKNOWNS, BULK_PARAMETERS, BULK_INVARIANTS,  # noqa: F821
                     sensitivity_param="gamma")
 
@@ -210,6 +203,11 @@ def _hermite_predict(g, g0, x0, d0, g1, x1, d1):
     return [h00 * a + h10 * h * da + h01 * b + h11 * h * db for a, da, b, db in zip(x0, d0, x1, d1)]
 
 
+def _log_vars(g, x, d):
+    """(γA₁₁, A₁₂, A₂₂) and their derivatives in log γ."""
+    return [g * x[0], x[1], x[2]], [g * (x[0] + g * d[0]), g * d[1], g * d[2]]
+
+
 def _bulk_point(g, c, a1, nu, kappa, nodes, x0=None, J0=None):
     """Bulk solution at γ plus the traces q and their exact γ-derivatives dq (implicit function)."""
     params = [num(c), g, num(a1), num(nu), num(kappa)]  # noqa: F821
@@ -238,8 +236,11 @@ def _sweep(gs, c, a1, nu, kappa, nodes, starts=None):
         elif hist and 1 / 3 <= float(g) / float(hist[-1][0]) <= 3:
             g1, x1, d1 = hist[-1]
             if len(hist) >= 2:
+                # extrapolate the smooth functions (γA₁₁, A₁₂, A₂₂) of log γ
                 g0, x_0, d0 = hist[-2]
-                x0 = _hermite_predict(g, g0, x_0, d0, g1, x1, d1)
+                y = _hermite_predict(math.log(g), math.log(g0), *_log_vars(g0, x_0, d0),
+                                     math.log(g1), *_log_vars(g1, x1, d1))
+                x0 = [y[0] / g, y[1], y[2]]
             else:
                 x0 = [a + d * (g - g1) for a, d in zip(x1, d1)]
         else:

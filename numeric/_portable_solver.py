@@ -174,8 +174,11 @@ def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_
     def scale(x):
         return 1 + _maxabs(rt, x)
 
+    absval, isfinite = rt.absval, rt.isfinite
+    small_step = rt.num("1e-5")
+
     def finite(v):
-        return all(rt.isfinite(a) for a in v)
+        return all(isfinite(a) for a in v)
 
     def timed_out():
         return time_limit is not None and _time.monotonic() - t_start > time_limit
@@ -196,10 +199,11 @@ def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_
         for _ in range(max_newton):
             if not finite(F):
                 return None, res
-            if res <= tol * scale(x):
+            sx = scale(x)
+            if res <= tol * sx:
                 # unless already far below tolerance, one extra full step sharpens the last digits
                 # (quadratic convergence); keep it only if it lowers the residual
-                if res > tol * scale(x) / 1000:
+                if res > tol * sx / 1000:
                     try:  # the Jacobian at x serves the polished point too (the step is tiny)
                         step = rt.solve(J, [-f for f in F])
                         xn = [a + s for a, s in zip(x, step)]
@@ -218,7 +222,7 @@ def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_
             lam = rt.num(1)
             # quadratic convergence: a step this small lands (almost surely) on the solution, so
             # evaluate the sensitivity outputs there in the same pass
-            final = _maxabs(rt, step) <= rt.num("1e-5") * scale(x)
+            final = _maxabs(rt, step) <= small_step * sx
             for _ls in range(30):  # backtracking on the residual norm
                 xn = [a + lam * s for a, s in zip(x, step)]
                 if final:

@@ -99,6 +99,18 @@ def solve(J, r):
     """Solve the small dense system ``J x = r`` (Gaussian elimination with partial pivoting in
     plain Python for n ≤ 4 — far cheaper than a LAPACK call at this size — else LAPACK)."""
     n = len(r)
+    if n == 3:  # Cramer's rule with a conditioning guard; falls through to elimination if singular
+        (a, b, c), (d, e, f), (g, h, i) = J
+        co0, co1, co2 = e * i - f * h, f * g - d * i, d * h - e * g
+        det = a * co0 + b * co1 + c * co2
+        norm = max(abs(a), abs(b), abs(c), abs(d), abs(e), abs(f), abs(g), abs(h), abs(i))
+        if abs(det) > 1e-8 * norm**3 and math.isfinite(det):
+            r0, r1, r2 = r
+            return [
+                (r0 * co0 + r1 * (c * h - b * i) + r2 * (b * f - c * e)) / det,
+                (r0 * co1 + r1 * (a * i - c * g) + r2 * (c * d - a * f)) / det,
+                (r0 * co2 + r1 * (b * g - a * h) + r2 * (a * e - b * d)) / det,
+            ]
     if n > 4:
         return list(numpy.linalg.solve(numpy.array(J, dtype=float), numpy.array(r, dtype=float)))
     A = [[float(v) for v in row] + [float(b)] for row, b in zip(J, r)]
