@@ -19,7 +19,7 @@ from symbolic.model import GeneratedModel
 
 from . import _portable_solver
 
-__all__ = ["compile_model", "model_source", "export_model", "compile_system", "CompiledSystem"]
+__all__ = ["compile_model", "model_source", "export_model", "compile_system", "CompiledSystem", "cache_dir"]
 
 _CACHE: dict = {}
 _LOCK = threading.Lock()
@@ -47,16 +47,70 @@ def model_source(model: GeneratedModel, backend: str = "numpy", *, constants: di
     return mb.source(main=tail)
 
 
-def compile_model(model: GeneratedModel, backend: str = "numpy") -> types.ModuleType:
-    """Generate and load the solver module of ``model`` for ``backend`` (cached per process).
+def cache_dir() -> Path | None:
+    """Folder of the on-disk cache of generated sources (outside the repository).
 
-    Cost: generating the kernels takes about a second the first time; later calls are free.
+    ``$ATTNLIMITS_CACHE_DIR``, else ``$XDG_CACHE_HOME/attnlimits`` or ``~/.cache/attnlimits``;
+    ``ATTNLIMITS_NO_CACHE=1`` disables it.
+    """
+    if os.environ.get("ATTNLIMITS_NO_CACHE"):
+        return None
+    root = os.environ.get("ATTNLIMITS_CACHE_DIR")
+    if not root:
+        root = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "attnlimits")
+    return Path(root)
+
+
+def _cache_key(model: GeneratedModel, backend: str) -> str:
+    """Hash of everything the generated text depends on: the SymPy expressions, the code of the
+    engine and of the derivation module, the driver, the backend and the SymPy version."""
+    import hashlib
+
+    import sympy
+
+    h = hashlib.sha256()
+    h.update(f"{model.name}|{backend}|{sympy.__version__}|{model.source_hash()}".encode())
+    files = sorted(Path(__file__).parent.glob("*.py")) + sorted(Path(inspect.getfile(ModuleBuilder)).parent.glob("*.py"))
+    files += [Path(inspect.getfile(model.build_kernels)), Path(model.driver_path)]
+    for f in files:
+        h.update(f.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def _cached_source(model: GeneratedModel, backend: str) -> str:
+    folder = cache_dir()
+    if folder is None:
+        return model_source(model, backend)
+    path = folder / f"{model.name}-{backend}-{_cache_key(model, backend)}.py"
+    try:
+        return path.read_text()
+    except OSError:
+        pass
+    src = model_source(model, backend)
+    try:  # best effort: a read-only home only costs the regeneration next time
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(src)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return src
+
+
+def compile_model(model: GeneratedModel, backend: str = "numpy") -> types.ModuleType:
+    """Generate and load the solver module of ``model`` for ``backend``.
+
+    Cached per process, and on disk (:func:`cache_dir`) keyed by a hash of the expressions, the
+    engine and derivation code and the SymPy version: generating the kernels takes about a second
+    the first time, loading a cached text a few milliseconds.
     """
     key = (model.name, model.source_hash(), backend)
     with _LOCK:
         mod = _CACHE.get(key)
         if mod is None:
-            mod = load_module(model_source(model, backend), name=f"attnlimits_{model.name}_{backend}")
+            if backend not in BACKENDS:
+                raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+            mod = load_module(_cached_source(model, backend), name=f"attnlimits_{model.name}_{backend}")
             _CACHE[key] = mod
     return mod
 

@@ -1,0 +1,33 @@
+"""On-disk cache of generated solver sources."""
+from __future__ import annotations
+
+from derivations import attention_rmt as R
+from numeric import models
+
+
+def test_cache_written_reused_and_disabled(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNLIMITS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(models, "_CACHE", {})
+    fresh = models.compile_model(R.model, "numpy")
+    files = list(tmp_path.glob("attention_rmt-numpy-*.py"))
+    assert len(files) == 1 and "SOURCE_HASH" in files[0].read_text()
+    # a second process (empty in-memory cache) loads the text from disk: same program, same numbers
+    calls = []
+    monkeypatch.setattr(models, "_CACHE", {})
+    monkeypatch.setattr(models, "model_source", lambda *a, **k: calls.append(1) or "")
+    cached = models.compile_model(R.model, "numpy")
+    assert not calls
+    a = fresh.curve(0.5, [0.1], a1=0.6, nu=0.45, snr=1, wk=[1], wq=[1])[0]["E_attention"]
+    b = cached.curve(0.5, [0.1], a1=0.6, nu=0.45, snr=1, wk=[1], wq=[1])[0]["E_attention"]
+    assert a == b
+    monkeypatch.setenv("ATTNLIMITS_NO_CACHE", "1")
+    assert models.cache_dir() is None
+
+
+def test_unwritable_cache_is_not_an_error(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("ATTNLIMITS_CACHE_DIR", str(blocker / "sub"))
+    monkeypatch.setattr(models, "_CACHE", {})
+    mod = models.compile_model(R.model, "numpy")
+    assert mod.curve(0.5, [0.1], a1=0.6, nu=0.45)[0]["E_attention"] > 0
