@@ -191,6 +191,18 @@ def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_
         return [a - b for a, b in zip(x, gx)]
 
 
+    def polish(x, F, J, res):
+        """One more full Newton step from a converged point (quadratic convergence sharpens the
+        last digits); kept only if it lowers the residual.  The Jacobian at x serves the polished
+        point too: the step is tiny."""
+        try:
+            xn = [a + d for a, d in zip(x, rt.solve(J, [-f for f in F]))]
+        except Exception:
+            return x, res
+        Fn = residual(xn)
+        rn = _maxabs(rt, Fn)
+        return (xn, rn) if finite(Fn) and rn < res else (x, res)
+
     def newton(x, label):
         nonlocal iters
         F, J = sk.F_J(x, params, nodes)
@@ -204,15 +216,7 @@ def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_
                 # unless already far below tolerance, one extra full step sharpens the last digits
                 # (quadratic convergence); keep it only if it lowers the residual
                 if res > tol * sx / 1000:
-                    try:  # the Jacobian at x serves the polished point too (the step is tiny)
-                        step = rt.solve(J, [-f for f in F])
-                        xn = [a + s for a, s in zip(x, step)]
-                        Fn = residual(xn)
-                        rn = _maxabs(rt, Fn)
-                        if finite(Fn) and rn < res:
-                            x, res = xn, rn
-                    except Exception:
-                        pass
+                    x, res = polish(x, F, J, res)
                 last_J[0] = J
                 return x, res
             try:
@@ -253,14 +257,8 @@ def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_
                 return None, res
             if res <= tol * scale(x):
                 F, J, last_extra[0] = sk.F_J_extra(x, params, nodes)
-                if res > tol * scale(x) / 1000:  # one exact Newton step sharpens the last digits
-                    try:
-                        xn = [a + d for a, d in zip(x, rt.solve(J, [-f for f in F]))]
-                        rn = _maxabs(rt, residual(xn))
-                        if rt.isfinite(rn) and rn < res:
-                            x, res = xn, rn
-                    except Exception:
-                        pass
+                if res > tol * scale(x) / 1000:
+                    x, res = polish(x, F, J, res)
                 last_J[0] = J
                 return x, res
             try:
