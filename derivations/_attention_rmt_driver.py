@@ -102,6 +102,12 @@ def geometry(snr, wk=(), wq=(), L=None):
     return m, Gam, Om, r
 
 
+def geometry_at_15(geom):
+    """The reduced geometry rounded to the current (lower) precision."""
+    m, Gam, Om, r = geom
+    return (m * 1, Gam * 1, Om * 1, r)
+
+
 def point(gamma, c, a1, nu, kappa, geom, nodes, x0=None):
     """Ē and ȳ at one γ on given quadrature nodes (one bulk solve + one linear solve)."""
     params = [num(c), num(gamma), num(a1), num(nu), num(kappa)]
@@ -143,6 +149,15 @@ def _point_quadrature(gamma, c, a1, nu, kappa, geom, x0, nodes, error_estimate):
     prev = None
     target = default_tol() * 10  # noqa: F821
     x = x0
+    if x is None:
+        # cold start: solve at double precision first (the damped/Anderson stages are the slow
+        # part), then polish with Newton at the working precision along the node ladder
+        import mpmath
+
+        with mpmath.workdps(15):
+            x = point(num(gamma), num(c), num(a1), num(nu), num(kappa), geometry_at_15(geom),  # noqa: F821
+                      law_nodes(num(c), 6), None)["x"]  # noqa: F821
+        x = [num(v) for v in x]  # noqa: F821
     for degree in range(6, MAX_DEGREE + 1):
         cur = point(gamma, c, a1, nu, kappa, geom, law_nodes(num(c), degree), x)  # noqa: F821
         x = cur["x"]
