@@ -23,7 +23,8 @@ Contents
 - :func:`reduced_geometry_rank1`, :func:`reduced_geometry_general` — ``Γ``, ``Ω`` of §5/§6;
 - :data:`ridge_stieltjes`, :data:`error_ridge` — the baseline, Proposition 2 (§7);
 - :func:`large_gamma_m1`, :func:`crossover_c_star` — §8 E, derived from the MP moments;
-- :data:`noise_kernel_stieltjes_update` — the noise-kernel law of §4.2 (claim V19);
+- :data:`noise_kernel_stieltjes_update`, :data:`noise_kernel_system` — the noise-kernel law of §4.2
+  (claim V19), as a complex update and as a real fixed-point system;
 - :func:`diagonal_constant` — the kept-diagonal ``κ = E f(√p + √2ξ)/√p`` of §4.3 (and the
   spec's leading form ``f(√p)/√p``).
 """
@@ -46,6 +47,7 @@ __all__ = [
     "reduced_geometry_rank1", "reduced_geometry_general",
     "ridge_stieltjes", "ridge_ybar", "error_ridge",
     "large_gamma_m1", "crossover_c_star", "noise_kernel_stieltjes_update", "stieltjes_m", "z",
+    "noise_kernel_system",
     "diagonal_constant", "diagonal_constant_leading", "SOURCE",
 ]
 
@@ -294,6 +296,31 @@ noise_kernel_stieltjes_update = -1 / (
     z + a1**2 * stieltjes_m / (c + a1 * stieltjes_m) + (nu - a1**2) * stieltjes_m / c
 )
 
+
+m_re, m_im, z_re, z_im = sp.symbols("m_re m_im z_re z_im", real=True)
+
+
+def _noise_kernel_system():
+    """The §4.2 law as a real fixed point for (Re m, Im m), derived from the complex update."""
+    e = noise_kernel_stieltjes_update.subs({stieltjes_m: m_re + sp.I * m_im, z: z_re + sp.I * z_im})
+    D = sp.together(-1 / e)  # update = −1/D
+    re_D, im_D = sp.expand_complex(D).as_real_imag()
+    den = re_D**2 + im_D**2
+    z2 = z_re**2 + z_im**2
+    return EquationSystem(
+        name="noise_kernel",
+        unknowns=(m_re, m_im),
+        parameters=(z_re, z_im, c, a1, nu),
+        updates=(-re_D / den, im_D / den),
+        observables={"m_re": m_re, "m_im": m_im},
+        initial_guess=(-z_re / z2, z_im / z2),  # m ≈ −1/z: the branch continued from |z| → ∞
+        invariants=(Invariant("Im m > 0", m_im > 0, "Stieltjes transform of a measure, Im z > 0"),),
+        source="Stieltjes transform of the zero-diagonal noise kernel K_N (attention_rmt.md §4.2; "
+        "Cheng–Singer 2013, Fan–Montanari 2019)",
+    )
+
+
+noise_kernel_system = _noise_kernel_system()  #: §4.2 as an :class:`EquationSystem` (claim V19)
 
 # ------------------------------------------------------------------------------------------------
 # §4.3 kept-diagonal constant

@@ -868,37 +868,20 @@ _V19_Z = (0.3j, -0.5 + 0.2j, 1.0 + 0.1j)
 _V19_C = (0.5, 2.0)
 
 
-def solve_noise_kernel_stieltjes(ctx, a1: float, nu: float, c: float, z: complex, *, damping: float = 0.5,
-                                 tol: float = 1e-14, max_iter: int = 200_000) -> complex:
-    """Root of the §4.2 law ``m = update(m)`` (:data:`derivations.attention_rmt.noise_kernel_stieltjes_update`).
-
-    Damped iteration from ``m = −1/z`` (the large-|z| branch, Im m > 0 for Im z > 0); the update
-    is lambdified from the SymPy expression (complex NumPy), never retyped.  Raises
-    ``RuntimeError`` without convergence or on the wrong branch.
-    """
-    import sympy as sp
-
+def solve_noise_kernel_stieltjes(ctx, a1: float, nu: float, c: float, z: complex) -> complex:
+    """Root of the §4.2 law, from :data:`derivations.attention_rmt.noise_kernel_system` (the real and
+    imaginary parts of the SymPy update) with the engine's solver: damped iteration from
+    ``m = −1/z`` (the branch continued from |z| → ∞), Anderson, Newton with the symbolic Jacobian;
+    the invariant Im m > 0 is checked and a failure raises ``ConvergenceError``."""
     from derivations import attention_rmt as R
+    from numeric import compile_system
 
-    upd = ctx.cached(("v19-update",), lambda: sp.lambdify((R.stieltjes_m, R.z, R.a1, R.nu, R.c),
-                                                          R.noise_kernel_stieltjes_update, "numpy"))
     z = complex(z)
     if not z.imag > 0:
         raise ValueError("use Im z > 0")
-    m = -1.0 / z
-    for it in range(max_iter):
-        new = (1 - damping) * m + damping * complex(upd(m, z, a1, nu, c))
-        if not np.isfinite(new):
-            raise RuntimeError(f"noise-kernel fixed point diverged at z={z}, c={c}")
-        if abs(new - m) <= tol * (1 + abs(m)):
-            m = new
-            break
-        m = new
-    else:
-        raise RuntimeError(f"noise-kernel fixed point did not converge in {max_iter} steps (z={z}, c={c})")
-    if not m.imag > 0:
-        raise RuntimeError(f"noise-kernel fixed point on the wrong branch (Im m = {m.imag:g} ≤ 0, z={z})")
-    return m
+    solver = ctx.cached(("v19-system",), lambda: compile_system(R.noise_kernel_system))
+    res = solver.solve({"z_re": z.real, "z_im": z.imag, "c": c, "a1": a1, "nu": nu})
+    return complex(float(res.x[0]), float(res.x[1]))
 
 
 def _v19_theory(ctx):
