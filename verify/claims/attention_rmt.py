@@ -984,11 +984,11 @@ def _run_V20(ctx, size):
 # =============================================================================================
 
 _MIX_WK, _MIX_WQ = [0.6, 0.5, 0.0], [0.8, 0.0, 0.4]
-#: Activations for which §4.3's κ ≈ f(√p)/√p is checked against the measured κ̂.  It holds when f
-#: varies slowly on the O(1) scale of the fluctuation of x_iᵀWx_i/√p ≈ √p + √2 ξ (tanh saturated,
-#: ReLU linear); for oscillating f (cos, sin) κ̂ ≈ E f(√p + √2ξ)/√p instead (cos, p = 1000:
-#: κ̂ = −.0079 while f(√p)/√p = +.0118).  The theory always uses the measured κ̂.
-_KAPPA_FORMULA_OK = ("tanh", "relu", "sigmoid", "cos", "sin")  # E f(√p+√2ξ)/√p (R.diagonal_constant)
+#: Activations whose measured κ̂ is checked against R.diagonal_constant = E f(√p + √2ξ)/√p (§4.3
+#: with the O(1) fluctuation of x_iᵀWx_i/√p kept).  The spec's leading form f(√p)/√p is wrong for
+#: oscillating f (cos, p = 1000: κ̂ = −.0079, f(√p)/√p = +.0118, E f(√p+√2ξ)/√p = −.0078).  He₂ is
+#: excluded: its κ ~ √p is refused in kept-diagonal mode.  The theory always uses the measured κ̂.
+_KAPPA_FORMULA_OK = ("tanh", "relu", "sigmoid", "cos", "sin")
 
 
 def _spec_mixed(ctx):
