@@ -133,19 +133,9 @@ def point(gamma, c, a1, nu, kappa, geom, nodes, x0=None):
             "q": list(obs[:6])}
 
 
-def _point_quadrature(gamma, c, a1, nu, kappa, geom, x0, nodes, error_estimate):
-    """One γ with its quadrature error estimate (N vs N/2 midpoint; node-doubling ladder in mpmath).
-
-    ``nodes`` is ``(fine, coarse)`` in float64 (coarse is None without an error estimate).
-    """
-    if BACKEND == "numpy":  # noqa: F821
-        fine = point(gamma, c, a1, nu, kappa, geom, nodes[0], x0)
-        err = None
-        if error_estimate:
-            coarse = point(gamma, c, a1, nu, kappa, geom, nodes[1], fine["x"])
-            err = abs(fine["E"] - coarse["E"])
-        fine["quadrature_error"] = err
-        return fine
+def _point_ladder(gamma, c, a1, nu, kappa, geom, x0):
+    """One γ under mpmath: the node count doubles until Ē agrees to the working precision between
+    two levels; that difference is the reported quadrature error."""
     prev = None
     target = default_tol() * 10  # noqa: F821
     x = x0
@@ -323,7 +313,7 @@ def _curve_pointwise(c, gammas, order, a1, nu, kappa, snr, geom):
         if x0 is not None and 1 / 3 <= float(g) / float(g_prev) <= 3:
             # first-order predictor from the exact dA/dγ of the previous point
             warm = [a + d * (g - g_prev) for a, d in zip(x0, dx0)]
-        rec = _point_quadrature(g, c, a1, nu, kappa, geom, warm, None, False)
+        rec = _point_ladder(g, c, a1, nu, kappa, geom, warm)
         x0, dx0, g_prev = rec["x"], rec["dx"], g
         E_rr, ybar_rr = rmt_ridge(num(c), g, num(snr))  # noqa: F821
         fp = rec["fixed_point"]

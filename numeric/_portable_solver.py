@@ -203,7 +203,7 @@ def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_
         rn = _maxabs(rt, Fn)
         return (xn, rn) if finite(Fn) and rn < res else (x, res)
 
-    def newton(x, label):
+    def newton(x):
         nonlocal iters
         F, J = sk.F_J(x, params, nodes)
         last_extra[0] = None
@@ -282,7 +282,7 @@ def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_
             if check_invariants and not _invariants_ok(sk, x_sol, params, nodes, invariant_tol)[0]:
                 x_sol = None
     if x_sol is None and x0 is not None:
-        x_sol, res = newton(list(x0), "newton(warm)")
+        x_sol, res = newton(list(x0))
         if x_sol is not None:
             stages.append("newton(warm)")
             if check_invariants and not _invariants_ok(sk, x_sol, params, nodes, invariant_tol)[0]:
@@ -316,7 +316,7 @@ def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_
             stages.append("anderson")
         # 3. Newton polish (always: it is cheap and sharpens the last digits)
         if finite(x):
-            x_sol, res = newton(x, "newton")
+            x_sol, res = newton(x)
             stages.append("newton")
         if x_sol is None:
             F, _ = sk.F_J(x, params, nodes) if finite(x) else ([float("nan")], None)
