@@ -178,7 +178,10 @@ def curve(c, gammas, *, a1, nu, kappa=0, snr=0, wk=(), wq=(), L=None, digits=Non
 
         with mpmath.workdps(int(digits or 30)):
             return _curve(c, gammas, a1, nu, kappa, snr, wk, wq, L, n_nodes, error_estimate, check_monotone)
-    return _curve(c, gammas, a1, nu, kappa, snr, wk, wq, L, n_nodes, error_estimate, check_monotone)
+    # non-finite intermediate values are detected by the solver (and raise ConvergenceError);
+    # numpy's floating-point warnings would only add noise
+    with numpy.errstate(divide="ignore", invalid="ignore", over="ignore"):  # noqa: F821
+        return _curve(c, gammas, a1, nu, kappa, snr, wk, wq, L, n_nodes, error_estimate, check_monotone)
 
 
 def _curve(c, gammas, a1, nu, kappa, snr, wk, wq, L, n_nodes, error_estimate, check_monotone):

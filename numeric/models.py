@@ -97,6 +97,17 @@ def _cached_source(model: GeneratedModel, backend: str) -> str:
     return src
 
 
+def _share_error_classes(mod) -> None:
+    """In-process modules raise :class:`numeric.ConvergenceError`/``InvariantError`` themselves.
+
+    The generated text carries its own copy of the solver (so that exported files stand alone);
+    its ``raise`` statements look the class names up in the module's globals at run time, so
+    pointing those names at the package's classes makes ``except numeric.ConvergenceError`` work.
+    """
+    mod.ConvergenceError = _portable_solver.ConvergenceError
+    mod.InvariantError = _portable_solver.InvariantError
+
+
 def compile_model(model: GeneratedModel, backend: str = "numpy") -> types.ModuleType:
     """Generate and load the solver module of ``model`` for ``backend``.
 
@@ -111,6 +122,7 @@ def compile_model(model: GeneratedModel, backend: str = "numpy") -> types.Module
             if backend not in BACKENDS:
                 raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
             mod = load_module(_cached_source(model, backend), name=f"attnlimits_{model.name}_{backend}")
+            _share_error_classes(mod)
             _CACHE[key] = mod
     return mod
 
@@ -176,6 +188,7 @@ class CompiledSystem:
         mb.add_source(strip_module_header(inspect.getsource(_portable_solver)))
         self.source = mb.source()
         self.module = load_module(self.source, name=f"attnlimits_{system.name}_{backend}")
+        _share_error_classes(self.module)
         self.kernels = _portable_solver.SystemKernels(
             self.module, system.name, system.unknowns, system.parameters,
             [i.name for i in system.invariants])

@@ -75,3 +75,19 @@ def test_hermite_command(capsys):
     rec = json.loads(out)
     assert rc == 0 and float(rec["a1"]) == pytest.approx(0.5, abs=1e-25)
     assert float(rec["nu"]) == pytest.approx(0.340845, abs=1e-6)
+
+
+def test_solver_failure_is_one_line(capsys):
+    # far outside the validated range the bulk solve fails: a typed error, one line, exit 2
+    rc, _, err = run(["rmt", "--c", "1e-300", "--gamma", "1"], capsys)
+    assert rc == 2 and "rmt_bulk" in err and "Try:" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) <= 2  # range warning + error
+
+
+def test_in_process_module_raises_package_error_classes():
+    from derivations import attention_rmt as R
+    from numeric import ConvergenceError, compile_model
+
+    mod = compile_model(R.model, "numpy")
+    with pytest.raises(ConvergenceError, match="rmt_bulk"):
+        mod.curve(1e-300, [1.0], a1=0.6, nu=0.4)
