@@ -165,32 +165,34 @@ def _point_ladder(gamma, c, a1, nu, kappa, geom, x0):
 
 
 def curve(c, gammas, *, a1, nu, kappa=0, snr=0, wk=(), wq=(), L=None, digits=None, n_nodes=3000,
-          error_estimate=True, check_monotone=True):
+          error_estimate=True, check_monotone=True, progress=None):
     """Ē_attention and Ē_ridge along a γ grid (swept from large γ with warm starts).
 
     Returns a list of dicts, in the order of ``gammas``, with keys ``gamma``, ``E_attention``,
     ``E_ridge``, ``ybar``, ``ybar_ridge``, ``quadrature_error``, ``iterations``, ``method``.
-    Under the mpmath backend the work runs at ``digits`` significant digits (default 30).
+    Under the mpmath backend the work runs at ``digits`` significant digits (default 30), and
+    ``progress`` (a callable taking a message) is told about each γ as it is done.
     """
     validate(c, gammas, snr, wk, wq, L, a1, nu, kappa)
     if BACKEND == "mpmath":  # noqa: F821
         import mpmath
 
         with mpmath.workdps(int(digits or 30)):
-            return _curve(c, gammas, a1, nu, kappa, snr, wk, wq, L, n_nodes, error_estimate, check_monotone)
+            return _curve(c, gammas, a1, nu, kappa, snr, wk, wq, L, n_nodes, error_estimate, check_monotone,
+                          progress)
     # non-finite intermediate values are detected by the solver (and raise ConvergenceError);
     # numpy's floating-point warnings would only add noise
     with numpy.errstate(divide="ignore", invalid="ignore", over="ignore"):  # noqa: F821
         return _curve(c, gammas, a1, nu, kappa, snr, wk, wq, L, n_nodes, error_estimate, check_monotone)
 
 
-def _curve(c, gammas, a1, nu, kappa, snr, wk, wq, L, n_nodes, error_estimate, check_monotone):
+def _curve(c, gammas, a1, nu, kappa, snr, wk, wq, L, n_nodes, error_estimate, check_monotone, progress=None):
     geom = geometry(snr, wk, wq, L)
     order = sorted(range(len(gammas)), key=lambda i: -float(gammas[i]))
     if BACKEND == "numpy":  # noqa: F821
         recs = _curve_batched(c, gammas, order, a1, nu, kappa, snr, geom, n_nodes, error_estimate)
     else:
-        recs = _curve_pointwise(c, gammas, order, a1, nu, kappa, snr, geom)
+        recs = _curve_pointwise(c, gammas, order, a1, nu, kappa, snr, geom, progress)
     if check_monotone:
         tol = 1e-10
         for i, j in zip(order[1:], order[:-1]):  # γ_i < γ_j
@@ -307,7 +309,7 @@ def _curve_batched(c, gammas, order, a1, nu, kappa, snr, geom, n_nodes, error_es
     return out
 
 
-def _curve_pointwise(c, gammas, order, a1, nu, kappa, snr, geom):
+def _curve_pointwise(c, gammas, order, a1, nu, kappa, snr, geom, progress=None):
     out = [None] * len(gammas)
     x0, dx0, g_prev = None, None, None
     for i in order:
@@ -317,6 +319,8 @@ def _curve_pointwise(c, gammas, order, a1, nu, kappa, snr, geom):
             # first-order predictor from the exact dA/dγ of the previous point
             warm = [a + d * (g - g_prev) for a, d in zip(x0, dx0)]
         rec = _point_ladder(g, c, a1, nu, kappa, geom, warm)
+        if progress is not None:
+            progress(f"gamma={float(g):g} done ({sum(o is not None for o in out) + 1}/{len(gammas)})")
         x0, dx0, g_prev = rec["x"], rec["dx"], g
         E_rr, ybar_rr = rmt_ridge(num(c), g, num(snr))  # noqa: F821
         fp = rec["fixed_point"]
@@ -366,9 +370,14 @@ def dumps_json(records, digits=None):
 def format_table(records, digits=None):
     digits = int(digits or 6)
     cols = ["gamma", "E_attention", "E_ridge", "quadrature_error"]
-    rows = [[_num_text(r[k], digits) if r[k] is not None else "-" for k in cols] for r in records]
-    if BACKEND == "numpy":  # noqa: F821
-        rows = [[f"{float(r[k]):.{digits}g}" if r[k] is not None else "-" for k in cols] for r in records]
+    def cell(k, v):
+        if v is None:
+            return "-"
+        if k == "quadrature_error":  # an error estimate: two significant digits say enough
+            return f"{float(v):.2g}"
+        return f"{float(v):.{digits}g}" if BACKEND == "numpy" else _num_text(v, digits)  # noqa: F821
+
+    rows = [[cell(k, r[k]) for k in cols] for r in records]
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(cols)]
     lines = ["  ".join(h.rjust(w) for h, w in zip(cols, widths))]
     lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in rows]
@@ -404,8 +413,11 @@ def run(args, a1, nu, kappa, digits=None, extra=None):
     snr = _finite("snr", args.snr, nonnegative=True)
     for w in validate(c, gammas, snr, wk, wq, None, a1, nu, kappa):
         print(f"warning: {w}", file=sys.stderr)
+    progress = None
+    if digits and len(gammas) > 2:  # mpmath runs take about a second per gamma: show progress
+        progress = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     recs = curve(c, gammas, a1=a1, nu=nu, kappa=kappa, snr=snr, wk=wk, wq=wq, digits=digits,
-                 n_nodes=args.nodes)
+                 n_nodes=args.nodes, progress=progress)
     for r in recs:
         err = r["quadrature_error"]
         if err is not None and float(err) > 1e-6:
