@@ -123,3 +123,17 @@ def test_invalid_input_is_refused(rmt):
         rmt.curve(1, [1], a1=0.5, nu=0.4, snr=-1)
     with pytest.raises(ValueError, match="nu must be >= a1"):
         rmt.curve(1, [1], a1=0.9, nu=0.4)
+
+
+@given(c=cs, snr=snrs)
+def test_ridge_limits(rmt, c, snr):
+    # §7: gamma -> 0: (1-c)/(1+SNR) for c < 1, ~gamma^2 for c > 1; gamma -> oo: 1-E ~ 2(c+SNR)/gamma
+    small, big = 1e-7, 1e7
+    e0 = float(rmt.rmt_ridge(c, small, snr)[0])
+    if c < 0.95:
+        assert e0 == pytest.approx((1 - c) / (1 + snr), abs=1e-5)
+    elif c > 1.05:
+        e1 = float(rmt.rmt_ridge(c, 10 * small, snr)[0])
+        assert math.log10(e1 / e0) == pytest.approx(2, abs=0.01)  # log-log slope 2
+    einf = float(rmt.rmt_ridge(c, big, snr)[0])
+    assert (1 - einf) * big == pytest.approx(2 * (c + snr), rel=1e-4)
