@@ -48,10 +48,21 @@ __all__ = [
     "ridge_stieltjes", "ridge_ybar", "error_ridge",
     "large_gamma_m1", "crossover_c_star", "noise_kernel_stieltjes_update", "stieltjes_m", "z",
     "noise_kernel_system",
-    "diagonal_constant", "diagonal_constant_leading", "SOURCE",
+    "diagonal_constant", "diagonal_constant_leading", "SOURCE", "REFERENCES",
 ]
 
 SOURCE = "Liao et al., arXiv:2506.18656; spec shared/spec/attention_rmt.md"
+
+#: What a computation with this result rests on (printed by ``verify.claims.citation``).
+REFERENCES = (
+    "Liao, Liu, Hou, Zou, Ling. On the Interpolation Error of Nonlinear Attention versus "
+    "Linear Regression. arXiv:2506.18656 (v1: A Random Matrix Analysis of In-context Memorization for "
+    "Nonlinear Attention).",
+    "R. Couillet, Z. Liao. Random Matrix Methods for Machine Learning. Cambridge University Press, 2022.",
+    "X. Cheng, A. Singer. The spectrum of random inner-product kernel matrices. 2013.",
+    "Z. Fan, A. Montanari. The spectral norm of random inner-product kernel matrices. 2019.",
+    "V. A. Marchenko, L. A. Pastur. Distribution of eigenvalues for some sets of random matrices. 1967.",
+)
 
 # ------------------------------------------------------------------------------------------------
 # symbols (§2, §4.1, §4.3)

@@ -279,7 +279,7 @@ def _cmd_hermite(args) -> int:
 def _cmd_verify(args) -> int:
     import time
 
-    from verify.claims import Context, run_claims, select
+    from verify.claims import Context, citation, run_claims, select
     from verify.report import format_table, write_report
 
     try:
@@ -308,7 +308,8 @@ def _cmd_verify(args) -> int:
     print(format_table(results, color=sys.stdout.isatty()))
     if not args.no_report:
         meta = {"mode": mode, "device": device, "seed": args.seed, "elapsed_s": round(elapsed, 1),
-                "command": "attnlimits " + " ".join(sys.argv[1:]) if sys.argv else "attnlimits verify"}
+                "command": "attnlimits " + " ".join(sys.argv[1:]) if sys.argv else "attnlimits verify",
+                "references": citation(claims)}
         path = write_report(results, args.out, meta=meta)
         print(f"report: {path}")
     return 1 if any(r.verdict == "fail" for r in results) else 0

@@ -577,7 +577,7 @@ def _markdown(results: Sequence, meta: Mapping, env: Mapping, plots: Mapping[int
             rows.append((label, val))
             shown.add(key)
     for key, val in meta.items():
-        if key not in shown and key not in ("environment",) and not key.startswith("elapsed"):
+        if key not in shown and key not in ("environment", "references") and not key.startswith("elapsed"):
             rows.append((key, json.dumps(_clean(val), ensure_ascii=False) if not isinstance(val, str) else val))
     L += _md_table(("", ""), rows) if rows else ["(no metadata)"]
 
@@ -652,6 +652,9 @@ def _markdown(results: Sequence, meta: Mapping, env: Mapping, plots: Mapping[int
             L += [f"![{_md_cell(r.claim)} plots]({plots[i]})", ""]
         elif i in plot_errors:
             L += [f"*Plot could not be drawn: {_md_cell(plot_errors[i])}*", ""]
+    refs = meta.get("references") or []
+    if refs:
+        L += ["## References", ""] + [f"- {_md_cell(str(ref))}" for ref in refs] + [""]
     L += ["---", "", "Comparison rule: a check passes iff |value − theory| ≤ max(tolerance, k·SE) + allowance "
           "(the *threshold* column; relative checks scale the tolerance by |theory|, interval checks widen "
           "[lo, hi] by the threshold). Full-precision numbers are in `results.json` and `results.csv`.", ""]

@@ -70,3 +70,11 @@ def test_weights_command_bad_file(tmp_path, capsys):
     for path in (str(bad), str(tmp_path / "missing.safetensors")):
         rc, _, err = run(["weights", path], capsys)
         assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_citation_lists_the_references_of_the_claims_run(tmp_path, capsys):
+    from verify.claims import citation
+
+    refs = citation(["V1", "V4"])
+    assert refs and "arXiv:2506.18656" in refs[0] and len(refs) == len(set(refs))
+    assert citation([]) == []

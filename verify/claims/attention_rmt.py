@@ -1262,5 +1262,12 @@ _CLAIMS = [
           _src("Theorem 1", "§6, §9"), _run_derivative, quick={}, full={}, tags=("rmt", "identity", "theory-only")),
 ]
 
+def _references():
+    from derivations import attention_rmt as R
+
+    return tuple(R.REFERENCES)
+
+
 for _c in _CLAIMS:
+    _c.references = _references()
     register(_c)

@@ -27,7 +27,7 @@ from typing import Callable, Iterable
 
 __all__ = [
     "Check", "PlotSeries", "PlotSpec", "ClaimResult", "Claim", "Context",
-    "REGISTRY", "register", "select", "run_claims", "K_DEFAULT",
+    "REGISTRY", "register", "select", "run_claims", "citation", "K_DEFAULT",
 ]
 
 K_DEFAULT = 3.0  #: default number of standard errors in a comparison
@@ -145,12 +145,24 @@ class Claim:
     full: dict = field(default_factory=dict)
     tags: tuple = ()
     quoted: bool = False
+    references: tuple = ()
 
     def size(self, mode: str) -> dict:
         return dict(self.full if mode == "full" else self.quick)
 
 
 REGISTRY: dict[str, Claim] = {}
+
+
+def citation(claims: Iterable) -> list[str]:
+    """The references behind ``claims`` (Claim objects, results or names), de-duplicated in order."""
+    out: list[str] = []
+    for c in claims:
+        name = c if isinstance(c, str) else getattr(c, "name", None) or getattr(c, "claim", None)
+        for ref in getattr(REGISTRY.get(name), "references", ()):
+            if ref not in out:
+                out.append(ref)
+    return out
 
 
 def register(claim: Claim) -> Claim:
