@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import mpmath
-import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st

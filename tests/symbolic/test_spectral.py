@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import mpmath
-import numpy as np
 import pytest
 import sympy as sp
 
