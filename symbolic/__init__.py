@@ -7,10 +7,26 @@ Public API
 - Spectral averages: :class:`MarchenkoPasturLaw`, :class:`SpectralAverage`.
 - Systems: :class:`EquationSystem`, :class:`Invariant`; matrix calculus :func:`matrix_diff`,
   :func:`directional_derivative`.
+- Gaussian expectations: :func:`wick_expectation` (exact), :class:`GaussianExpectation` (node),
+  :func:`gaussian_expectation`, :func:`expectation_1d`, :func:`expectation_1d_mp`,
+  :func:`gauss_hermite_rule`, :func:`sobol_normal`, :class:`GaussianIntegral`,
+  :class:`IntegrationError`, :class:`NotPolynomialError`.
 - Code generation: :class:`Kernel`, :class:`ModuleBuilder`, :func:`load_module`,
   :func:`assert_exact`, :class:`GeneratedModel`.
 """
 from .codegen import FloatLiteralError, Kernel, ModuleBuilder, assert_exact, expression_hash, load_module, print_expr
+from .gaussian import (
+    GaussianExpectation,
+    GaussianIntegral,
+    IntegrationError,
+    NotPolynomialError,
+    expectation_1d,
+    expectation_1d_mp,
+    gauss_hermite_rule,
+    gaussian_expectation,
+    sobol_normal,
+    wick_expectation,
+)
 from .hermite import (
     BUILTIN_ACTIVATIONS,
     ActivationError,
@@ -33,4 +49,7 @@ __all__ = [
     "EquationSystem", "Invariant", "matrix_diff", "scalar_diff", "directional_derivative",
     "FloatLiteralError", "Kernel", "ModuleBuilder", "assert_exact", "expression_hash",
     "load_module", "print_expr", "GeneratedModel",
+    "GaussianExpectation", "GaussianIntegral", "IntegrationError", "NotPolynomialError",
+    "expectation_1d", "expectation_1d_mp", "gauss_hermite_rule", "gaussian_expectation",
+    "sobol_normal", "wick_expectation",
 ]

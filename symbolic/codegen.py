@@ -142,8 +142,43 @@ def _matrix_methods(base):
     return _Printer
 
 
-_NumpyPrinter = _matrix_methods(NumPyPrinter)
-_MpmathPrinter = _matrix_methods(MpmathPrinter)
+class _NumpyPrinter(_matrix_methods(NumPyPrinter)):
+    # stable forms of the functions of symbolic.functions
+    def _print_Softplus(self, e):
+        return f"numpy.logaddexp(0, {self._print(e.args[0])})"
+
+    def _print_Sigmoid(self, e):
+        return f"scipy.special.expit({self._print(e.args[0])})"
+
+    def _print_erf(self, e):
+        return f"scipy.special.erf({self._print(e.args[0])})"
+
+    def _print_erfc(self, e):
+        return f"scipy.special.erfc({self._print(e.args[0])})"
+
+    def _print_LogSoftplus(self, e):
+        x = self._print(e.args[0])
+        return f"numpy.where(({x}) < -30, {x}, numpy.log(numpy.logaddexp(0, numpy.maximum({x}, -30))))"
+
+    def _print_LogSoftplusPrime(self, e):
+        x = self._print(e.args[0])
+        return (f"numpy.where(({x}) < -30, 1.0, scipy.special.expit(numpy.maximum({x}, -30))"
+                f" / numpy.logaddexp(0, numpy.maximum({x}, -30)))")
+
+
+class _MpmathPrinter(_matrix_methods(MpmathPrinter)):
+    def _print_Softplus(self, e):
+        return f"mpmath.log1p(mpmath.exp({self._print(e.args[0])}))"
+
+    def _print_Sigmoid(self, e):
+        return f"(1/(1 + mpmath.exp(-({self._print(e.args[0])}))))"
+
+    def _print_LogSoftplus(self, e):
+        return f"mpmath.log(mpmath.log1p(mpmath.exp({self._print(e.args[0])})))"
+
+    def _print_LogSoftplusPrime(self, e):
+        x = self._print(e.args[0])
+        return f"(1/((1 + mpmath.exp(-({x}))) * mpmath.log1p(mpmath.exp({x}))))"
 
 
 _TRIVIAL = (sp.MatrixSymbol, sp.Identity, sp.ZeroMatrix)

@@ -1,0 +1,538 @@
+r"""Single-location regression (SLR) at population level: written once, in SymPy.
+
+Source: O. Duranthon, P. Marion, C. Boyer, B. Loureiro, L. Zdeborová, *Statistical Advantage of
+Softmax Attention: Insights from Single-Location Regression*, arXiv:2509.21936 ([D]); the
+predecessor P. Marion, R. Berthier, G. Biau, C. Boyer, arXiv:2410.01537 ([M]).  Every formula is
+the independent derivation of ``shared/spec/slr.md`` (section numbers below refer to it).
+
+Model (§3)
+----------
+A sequence :math:`X=(x_1..x_L)`, :math:`x_\ell\in\mathbb R^D`, a hidden location
+:math:`\varepsilon^*`, teacher projections :math:`\chi^*=Xk^*/\sqrt D`, :math:`z^*=Xv^*/\sqrt D`,
+target :math:`y=z^*_{\varepsilon^*}+\Delta\xi`.  The law of :math:`X` given
+:math:`\varepsilon^*` is Gaussian reweighted by :math:`g_\nu(\varepsilon^*,\chi^*)`:
+
+- ``spiked``: :math:`g_\nu=\exp(\sqrt\nu\chi_\varepsilon-\nu/2)` (the located token is shifted by
+  :math:`\sqrt\nu k^*/\sqrt D`);
+- ``max``: :math:`g_\nu=L e^{\nu\chi_\varepsilon}/\sum_{\ell'}e^{\nu\chi_{\ell'}}`
+  (:math:`\varepsilon^*=\arg\max\chi^*` at :math:`\nu=\infty`).
+
+Both satisfy the ratio condition with :math:`c_\nu=\sqrt\nu` (spiked), :math:`\nu` (max), hence
+:math:`P(\varepsilon^*\mid X)=\mathrm{softmax}(c_\nu\chi^*)` (:func:`ratio_condition`).
+
+Predictor (§4)
+--------------
+:math:`f(X)=\sigma(\chi)^\top z`, :math:`\chi=Xk/\sqrt D`, :math:`z=Xv/\sqrt D`, with the
+attention weights :math:`\sigma` one of :data:`ACTIVATIONS` (always by full name) or a user
+expression (:func:`custom_activation`).
+
+Risk (§5–§6)
+------------
+On the manifold :math:`\mathcal M` (no cross overlaps) with :math:`\chi=m_k\chi^*+s_k\eta`,
+:math:`s_k=\sqrt{q_k-m_k^2}`:
+
+.. math::  E = 1 - 2 m_v A + q_v B,\qquad A=\mathbb E[\sigma(\chi)_{\varepsilon^*}],\quad
+           B=\mathbb E\|\sigma(\chi)\|^2,
+
+and optimising over :math:`v` (:func:`optimal_value_risk`, derived) gives
+:math:`E^*=1-\sup A^2/B` at :math:`m_v=A/B`, :math:`q_v=m_v^2`.
+
+What is derived here by the engine rather than typed
+----------------------------------------------------
+- the optimal value vector and :math:`E^*=1-A^2/B` (:func:`optimal_value_risk`);
+- the linear-attention closed forms of §8 for every variant, on both models, for symbolic
+  :math:`L` and :math:`\nu` (:func:`linear_closed_form`), from Gaussian moments by Wick's theorem
+  (:func:`symbolic.gaussian.wick_expectation`) after an exchangeability reduction, and the
+  variable-length versions (:func:`linear_closed_form_varlen`);
+- their large-:math:`\nu` constants and the max-SLR :math:`L\to\infty` limit
+  (:func:`linear_asymptotics`), by SymPy ``limit``;
+- softmax shift invariance and the Jacobians of every activation (:func:`sigma_vector`).
+
+The Bayes side (posterior, Nishimori identity, quadrature representations, asymptotics) is in
+:mod:`derivations._slr_bayes`, and [M] in :mod:`derivations._slr_predecessor`; both are
+re-exported here.  Numbers are computed by :mod:`numeric.population` and :mod:`numeric.bayes`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import sympy as sp
+
+from symbolic.functions import LogSoftplus
+from symbolic.hermite import ActivationError, parse_activation
+from symbolic.hermite import t as _t
+
+__all__ = [
+    "MODELS", "ACTIVATIONS", "AMBIGUOUS_NAMES", "Activation", "activation", "custom_activation",
+    "sigma_vector", "chi_symbols", "t", "nu", "L", "m", "m_k", "q_k", "s_k", "m_v", "q_v", "mu",
+    "risk_on_manifold", "optimal_value_risk", "linear_closed_form", "linear_closed_form_varlen",
+    "linear_asymptotics", "teacher_first_moments", "teacher_second_moments", "REFERENCES",
+    "QUOTED", "order_parameter_names", "manifold_names",
+]
+
+#: Activation argument (one token's key field χ_ℓ); the same symbol as :data:`symbolic.hermite.t`.
+t = _t
+nu = sp.Symbol("nu", positive=True)  #: spike strength ν
+L = sp.Symbol("L", positive=True, integer=True)  #: sequence length
+m = sp.Symbol("m", real=True)  #: key overlap m_k in the closed forms
+m_k, m_v = sp.symbols("m_k m_v", real=True)
+q_k, q_v = sp.symbols("q_k q_v", nonnegative=True)
+s_k = sp.Symbol("s_k", nonnegative=True)
+mu = sp.Symbol("mu", real=True)  #: μ_L(ν) = E[χ*_{ε*}] on max-SLR
+A_sym, B_sym = sp.symbols("A B", real=True)
+
+MODELS = ("spiked", "max")
+
+order_parameter_names = ("m_k", "q_k", "m_v", "q_v", "m_kvstar", "m_vkstar", "q_kv")
+manifold_names = ("m_kvstar", "m_vkstar", "q_kv")  #: zero on the manifold M (§5)
+
+REFERENCES = (
+    "O. Duranthon, P. Marion, C. Boyer, B. Loureiro, L. Zdeborová. Statistical Advantage of Softmax "
+    "Attention: Insights from Single-Location Regression. arXiv:2509.21936.",
+    "P. Marion, R. Berthier, G. Biau, C. Boyer. Attention Layers Provably Solve Single-Location "
+    "Regression. ICLR 2025, arXiv:2410.01537.",
+    "H. Nishimori. Statistical Physics of Spin Glasses and Information Processing. Oxford University "
+    "Press, 2001.",
+    "C. Stein. Estimation of the mean of a multivariate normal distribution. Annals of Statistics, 1981.",
+    "L. Isserlis. On a formula for the product-moment coefficient of any order of a normal frequency "
+    "distribution in any number of variables. Biometrika, 1918.",
+)
+
+
+# =============================================================================================
+# activations (§4)
+# =============================================================================================
+
+@dataclass(frozen=True)
+class Activation:
+    r"""An attention-weight map :math:`\sigma:\mathbb R^L\to\mathbb R^L`, one of three kinds.
+
+    - ``normalised``: :math:`\sigma_\ell=e^{\lambda(\chi_\ell)}/\sum_{\ell'}e^{\lambda(\chi_{\ell'})}`
+      with :math:`\lambda=` ``expr`` the log of a positive weight (softmax: :math:`\lambda=t`;
+      normalised softplus: :math:`\lambda=\log\mathrm{sp}(t+b)`).  Evaluated in the log domain.
+    - ``elementwise``: :math:`\sigma_\ell=h(\chi_\ell)` with :math:`h=` ``expr``.
+    - ``affine``: :math:`\sigma_\ell=\alpha+\beta\chi_\ell+\gamma\bar\chi` with
+      ``coefficients = (α, β, γ)`` (the linear variants; ``expr`` is :math:`\alpha+\beta t`).
+
+    ``extra`` is the symbol of the extra scalar (erf offset ``c``, softplus bias ``b``) or None;
+    ``extra_learned`` says whether the population optimum optimises it, ``extra_default`` is its
+    value otherwise.  ``bounds`` are the box the optimiser searches (an argmin on a bound is
+    reported with the flag ``limit``).
+    """
+
+    name: str
+    kind: str
+    expr: sp.Expr
+    description: str
+    coefficients: tuple = ()
+    extra: sp.Symbol | None = None
+    extra_default: sp.Expr = sp.S.Zero
+    extra_learned: bool = False
+    extra_bounds: tuple = (-30.0, 30.0)
+    normalised: bool = False
+    source: str = "spec slr.md §4"
+
+    @property
+    def extra_name(self) -> str | None:
+        return None if self.extra is None else self.extra.name
+
+    def log_weight(self):
+        """λ(t) for normalised kinds, None otherwise."""
+        return self.expr if self.kind == "normalised" else None
+
+
+_c = sp.Symbol("c", real=True)  # erf offset
+_b = sp.Symbol("b", real=True)  # softplus bias
+
+ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
+    Activation("softmax", "normalised", t, "e^{χ_ℓ}/Σ e^{χ_ℓ'}: exponential, normalised, shift-invariant",
+               normalised=True),
+    Activation("linear_uncentred", "affine", 1 + t, "1 + χ_ℓ", coefficients=(1, 1, 0)),
+    Activation("linear_centred", "affine", 1 + t, "1 + χ_ℓ − χ̄ (L × the first-order expansion of softmax)",
+               coefficients=(1, 1, -1)),
+    Activation("linear_pure", "affine", t, "χ_ℓ (scale-degenerate: only m_k m_v is identified)",
+               coefficients=(0, 1, 0)),
+    Activation("erf_fixed", "elementwise", 1 + sp.erf(_c + t), "1 + erf(c + χ_ℓ), c fixed (default 0)",
+               extra=_c),
+    Activation("erf_learned", "elementwise", 1 + sp.erf(_c + t), "1 + erf(c + χ_ℓ), c learned",
+               extra=_c, extra_learned=True),
+    Activation("softplus_norm", "normalised", LogSoftplus(t + _b),
+               "sp(χ_ℓ + b)/Σ sp(χ_ℓ' + b), b fixed (default 0: no bias)", extra=_b, normalised=True),
+    Activation("softplus_norm_bias", "normalised", LogSoftplus(t + _b),
+               "sp(χ_ℓ + b)/Σ sp(χ_ℓ' + b), b learned (contains softmax as b → −∞)", extra=_b,
+               extra_learned=True, extra_bounds=(-40.0, 20.0), normalised=True),
+)}
+
+#: Bare names that the spec forbids (§2): each maps to its variants.
+AMBIGUOUS_NAMES = {
+    "linear": ("linear_uncentred", "linear_centred", "linear_pure"),
+    "erf": ("erf_fixed", "erf_learned"),
+    "softplus": ("softplus_norm", "softplus_norm_bias"),
+}
+
+
+def activation(name) -> Activation:
+    """The activation called ``name`` (spec §4 full name), or ``name`` itself if already one.
+
+    Also accepts ``"elementwise:<expr in t>"`` and ``"normalised:<positive expr in t>"`` for a user
+    expression (:func:`custom_activation`).  A bare ``linear``, ``erf`` or ``softplus`` is refused
+    with a message listing its variants.
+    """
+    if isinstance(name, Activation):
+        return name
+    key = str(name).strip()
+    if key in ACTIVATIONS:
+        return ACTIVATIONS[key]
+    if key.lower() in AMBIGUOUS_NAMES:
+        raise ActivationError(
+            f"{key!r} is ambiguous: name the variant, one of {', '.join(AMBIGUOUS_NAMES[key.lower()])}")
+    for kind in ("elementwise", "normalised"):
+        if key.startswith(kind + ":"):
+            return custom_activation(key[len(kind) + 1:], kind=kind)
+    raise ActivationError(
+        f"unknown activation {key!r}; choose one of {', '.join(ACTIVATIONS)}, or "
+        "'elementwise:<expr in t>' / 'normalised:<positive expr in t>'")
+
+
+def custom_activation(text: str, kind: str = "elementwise", name: str | None = None) -> Activation:
+    r"""A user-given activation, parsed safely (no code is executed; see
+    :func:`symbolic.hermite.parse_activation`).
+
+    ``kind="elementwise"``: :math:`\sigma_\ell=h(\chi_\ell)` with ``text`` the formula of
+    :math:`h` in ``t``.  ``kind="normalised"``: :math:`\sigma_\ell=h(\chi_\ell)/\sum h(\chi_{\ell'})`
+    with :math:`h>0` given by ``text`` (stored as :math:`\log h`).
+
+    >>> custom_activation("exp(2*t)", kind="normalised").expr
+    2*t
+    """
+    if kind not in ("elementwise", "normalised"):
+        raise ActivationError(f"kind must be 'elementwise' or 'normalised', not {kind!r}")
+    h = parse_activation(text)
+    if kind == "normalised":
+        if h.is_nonpositive:
+            raise ActivationError(f"a normalised activation needs a positive weight h(t); got {h}")
+        expr = sp.expand_log(sp.log(h), force=True)
+    else:
+        expr = h
+    return Activation(name or f"{kind}:{text}", kind, expr, f"user expression ({kind}) h(t) = {h}",
+                      normalised=(kind == "normalised"), source="user")
+
+
+def chi_symbols(L_value: int):
+    """Symbols χ_1 … χ_L."""
+    return sp.symbols(f"chi_1:{int(L_value) + 1}", real=True)
+
+
+def sigma_vector(act, L_value: int, chi=None, extra=None) -> sp.Matrix:
+    r"""The attention weights :math:`\sigma(\chi)` as a SymPy column for a concrete length.
+
+    ``extra`` substitutes the extra scalar (default: keep its symbol).  Used for symbolic checks
+    (shift invariance, nesting limits) and for Jacobians/Hessians:
+    ``sigma_vector(a, 3).jacobian(chi_symbols(3))``.
+    """
+    act = activation(act)
+    chi = chi_symbols(L_value) if chi is None else tuple(chi)
+    sub = {} if (act.extra is None or extra is None) else {act.extra: sp.sympify(extra)}
+    if act.kind == "normalised":
+        w = [sp.exp(act.expr.subs(t, x)) for x in chi]
+        tot = sp.Add(*w)
+        out = [wi / tot for wi in w]
+    elif act.kind == "elementwise":
+        out = [act.expr.subs(t, x) for x in chi]
+    else:
+        a, b, g = (sp.S(v) for v in act.coefficients)
+        bar = sp.Add(*chi) / len(chi)
+        out = [a + b * x + g * bar for x in chi]
+    return sp.Matrix([sp.sympify(o).subs(sub) for o in out])
+
+
+# =============================================================================================
+# risk on the manifold and the value optimisation (§6.2)
+# =============================================================================================
+
+def risk_on_manifold():
+    r""":math:`E = 1 - 2 m_v A + q_v B` (§6.2; ``excess`` metric), in the symbols ``m_v, q_v, A, B``."""
+    return 1 - 2 * m_v * A_sym + q_v * B_sym
+
+
+@lru_cache(maxsize=None)
+def optimal_value_risk():
+    r"""Optimise the manifold risk over the value vector (§6.2), by SymPy.
+
+    For fixed key overlaps, :math:`v` enters through :math:`(m_v, q_v)` with :math:`q_v\ge m_v^2`;
+    :math:`B\ge0` makes the smallest :math:`q_v=m_v^2` optimal, then :math:`\partial_{m_v}E=0`.
+
+    Returns ``(m_v_star, risk_star)`` in the symbols ``A, B``: :math:`A/B` and :math:`1-A^2/B`.
+    """
+    e = risk_on_manifold().subs(q_v, m_v ** 2)
+    (mv_star,) = sp.solve(sp.diff(e, m_v), m_v)
+    return sp.simplify(mv_star), sp.simplify(e.subs(m_v, mv_star))
+
+
+def _risk_from_AB(A, B):
+    _, e = optimal_value_risk()
+    return e.subs({A_sym: A, B_sym: B})
+
+
+# =============================================================================================
+# linear attention: closed forms from Gaussian moments (§8)
+# =============================================================================================
+
+def teacher_first_moments(model: str):
+    r"""First moments of the teacher key field used by affine activations (§8).
+
+    Returns ``(E χ*_{ε*}, E χ*_ℓ for ℓ ≠ ε*)``.  Spiked (ε* = 1 by exchangeability,
+    :math:`\chi^*=g+\sqrt\nu e_1`): :math:`(\sqrt\nu, 0)`.  Max-SLR: :math:`(\mu, -\mu/(L-1))`
+    with :math:`\mu=\mu_L(\nu)`, because the marginal of :math:`\chi^*` is centred, so
+    :math:`\mathbb E\sum_\ell\chi^*_\ell=0`.
+    """
+    if model == "spiked":
+        return sp.sqrt(nu), sp.S.Zero
+    if model == "max":
+        return mu, -mu / (L - 1)
+    raise ValueError(f"unknown model {model!r}; choose 'spiked' or 'max'")
+
+
+def teacher_second_moments(model: str):
+    r"""The marginal law of :math:`\chi^*` as three exchangeable Gaussian blocks (§8).
+
+    :math:`\|\sigma\|^2` involves no label, so :math:`B` needs only the marginal law of
+    :math:`\chi^*`.  By exchangeability, :math:`\mathbb E\sum_\ell F(\chi_\ell,\bar\chi) =
+    \mathbb E F(\chi_1,\bar\chi)+(L-1)\mathbb E F(\chi_2,\bar\chi)`, and
+    :math:`\bar\chi=(\chi_1+\chi_2+R)/L` with :math:`R` the sum of the other :math:`L-2`
+    coordinates, itself Gaussian.  So three Gaussian variables :math:`(x_1,x_2,R)` carry every
+    quadratic moment, for symbolic :math:`L`.
+
+    Returns ``(means, variances)`` of :math:`(x_1, x_2, R)` (independent): spiked
+    :math:`(\sqrt\nu,0,0)`, :math:`(1,1,L-2)`; max-SLR (i.i.d. marginal) :math:`(0,0,0)`,
+    :math:`(1,1,L-2)`.
+    """
+    if model == "spiked":
+        return (sp.sqrt(nu), 0, 0), (1, 1, L - 2)
+    if model == "max":
+        return (0, 0, 0), (1, 1, L - 2)
+    raise ValueError(f"unknown model {model!r}; choose 'spiked' or 'max'")
+
+
+def _affine_AB(act: Activation, model: str, s=sp.S.Zero):
+    """A(m), B(m) of an affine activation with χ = m χ* + s η, symbolic L (L ≥ 2)."""
+    from symbolic.gaussian import wick_expectation
+
+    a, b, g = (sp.S(v) for v in act.coefficients)
+    x1, x2, R, e1, e2, eR = sp.symbols("x1 x2 R eta1 eta2 eta_R", real=True)
+    # fields of the distinguished token, a generic other token, and the sum of the remaining L-2
+    c1, c2, cR = m * x1 + s * e1, m * x2 + s * e2, m * R + s * eR
+    bar = (c1 + c2 + cR) / L
+    sig1, sig2 = a + b * c1 + g * bar, a + b * c2 + g * bar
+    # A: affine in the fields, so only first moments enter (valid for the tilted max-SLR law too)
+    f1, f_other = teacher_first_moments(model)
+    A = sp.expand(sig1.subs({x1: f1, x2: f_other, R: (L - 2) * f_other, e1: 0, e2: 0, eR: 0}))
+    means, variances = teacher_second_moments(model)
+    variables = (x1, x2, R, e1, e2, eR)
+    mean = list(means) + [0, 0, 0]
+    cov = sp.diag(*variances, 1, 1, L - 2)
+    B = wick_expectation(sig1 ** 2, variables, mean, cov) + (L - 1) * wick_expectation(sig2 ** 2, variables, mean, cov)
+    return sp.simplify(A), sp.factor(sp.expand(B))
+
+
+@lru_cache(maxsize=None)
+def _generic_stationary_point():
+    r"""Stationary point of :math:`(a_0+a_1m)^2/(b_0+2b_1m+b_2m^2)` in :math:`m`, derived once.
+
+    The derivative's numerator is :math:`2(a_0+a_1m)\,[(a_1b_0-a_0b_1)+m(a_1b_1-a_0b_2)]`: its
+    quadratic terms cancel, so apart from the zero of :math:`A` there is one root (Cauchy–Schwarz).
+    """
+    a0, a1, b0, b1, b2, x = sp.symbols("a0 a1 b0 b1 b2 x")
+    ratio = (a0 + a1 * x) ** 2 / (b0 + 2 * b1 * x + b2 * x ** 2)
+    num = sp.factor(sp.numer(sp.together(sp.diff(ratio, x))))
+    roots = [r for r in sp.solve(num, x) if sp.simplify(r + a0 / a1) != 0]
+    (root,) = roots
+    return (a0, a1, b0, b1, b2), root
+
+
+def _sup_ratio(A, B, var):
+    """sup over ``var`` of A²/B for A affine and B quadratic (> 0) in ``var`` (Cauchy–Schwarz).
+
+    Returns ``(value, argmin)``; argmin is None when the ratio does not depend on ``var``
+    (``linear_pure``).  Works with exact or floating coefficients.
+    """
+    pa = sp.Poly(sp.expand(A), var)
+    pb = sp.Poly(sp.expand(B), var)
+    if pa.degree() > 1 or pb.degree() > 2:
+        raise ValueError("A must be affine and B quadratic in the key overlap")
+    a = [pa.coeff_monomial(var ** k) for k in range(2)]
+    b = [pb.coeff_monomial(var ** k) for k in range(3)]
+    ratio = sp.cancel(A ** 2 / B)
+    if sp.simplify(sp.diff(ratio, var)) == 0:
+        return sp.simplify(ratio), None
+    syms, root = _generic_stationary_point()
+    r = root.subs(dict(zip(syms, (a[0], a[1], b[0], b[1] / 2, b[2]))))
+    return sp.simplify(ratio.subs(var, r)), sp.factor(sp.cancel(sp.simplify(r)))
+
+
+@lru_cache(maxsize=None)
+def linear_closed_form(variant: str, model: str):
+    r"""Population optimum of a linear variant (§8), derived from Gaussian moments.
+
+    .. math::  E = 1 - \sup_{m} A(m)^2/B(m)
+
+    with :math:`A,B` from :func:`teacher_first_moments` / :func:`teacher_second_moments` by Wick's
+    theorem, and the sup by Cauchy–Schwarz (the stationary point of a ratio of an affine square and
+    a quadratic).  Orthogonal key noise only adds :math:`L s^2\beta^2`-type terms to :math:`B`, so
+    :math:`q_k=m_k^2` (also derived: ``dB_ds2`` is returned and is :math:`\ge0`).
+
+    Returns a dict with ``risk`` (in ``L``, ``nu``; ``mu`` = μ_L(ν) for max-SLR), ``argmin_m_k``
+    (None for the scale-degenerate ``linear_pure``), ``A`` and ``B`` as functions of ``m``, and
+    ``dB_ds2``.
+
+    >>> linear_closed_form("linear_uncentred", "spiked")["risk"]
+    L*(L - 1)/(L**2 + L*nu - nu)
+    """
+    act = activation(variant)
+    if act.kind != "affine":
+        raise ValueError(f"{variant!r} is not a linear variant; closed forms exist for "
+                         "linear_uncentred, linear_centred, linear_pure")
+    A, B = _affine_AB(act, model)
+    s2 = sp.Symbol("s2", nonnegative=True)
+    _, Bs = _affine_AB(act, model, s=sp.sqrt(s2))
+    sup, arg = _sup_ratio(A, B, m)
+    risk = sp.factor(sp.simplify(1 - sup))
+    return {"risk": risk, "argmin_m_k": arg, "A": A, "B": B,
+            "dB_ds2": sp.simplify(sp.diff(Bs, s2)), "variant": variant, "model": model}
+
+
+def linear_closed_form_varlen(variant: str, model: str, lengths: dict, nu_value=None, mu_values=None):
+    r"""Variable length (§3.4, §8): :math:`E=1-\sup_m(\sum_L P(L)A_L(m))^2/\sum_L P(L)B_L(m)`.
+
+    ``lengths`` maps L → P(L) (exact rationals are kept).  For max-SLR pass ``mu_values`` {L: μ_L}
+    (numbers or SymPy constants); ``nu_value`` substitutes ν.  Length 1 is handled exactly
+    (:math:`\bar\chi=\chi_1`).  Returns the same dict as :func:`linear_closed_form`, plus
+    ``per_length`` (the per-length tuned risks, averaged: a lower bound).
+    """
+    act = activation(variant)
+    base = linear_closed_form(variant, model)
+    Atot, Btot, per = sp.S.Zero, sp.S.Zero, sp.S.Zero
+    for Lv, p in lengths.items():
+        Lv, p = int(Lv), sp.nsimplify(p)
+        sub = {L: Lv}
+        if nu_value is not None:
+            sub[nu] = sp.nsimplify(nu_value)
+        if mu_values is not None:
+            sub[mu] = sp.sympify(mu_values[Lv])
+        if Lv == 1:
+            A1, B1 = _length_one_AB(act, model, sub)
+            AL, BL, EL = A1, B1, 1 - sp.simplify(_sup_ratio(A1, B1, m)[0])
+        else:
+            AL, BL = base["A"].subs(sub), base["B"].subs(sub)
+            EL = base["risk"].subs(sub)
+        Atot += p * AL
+        Btot += p * BL
+        per += p * EL
+    sup, arg = _sup_ratio(sp.expand(Atot), sp.expand(Btot), m)
+    return {"risk": sp.simplify(1 - sup), "argmin_m_k": arg, "per_length": sp.simplify(per),
+            "A": Atot, "B": Btot}
+
+
+def _length_one_AB(act, model, sub):
+    """L = 1: σ_1 = α + (β + γ) m χ*_1 with χ*_1 = √ν + g (spiked) or g (max, ε* = 1, μ_1 = 0)."""
+    from symbolic.gaussian import wick_expectation
+
+    a, b, g = (sp.S(v) for v in act.coefficients)
+    x = sp.Symbol("x", real=True)
+    mean = sp.sqrt(nu) if model == "spiked" else 0
+    sig = a + (b + g) * m * x
+    A = sig.subs(x, mean)
+    B = wick_expectation(sig ** 2, (x,), [mean], sp.Matrix([[1]]))
+    return sp.expand(A.subs(sub)), sp.expand(B.subs(sub))
+
+
+@lru_cache(maxsize=None)
+def linear_asymptotics():
+    r"""Asymptotic constants of the linear closed forms (§9), by SymPy ``limit``.
+
+    Returns ``{"spiked_nu_E": {variant: lim ν·E}, "max_large_L": {variant: lim_{L→∞} E}}``; the
+    max-SLR limit uses :math:`\mu^2=M_L^2\simeq2\log L`.
+    """
+    out = {"spiked_nu_E": {}, "max_large_L": {}}
+    for v in ("linear_uncentred", "linear_centred", "linear_pure"):
+        out["spiked_nu_E"][v] = sp.simplify(sp.limit(nu * linear_closed_form(v, "spiked")["risk"], nu, sp.oo))
+        e = linear_closed_form(v, "max")["risk"].subs(mu, sp.sqrt(2 * sp.log(L)))
+        out["max_large_L"][v] = sp.limit(e, L, sp.oo)
+    return out
+
+
+# =============================================================================================
+# quoted versus derived (§16)
+# =============================================================================================
+
+@dataclass(frozen=True)
+class Quoted:
+    """A statement as quoted from a paper, with the derivation's counterpart (§16)."""
+
+    name: str
+    statement: str
+    quoted: sp.Expr | None
+    derived: dict = field(default_factory=dict)
+    source: str = ""
+    note: str = ""
+
+
+def _quoted():
+    q1 = Quoted(
+        "Q1", "linear decay constant (spiked, ν → ∞)",
+        L / (L - 1) / nu,
+        {v: linear_closed_form(v, "spiked")["risk"] for v in ("linear_uncentred", "linear_centred", "linear_pure")},
+        "[D] eq. (12) (v1); spec §16 Q1",
+        "The quoted constant matches uncentred and pure only at L = 2; a reading of v2 quotes (L−1)/ν "
+        "(linear_centred). The 1/ν law holds for every variant.")
+    q2 = Quoted(
+        "Q2", "softmax (= Bayes) decay on spiked-SLR",
+        (L - 1) * sp.exp(-nu),
+        {"softmax": (L - 1) * sp.sqrt(sp.pi) / 2 * nu ** sp.Rational(-1, 2) * sp.exp(-nu / 4)},
+        "[D] (quoted form); spec §9, §16 Q2",
+        "Multiplicity (L−1) agrees; the exponent differs by a factor 4 and the prefactor by √π/2 ν^{-1/2}.")
+    q3 = Quoted(
+        "Q3", "finite-sample figure readings (α = 20): softmax / linear / BO",
+        None,
+        {"spiked nu=1 L=3": (sp.Rational(35, 100), sp.Rational(55, 100), sp.Rational(30, 100)),
+         "spiked nu=2 L=3": (sp.Rational(15, 100), sp.Rational(40, 100), sp.Rational(10, 100)),
+         "max nu=inf L=3": (sp.Rational(20, 100), sp.Rational(55, 100), sp.Rational(15, 100))},
+        "figure readings circulated for [D]; spec §16 Q3",
+        "No predictor can go below the population Bayes error at finite α: spiked softmax/BO readings "
+        "are impossible; linear readings cannot identify the variant.")
+    return {q.name: q for q in (q1, q2, q3)}
+
+
+class _LazyQuoted(dict):
+    def _fill(self):
+        if not dict.__len__(self):
+            dict.update(self, _quoted())
+
+    def __getitem__(self, k):
+        self._fill()
+        return dict.__getitem__(self, k)
+
+    def __iter__(self):
+        self._fill()
+        return dict.__iter__(self)
+
+    def __len__(self):
+        self._fill()
+        return dict.__len__(self)
+
+    def items(self):
+        self._fill()
+        return dict.items(self)
+
+    def keys(self):
+        self._fill()
+        return dict.keys(self)
+
+    def values(self):
+        self._fill()
+        return dict.values(self)
+
+
+#: Quoted statements Q1–Q3 (§16), each with the derived counterpart (built on first use).
+QUOTED = _LazyQuoted()
