@@ -295,7 +295,9 @@ def _AB_rule(na: NumericActivation, rule: _Rule, m, s2, extra, grad: bool):
         if rule.groups:
             k = rule.groups
             return (rule.w * a_vec).reshape(k, -1).sum(1), (rule.w * b_vec).reshape(k, -1).sum(1)
-        return np.array([rule.w @ a_vec]), np.array([rule.w @ b_vec])
+        # elementwise product + sum, not BLAS ``@``: on read-only cached rules and a busy machine
+        # the threaded dot was 1000× slower (measured 8 ms vs 10 µs at 13 824 nodes)
+        return np.array([(rule.w * a_vec).sum()]), np.array([(rule.w * b_vec).sum()])
 
     a_loc = sig[:, 0] if P is None else (P * sig).sum(1)
     A, B = red(a_loc, (sig * sig).sum(1))

@@ -7,6 +7,7 @@ Subcommands
 ``hermite``  Hermite data (a0, a1, a2, nu, b^2) of an activation
 ``verify``   check the registered claims against Monte Carlo; write a report
 ``weights``  Assumption-1 diagnostics of a local pretrained checkpoint
+``slr``      single-location regression (slr.md): ``slr population`` optimal population risks
 
 Every subcommand has ``--help`` with an example.  Bad input gives one line on stderr and exit 2.
 """
@@ -39,9 +40,21 @@ def build_parser() -> argparse.ArgumentParser:
             "attnlimits hermite --activation relu",
             "attnlimits verify --quick",
             "attnlimits weights path/to/model.safetensors",
+            "attnlimits slr population --model spiked --nu 2 --L 3 --json",
         ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    # --- slr -----------------------------------------------------------------------------------
+    p = sub.add_parser(
+        "slr",
+        help="single-location regression: population risks of attention variants vs Bayes",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Single-location regression (spec slr.md; Duranthon et al., arXiv:2509.21936).",
+        epilog=_examples("attnlimits slr population --model spiked --nu 2 --L 3 --json"),
+    )
+    slr_sub = p.add_subparsers(dest="slr_command", metavar="WHAT")
+    _slr_population_parser(slr_sub)
 
     # --- rmt -----------------------------------------------------------------------------------
     p = sub.add_parser(
@@ -152,6 +165,117 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dps", type=int, default=30, help="decimal digits (default 30)")
     p.add_argument("--json", action="store_true")
     return parser
+
+
+_SLR_DEFAULT_ACTS = "softmax,linear_uncentred,erf_learned,softplus_norm"
+
+
+def _slr_population_parser(sub):
+    from derivations.slr_population import ACTIVATIONS
+
+    names = "\n".join(f"  {a.name:<20} {a.description}" for a in ACTIVATIONS.values())
+    p = sub.add_parser(
+        "population",
+        help="optimal population risk of each activation, with the Bayes risk",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.dedent(
+            """\
+            Population optimum E* = 1 - sup A^2/B of attention f(X) = sigma(Xk)^T (Xv) on
+            single-location regression (spec slr.md §6), for each activation, and the Bayes risk
+            (§7; softmax attains it).  Linear variants use the derived closed forms (§8); the others
+            are optimised over (m_k, extra scalar) with exact gradients on a fixed integration rule
+            (Gauss-Hermite where smooth, randomised QMC otherwise).  risk_error is the integration
+            error estimate; limit=true means the argmin runs to a bound (m_k -> inf, b -> -inf).
+
+            activations (full names; a bare linear/erf/softplus is refused):
+            """) + names + "\n  elementwise:<expr in t>, normalised:<positive expr in t>   user expressions",
+        epilog=_examples(
+            "attnlimits slr population --model spiked --nu 2 --L 3 "
+            "--activation softmax,linear_uncentred,erf_learned,softplus_norm --json",
+            "attnlimits slr population --model max --nu inf --L 1,2,3 --per-length",
+            "attnlimits slr population --model max --nu 2 --L 2 --activation erf_fixed --extra 0.5",
+            "attnlimits slr population --model spiked --nu 1 --L 2 --activation 'elementwise:1+tanh(t)'",
+        ),
+    )
+    p.add_argument("--model", required=True, help="spiked or max")
+    p.add_argument("--nu", required=True, help="spike strength nu >= 0 (inf allowed for --model max)")
+    p.add_argument("--L", required=True, dest="L",
+                   help="sequence length, or a comma-separated list for L uniform over it (variable length)")
+    p.add_argument("--activation", default=_SLR_DEFAULT_ACTS,
+                   help=f"comma-separated activation names (default {_SLR_DEFAULT_ACTS})")
+    p.add_argument("--extra", type=float, default=None,
+                   help="value of a fixed extra scalar (erf_fixed's c, softplus_norm's b; default 0)")
+    p.add_argument("--orthogonal-noise", action="store_true",
+                   help="also optimise s_k = sqrt(q_k - m_k^2) >= 0 (claim C14)")
+    p.add_argument("--per-length", action="store_true", help="variable length: also the per-length tuned risks")
+    p.add_argument("--metric", choices=["excess", "noisy"], default="excess",
+                   help="excess (default; f = 0 gives 1) or noisy (adds --delta^2)")
+    p.add_argument("--delta", type=float, default=0.0, help="label noise Delta for --metric noisy")
+    p.add_argument("--tol", type=float, default=1e-6, help="target integration error (Gauss-Hermite)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the QMC scrambling")
+    p.add_argument("--json", action="store_true", help="print a JSON list, one object per activation")
+    return p
+
+
+def _cmd_slr(args) -> int:
+    if args.slr_command != "population":
+        raise CLIError("choose a subcommand: attnlimits slr population --help")
+    import math
+
+    from derivations.slr_population import activation
+    from numeric import bayes
+    from numeric.population import make_setting, optimal_population_risk
+
+    try:
+        nu = float(args.nu)
+    except ValueError:
+        raise CLIError(f"--nu must be a number >= 0 or inf, got {args.nu!r}") from None
+    try:
+        Ls = [int(v) for v in str(args.L).split(",") if v.strip()]
+    except ValueError:
+        raise CLIError(f"--L must be an integer or a comma-separated list of integers, got {args.L!r}") from None
+    if args.delta < 0 or not math.isfinite(args.delta):
+        raise CLIError(f"--delta must be a finite number >= 0, got {args.delta}")
+    setting = make_setting(args.model, nu, Ls if len(Ls) > 1 else (Ls[0] if Ls else 0))
+    acts = [activation(a.strip()) for a in args.activation.split(",") if a.strip()]
+    if not acts:
+        raise CLIError("--activation is empty")
+    law = {L: p for L, p in setting.lengths}
+    br = bayes.bayes_risk_varlen(setting.model, setting.nu, law)
+    b_val, b_err = (br.value, br.error) if hasattr(br, "value") else (float(br), 0.0)
+    shift = args.delta ** 2 if args.metric == "noisy" else 0.0
+    out = []
+    for i, a in enumerate(acts, 1):
+        print(f"[{i}/{len(acts)}] {a.name}: {setting.describe()}", file=sys.stderr, flush=True)
+        r = optimal_population_risk(a, setting, orthogonal_noise=args.orthogonal_noise, per_length=args.per_length,
+                                    tol=args.tol, seed=args.seed, extra=args.extra)
+        d = {"activation": a.name, "risk": r.risk + shift, "risk_error": r.risk_error,
+             "bayes_risk": b_val + shift, "bayes_error": b_err, "argmin": r.argmin, "limit": r.limit,
+             "limit_reason": r.limit_reason, "method": r.method, "model": setting.model,
+             "nu": "inf" if math.isinf(setting.nu) else setting.nu,
+             "L": {str(L): p for L, p in setting.lengths}, "metric": args.metric}
+        if args.metric == "noisy":
+            d["delta"] = args.delta
+        if r.per_length:
+            d["per_length"] = {"risks": {str(k): v + shift for k, v in r.per_length["risks"].items()},
+                               "average": r.per_length["average"] + shift}
+        out.append(d)
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"single-location regression, {setting.describe()}, metric {args.metric}: "
+          f"Bayes risk {b_val + shift:.6f} (± {b_err:.1e})")
+    head = f"{'activation':<20} {'risk':>10} {'± error':>9} {'- Bayes':>10}  argmin"
+    print(head)
+    print("-" * len(head))
+    for d in out:
+        arg = ", ".join(f"{k}={v:.4g}" for k, v in d["argmin"].items() if k not in ("q_v",))
+        flag = "  [limit]" if d["limit"] else ""
+        print(f"{d['activation']:<20} {d['risk']:>10.6f} {d['risk_error']:>9.1e} {d['risk'] - d['bayes_risk']:>10.6f}"
+              f"  {arg}{flag}")
+        if "per_length" in d:
+            print(f"{'':<20} per-length tuned average {d['per_length']['average']:.6f}")
+    return 0
 
 
 def _rmt_arguments(p):
@@ -344,7 +468,7 @@ def _cmd_weights(args) -> int:
 
 
 _COMMANDS = {"rmt": _cmd_rmt, "export": _cmd_export, "hermite": _cmd_hermite, "verify": _cmd_verify,
-             "weights": _cmd_weights}
+             "weights": _cmd_weights, "slr": _cmd_slr}
 
 
 def main(argv=None) -> int:
@@ -358,7 +482,7 @@ def main(argv=None) -> int:
 
     try:
         return _COMMANDS[args.command](args)
-    except (CLIError, ActivationError, ConvergenceError, ValueError, OSError) as exc:
+    except (CLIError, ActivationError, ConvergenceError, ValueError, ArithmeticError, OSError) as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"attnlimits {args.command}: error: {msg}", file=sys.stderr)
         return 2
