@@ -632,9 +632,19 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
     s2 = th[layout["s2"]] if layout["s2"] is not None else 0.0
     mv = A / B
     argmin = {"m_k": m_val, "q_k": m_val ** 2 + s2, "s_k": math.sqrt(max(s2, 0.0)), "m_v": mv, "q_v": mv * mv}
+    # an optimum is a *limit* when the search runs to a bound, or when the objective is flat all the
+    # way to a bound (within the integration error): e.g. softplus_norm_bias stops at b ≈ −16
+    # because softplus(x + b) ∝ e^x to 1e-7 there, and b → −∞ gives the same risk (softmax)
+    flat = max(2.0 * err, 1e-9)
+
+    def plateau(i, value):
+        th2 = np.array(th, float)
+        th2[i] = value
+        return _objective(na, rules, th2, layout, grad=False)[0] <= f + flat
+
     reasons = []
-    if th[0] >= bounds[0][1] - 1e-6:
-        reasons.append(f"m_k at the bound {M_BOUNDS[1]:g} (optimum is the limit m_k → ∞)")
+    if th[0] >= bounds[0][1] - 1e-6 or plateau(0, bounds[0][1]):
+        reasons.append(f"m_k → ∞ (the risk at m_k = {M_BOUNDS[1]:g} is as low as at the argmin)")
     if na.has_extra:
         from derivations import slr_population as S
 
@@ -642,11 +652,12 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
         xval = th[layout["extra"]] if layout["extra"] is not None else fixed_extra
         argmin[xname] = float(xval)
         if layout["extra"] is not None:
-            lo, hi = bounds[layout["extra"]]
-            if xval <= lo + 1e-6 or xval <= -20.0:
-                reasons.append(f"{xname} → −∞ (argmin {xval:.3g} at or beyond −20)")
-            elif xval >= hi - 1e-6:
-                reasons.append(f"{xname} at the upper bound {hi:g}")
+            i = layout["extra"]
+            lo, hi = bounds[i]
+            if xval <= lo + 1e-6 or plateau(i, lo):
+                reasons.append(f"{xname} → −∞ (the risk at {xname} = {lo:g} equals the optimum; argmin {xval:.3g})")
+            elif xval >= hi - 1e-6 or plateau(i, hi):
+                reasons.append(f"{xname} → +∞ (the risk at {xname} = {hi:g} equals the optimum)")
     risk = 1.0 + f
     out = PopulationOptimum(na.name, setting, float(risk), float(err + max(tol * 0.01, 1e-12)), argmin, A, B,
                             bool(reasons), "; ".join(reasons), method, evals)

@@ -27,6 +27,7 @@ from .gaussian import (
     sobol_normal,
     wick_expectation,
 )
+from .functions import LogSoftplus, LogSoftplusPrime, Sigmoid, Softplus
 from .hermite import (
     BUILTIN_ACTIVATIONS,
     ActivationError,
@@ -43,6 +44,7 @@ from .spectral import MarchenkoPasturLaw, SpectralAverage, replace_averages_by_m
 from .system import EquationSystem, Invariant
 
 __all__ = [
+    "Softplus", "Sigmoid", "LogSoftplus", "LogSoftplusPrime",
     "BUILTIN_ACTIVATIONS", "ActivationError", "HermiteData", "hermite_coefficient",
     "hermite_coefficients", "kinks", "parse_activation", "t",
     "MarchenkoPasturLaw", "SpectralAverage", "replace_averages_by_moments",

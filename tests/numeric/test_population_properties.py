@@ -1,0 +1,30 @@
+"""Property tests (Hypothesis) of the population theory of single-location regression."""
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from numeric.bayes import bayes_risk
+from numeric.population import make_setting, optimal_population_risk
+
+models = st.sampled_from(["spiked", "max"])
+nus = st.floats(min_value=0.3, max_value=6.0, allow_nan=False)
+lengths = st.sampled_from([2, 3])
+
+
+@given(models, nus, lengths)
+def test_softmax_optimum_is_the_bayes_risk(model, nu, L):
+    """min over (k, v) of the softmax risk = E_B, at m_k = c_ν (spec §7), for any ν and L."""
+    s = make_setting(model, nu, L)
+    r = optimal_population_risk("softmax", s, n_gh=24 if L == 3 else 32)
+    b = bayes_risk(model, nu, L)
+    assert abs(r.risk - b.value) <= 1e-5
+    assert abs(r.argmin["m_k"] - s.c_nu) <= 2e-3 * s.c_nu
+
+
+@given(models, nus, lengths, st.sampled_from(["linear_uncentred", "linear_centred", "linear_pure", "erf_fixed"]))
+def test_every_activation_is_above_bayes(model, nu, L, act):
+    s = make_setting(model, nu, L)
+    r = optimal_population_risk(act, s, n_gh=24)
+    assert r.risk >= bayes_risk(model, nu, L).value - 1e-6
+    assert 0.0 <= r.risk <= 1.0
