@@ -16,9 +16,10 @@ lengths = st.sampled_from([2, 3])
 def test_softmax_optimum_is_the_bayes_risk(model, nu, L):
     """min over (k, v) of the softmax risk = E_B, at m_k = c_ν (spec §7), for any ν and L."""
     s = make_setting(model, nu, L)
-    r = optimal_population_risk("softmax", s, n_gh=24 if L == 3 else 32)
+    r = optimal_population_risk("softmax", s, tol=1e-6)
     b = bayes_risk(model, nu, L)
-    assert abs(r.risk - b.value) <= 1e-5
+    # the optimiser's own error estimate must cover the distance to the exact quadrature
+    assert abs(r.risk - b.value) <= max(1e-6, 10 * r.risk_error), (r.risk, r.risk_error, b.value)
     assert abs(r.argmin["m_k"] - s.c_nu) <= 2e-3 * s.c_nu
 
 

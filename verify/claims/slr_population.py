@@ -527,7 +527,9 @@ def _run_C12(ctx, size):
         checks.append(_mc(f"MC softplus_norm at its optimum, max ν=∞ L={L}", vals["softplus_norm"][L].risk, est,
                           3e-3))
         pts.append((L, float(est.mean), float(est.se)))
-    series = [PlotSeries(a, list(Ls), [vals[a][L].risk for L in Ls]) for a in vals]
+    series = [PlotSeries(a + (" (limit m_k → ∞)" if a == "softmax" else ""), list(Ls), [vals[a][L].risk for L in Ls])
+              for a in vals]
+    series.append(PlotSeries("Bayes risk (= 0 at ν = ∞)", list(Ls), [0.0] * len(Ls)))
     series.append(PlotSeries("MC softplus_norm", [p[0] for p in pts], [p[1] for p in pts], [p[2] for p in pts],
                              kind="points"))
     plot = PlotSpec("Population error vs L (max-SLR, ν = ∞; Bayes = 0)", "sequence length L", "optimal population risk",
