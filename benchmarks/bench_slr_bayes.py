@@ -1,0 +1,103 @@
+"""Benchmark of the SLR Bayes-risk quadratures of :mod:`numeric.bayes` (spec §7).
+
+(a) Spiked ``L = 2``: ``bayes_risk`` in float64 (``scipy.integrate.quad`` split at the step, to
+    1e-12) and at 30 digits (``mpmath.quad`` with split points), against the baselines measured in
+    the same run: ``scipy.integrate.quad`` on the same integrand over (-inf, inf) without split
+    points, and plain ``mpmath.quad`` over [-inf, inf].  Accuracy is measured against the 40-digit
+    value.
+(b) ``L = 3``: the lattice u-representation in float64 and at 30 digits, against nested
+    ``scipy.integrate.quad`` (outer in u, inner split at the step).
+
+Usage::
+
+    python benchmarks/bench_slr_bayes.py --nus 1 5 32 --repeats 20
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import mpmath
+import numpy as np
+from scipy import integrate
+
+from numeric import bayes as NB
+
+
+def _best(fn, repeats):
+    """Best wall time over ``repeats`` calls, and the last output."""
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def _baseline_f64(nu, tol=1e-12):
+    f, _, _ = NB._one_d("spiked", "numpy")
+    with np.errstate(over="ignore", under="ignore"):
+        return integrate.quad(f, -np.inf, np.inf, args=(nu,), epsabs=tol, epsrel=1e-14, limit=200)[0]
+
+
+def _baseline_mp(nu, dps):
+    f, _, _ = NB._one_d("spiked", "mpmath")
+    with mpmath.workdps(dps):
+        num = mpmath.mpf(nu)
+        return +mpmath.quad(lambda z: f(z, num), [-mpmath.inf, mpmath.inf])
+
+
+def _rel(x, ref):
+    with mpmath.workdps(50):
+        return float(abs(mpmath.mpf(x) - ref) / abs(ref))
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nus", type=float, nargs="+", default=[1.0, 5.0, 32.0], help="spike strengths ν")
+    ap.add_argument("--repeats", type=int, default=20, help="float64 timings are the best of this many")
+    ap.add_argument("--mp-repeats", type=int, default=3, help="mpmath timings are the best of this many")
+    ap.add_argument("--dps", type=int, default=30, help="digits of the mpmath runs")
+    args = ap.parse_args(argv)
+
+    NB.bayes_risk("spiked", 1.0, 2)  # generate and cache the lambdified integrands
+    NB.bayes_risk("spiked", 1.0, 3)
+    rows = []
+    print("(a) spiked L=2: time (ms) and relative error vs the 40-digit value")
+    hdr = f"{'nu':>5} {'E_B':>12} | {'f64 split':>10} {'err':>8} | {'f64 plain':>10} {'err':>8} {'ratio':>6} |" \
+          f" {'mp split':>9} {'err':>8} | {'mp plain':>9} {'err':>8} {'ratio':>6}"
+    print(hdr)
+    print("-" * len(hdr))
+    for nu in args.nus:
+        ref = NB.bayes_risk("spiked", nu, 2, dps=40).value
+        t_s, v_s = _best(lambda: NB.bayes_risk("spiked", nu, 2).value, args.repeats)
+        t_p, v_p = _best(lambda: _baseline_f64(nu), args.repeats)
+        m_s, w_s = _best(lambda: NB.bayes_risk("spiked", nu, 2, dps=args.dps).value, args.mp_repeats)
+        m_p, w_p = _best(lambda: _baseline_mp(nu, args.dps), args.mp_repeats)
+        row = dict(nu=nu, value=float(ref), f64_ms=t_s * 1e3, f64_err=_rel(v_s, ref), f64_plain_ms=t_p * 1e3,
+                   f64_plain_err=_rel(v_p, ref), mp_ms=m_s * 1e3, mp_err=_rel(w_s, ref), mp_plain_ms=m_p * 1e3,
+                   mp_plain_err=_rel(w_p, ref))
+        rows.append(row)
+        print(f"{nu:5g} {float(ref):12.6e} | {row['f64_ms']:10.3f} {row['f64_err']:8.1e} | {row['f64_plain_ms']:10.3f}"
+              f" {row['f64_plain_err']:8.1e} {t_p / t_s:6.2f} | {row['mp_ms']:9.1f} {row['mp_err']:8.1e} |"
+              f" {row['mp_plain_ms']:9.1f} {row['mp_plain_err']:8.1e} {m_p / m_s:6.2f}")
+    print("ratio = baseline time / bayes_risk time; err = |value - value_40| / value_40")
+
+    print("\n(b) L=3 (u-representation): time (ms) and relative error vs the 40-digit value")
+    hdr = f"{'model':>7} {'nu':>5} {'E_B':>12} | {'lattice f64':>11} {'err':>8} | {'nested quad':>11} {'err':>8} |" \
+          f" {'lattice mp':>10} {'err':>8}"
+    print(hdr)
+    print("-" * len(hdr))
+    for model, nu in (("spiked", 5.0), ("max", 2.0)):
+        ref = NB.bayes_risk(model, nu, 3, dps=40).value
+        t_l, v_l = _best(lambda: NB.bayes_risk(model, nu, 3).value, args.repeats)
+        t_n, v_n = _best(lambda: NB._bayes_risk_nested_quad(model, nu, 3)[0], 1)
+        m_l, w_l = _best(lambda: NB.bayes_risk(model, nu, 3, dps=args.dps).value, 1)
+        rows.append(dict(model=model, nu=nu, L=3, lattice_ms=t_l * 1e3, nested_ms=t_n * 1e3, mp_ms=m_l * 1e3))
+        print(f"{model:>7} {nu:5g} {float(ref):12.6e} | {t_l * 1e3:11.3f} {_rel(v_l, ref):8.1e} | {t_n * 1e3:11.1f}"
+              f" {_rel(v_n, ref):8.1e} | {m_l * 1e3:10.1f} {_rel(w_l, ref):8.1e}")
+    return {"rows": rows}
+
+
+if __name__ == "__main__":
+    main()
