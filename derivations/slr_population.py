@@ -489,7 +489,7 @@ def _quoted():
     q2 = Quoted(
         "Q2", "softmax (= Bayes) decay on spiked-SLR",
         (L - 1) * sp.exp(-nu),
-        {"softmax": (L - 1) * sp.sqrt(sp.pi) / 2 * nu ** sp.Rational(-1, 2) * sp.exp(-nu / 4)},
+        {"softmax": spiked_asymptotic()},  # derived in _slr_bayes (completed square, §9)
         "[D] (quoted form); spec §9, §16 Q2",
         "Multiplicity (L−1) agrees; the exponent differs by a factor 4 and the prefactor by √π/2 ν^{-1/2}.")
     q3 = Quoted(
@@ -536,3 +536,23 @@ class _LazyQuoted(dict):
 
 #: Quoted statements Q1–Q3 (§16), each with the derived counterpart (built on first use).
 QUOTED = _LazyQuoted()
+
+
+# =============================================================================================
+# the Bayes side (§3.5, §7, §9) and the predecessor [M] (§13), re-exported
+# =============================================================================================
+
+from ._slr_bayes import (  # noqa: E402
+    c_nu, g_nu, nishimori_residual, one_d_form, outer_integrand, posterior, posterior_residual, ratio_condition,
+    spiked_asymptotic, stein_identity_residual,
+)
+from ._slr_predecessor import (  # noqa: E402
+    NOTATION_MAP, manifold_excess_risk as predecessor_manifold_risk, prop3_risk as predecessor_prop3_risk,
+    zeta_at_zero, zeta_erf2,
+)
+
+__all__ += [
+    "c_nu", "g_nu", "nishimori_residual", "one_d_form", "outer_integrand", "posterior", "posterior_residual",
+    "ratio_condition", "spiked_asymptotic", "stein_identity_residual", "NOTATION_MAP", "predecessor_manifold_risk",
+    "predecessor_prop3_risk", "zeta_at_zero", "zeta_erf2",
+]

@@ -433,8 +433,6 @@ def _fit_slope(x, y):
 
 
 def _run_C11(ctx, size):
-    from numeric import bayes
-
     checks = []
     nus = (8.0, 16.0, 24.0, 32.0)
     eb2 = [bayes_value(ctx, "spiked", nu, 2)[0] for nu in nus]
@@ -443,9 +441,10 @@ def _run_C11(ctx, size):
     for nu, r, spec_r in zip(nus, rates, (0.422, 0.352, 0.325, 0.310)):
         checks.append(_spec(f"−log E_B/ν at ν={nu:g} (L=2) = {spec_r}", spec_r, r, 1e-3))
     checks.append(_true("−log E_B/ν decreasing toward 1/4", all(a > b > 0.25 for a, b in zip(rates, rates[1:]))))
-    asym = lambda nu, L: (L - 1) * math.sqrt(math.pi) / 2 / math.sqrt(nu) * math.exp(-nu / 4)  # noqa: E731
-    if hasattr(bayes, "spiked_bayes_asymptotic"):
-        asym = lambda nu, L: float(bayes.spiked_bayes_asymptotic(nu, L))  # noqa: E731
+    from derivations import slr_population as S
+
+    asym_expr = S.spiked_asymptotic()  # (L−1)(√π/2)ν^(−1/2)e^(−ν/4), derived (§9)
+    asym = lambda nu, L: float(asym_expr.subs({S.nu: nu, S.L: L}))  # noqa: E731
     for nu, e, spec_r in zip((8.0, 16.0, 32.0), (eb2[0], eb2[1], eb2[3]), (0.809, 0.884, 0.934)):
         checks.append(_spec(f"exact/asymptotic at ν={nu:g} (L=2) = {spec_r}", spec_r, e / asym(nu, 2), 1e-3 * spec_r))
     checks.append(_spec("E_B(L=3)/E_B(L=2) at ν=32 = 1.98", 1.98, eb3[-1] / eb2[-1], 5e-3))
