@@ -161,7 +161,7 @@ ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
                "sp(χ_ℓ + b)/Σ sp(χ_ℓ' + b), b fixed (default 0: no bias)", extra=_b, normalised=True),
     Activation("softplus_norm_bias", "normalised", LogSoftplus(t + _b),
                "sp(χ_ℓ + b)/Σ sp(χ_ℓ' + b), b learned (contains softmax as b → −∞)", extra=_b,
-               extra_learned=True, extra_bounds=(-40.0, 20.0), normalised=True),
+               extra_learned=True, extra_bounds=(-1000.0, 20.0), normalised=True),
 )}
 
 #: Bare names that the spec forbids (§2): each maps to its variants.

@@ -35,11 +35,16 @@ import numpy as np
 __all__ = [
     "Setting", "make_setting", "numeric_activation", "population_AB", "population_risk",
     "population_risk_general", "optimal_population_risk", "PopulationOptimum", "SettingError",
+    "PopulationError",
 ]
 
 
 class SettingError(ValueError):
     """Invalid SLR setting (model, ν, length law); the message is one line and says what is allowed."""
+
+
+class PopulationError(ArithmeticError):
+    """The population risk cannot be evaluated (non-finite weights); the message says what to try."""
 
 
 # =============================================================================================
@@ -289,6 +294,11 @@ def _AB_rule(na: NumericActivation, rule: _Rule, m, s2, extra, grad: bool):
         else:
             dirs = []
         P = rule.P
+    with np.errstate(over="ignore", invalid="ignore"):  # non-finite results are caught by the caller
+        return _AB_rule_inner(na, rule, chi, dirs, P, extra, grad)
+
+
+def _AB_rule_inner(na, rule, chi, dirs, P, extra, grad):
     sig, ds, de = na.weights(chi, extra, dirs, want_extra=grad and na.has_extra)
 
     def red(a_vec, b_vec):
@@ -352,14 +362,16 @@ def population_AB(act, setting: Setting, m_k: float, q_k: float | None = None, *
     out = []
     for n in (n_gh, n_gh + n_gh // 2):
         parts = []
-        for p, rule in _rules(setting, noise, n, qmc_points, replicates, seed):
+        rules = _rules(setting, noise, n, qmc_points, replicates, seed)
+        for p, rule in rules:
             A, B, _, _ = _AB_rule(na, rule, m_k, s2, ext, False)
             parts.append((p, A, B, None, None))
         out.append(_combine(parts)[:2])
+        if any(r.groups for _, r in rules):  # QMC: the replicate spread is the error estimate
+            A1, B1 = out[0]
+            return float(A1.mean()), float(B1.mean()), float(A1.std(ddof=1) / math.sqrt(A1.size)), \
+                float(B1.std(ddof=1) / math.sqrt(B1.size))
     (A1, B1), (A2, B2) = out
-    if A1.size > 1:  # QMC: replicate spread
-        return float(A1.mean()), float(B1.mean()), float(A1.std(ddof=1) / math.sqrt(A1.size)), \
-            float(B1.std(ddof=1) / math.sqrt(B1.size))
     return float(A2[0]), float(B2[0]), float(abs(A2[0] - A1[0])), float(abs(B2[0] - B1[0]))
 
 
@@ -371,20 +383,25 @@ def population_risk(act, setting: Setting, m_k: float, q_k: float | None = None,
     :math:`q_v=m_v^2`, :math:`E=1-A^2/B`; :func:`derivations.slr_population.optimal_value_risk`).
     Returns ``(risk, error)``.
     """
+    A, B, dA, dB = population_AB(act, setting, m_k, q_k, extra=extra, **rule_kw)
+    optimal, general = _risk_functions()
+    if m_v is None:
+        err = abs(2 * A / B) * dA + (A / B) ** 2 * dB
+        return float(optimal(A, B)), float(err)
+    q_v = m_v * m_v if q_v is None else q_v
+    return float(general(m_v, q_v, A, B)), float(abs(2 * m_v) * dA + abs(q_v) * dB)
+
+
+@lru_cache(maxsize=1)
+def _risk_functions():
+    """The §6.2 risk (general and v-optimal), generated from the derivation."""
     import sympy as sp
 
     from derivations import slr_population as S
 
-    A, B, dA, dB = population_AB(act, setting, m_k, q_k, extra=extra, **rule_kw)
-    if m_v is None:
-        _, expr = S.optimal_value_risk()
-        f = sp.lambdify((S.A_sym, S.B_sym), expr, "math")
-        risk = f(A, B)
-        err = abs(2 * A / B) * dA + (A / B) ** 2 * dB
-        return float(risk), float(err)
-    q_v = m_v * m_v if q_v is None else q_v
-    f = sp.lambdify((S.m_v, S.q_v, S.A_sym, S.B_sym), S.risk_on_manifold(), "math")
-    return float(f(m_v, q_v, A, B)), float(abs(2 * m_v) * dA + abs(q_v) * dB)
+    _, expr = S.optimal_value_risk()
+    return (sp.lambdify((S.A_sym, S.B_sym), expr, "math"),
+            sp.lambdify((S.m_v, S.q_v, S.A_sym, S.B_sym), S.risk_on_manifold(), "math"))
 
 
 def population_risk_general(act, setting: Setting, overlaps: dict, *, extra=None, points: int = 2 ** 15,
@@ -489,6 +506,11 @@ def _objective(na, rules, theta, layout, grad=True):
         parts.append((p, A, B, dA, dB))
     A, B, dA, dB = _combine(parts)
     A, B = float(A.mean()), float(B.mean())
+    if not (math.isfinite(A) and math.isfinite(B)):
+        raise PopulationError(
+            f"{na.name}: the attention weights overflow (A = {A}, B = {B}) at m_k = {m:.4g}"
+            + (f", extra = {ext:.4g}" if na.has_extra else "")
+            + "; try an activation that grows at most exponentially, or smaller --L")
     if not B > 1e-300:  # all weights underflowed (e.g. erf offset at its bound): trivial predictor
         return 0.0, (np.zeros(len(theta)) if grad else None), A, B
     ratio = A * A / B
@@ -572,6 +594,11 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
                 th = list(th0)
                 th[layout["extra"]] = -10.0 if na.kind == "normalised" else -1.0
                 starts.append(th)
+            if na.kind == "normalised":  # deep in the exponential regime (softplus → softmax, §4)
+                th = list(starts[-1])
+                th[0] = bounds[0][1] - 1.0
+                th[layout["extra"]] = 0.5 * na.extra_bounds[0]
+                starts.append(th)
         if orthogonal_noise:
             th = list(starts[1])
             th[layout["s2"]] = 0.5 * c_nu ** 2
@@ -636,11 +663,26 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
     # way to a bound (within the integration error): e.g. softplus_norm_bias stops at b ≈ −16
     # because softplus(x + b) ∝ e^x to 1e-7 there, and b → −∞ gives the same risk (softmax)
     flat = max(2.0 * err, 1e-9)
+    fine_rules = _rules(setting, orthogonal_noise, n + n // 2, qmc_points, replicates, seed) if deterministic else None
 
-    def plateau(i, value):
+    def value_at(i, v):
+        """Objective with parameter i set to v, and whether the rule resolves it there."""
         th2 = np.array(th, float)
-        th2[i] = value
-        return _objective(na, rules, th2, layout, grad=False)[0] <= f + flat
+        th2[i] = v
+        f1 = _objective(na, rules, th2, layout, grad=False)[0]
+        if fine_rules is None:
+            return f1, True
+        f2 = _objective(na, fine_rules, th2, layout, grad=False)[0]
+        return f2, abs(f2 - f1) <= flat  # a sharp integrand the rule cannot resolve proves nothing
+
+    def plateau(i, v):
+        val, resolved = value_at(i, v)
+        if not (resolved and val <= f + flat):
+            return False
+        # flat at *both* ends: the risk does not depend on this parameter (e.g. L = 1), not a limit
+        other = bounds[i][0] if v == bounds[i][1] else bounds[i][1]
+        val2, resolved2 = value_at(i, other)
+        return not (resolved2 and val2 <= f + flat)
 
     reasons = []
     if th[0] >= bounds[0][1] - 1e-6 or plateau(0, bounds[0][1]):

@@ -204,7 +204,8 @@ def _slr_population_parser(sub):
     p.add_argument("--activation", default=_SLR_DEFAULT_ACTS,
                    help=f"comma-separated activation names (default {_SLR_DEFAULT_ACTS})")
     p.add_argument("--extra", type=float, default=None,
-                   help="value of a fixed extra scalar (erf_fixed's c, softplus_norm's b; default 0)")
+                   help="value of a fixed extra scalar (erf_fixed's c, softplus_norm's b; default 0); "
+                        "learned scalars (erf_learned, softplus_norm_bias) are optimised regardless")
     p.add_argument("--orthogonal-noise", action="store_true",
                    help="also optimise s_k = sqrt(q_k - m_k^2) >= 0 (claim C14)")
     p.add_argument("--per-length", action="store_true", help="variable length: also the per-length tuned risks")
@@ -247,8 +248,10 @@ def _cmd_slr(args) -> int:
     out = []
     for i, a in enumerate(acts, 1):
         print(f"[{i}/{len(acts)}] {a.name}: {setting.describe()}", file=sys.stderr, flush=True)
+        # --extra fixes the scalar of erf_fixed / softplus_norm; learned scalars stay learned
+        extra = None if a.extra_learned else args.extra
         r = optimal_population_risk(a, setting, orthogonal_noise=args.orthogonal_noise, per_length=args.per_length,
-                                    tol=args.tol, seed=args.seed, extra=args.extra)
+                                    tol=args.tol, seed=args.seed, extra=extra)
         d = {"activation": a.name, "risk": r.risk + shift, "risk_error": r.risk_error,
              "bayes_risk": b_val + shift, "bayes_error": b_err, "argmin": r.argmin, "limit": r.limit,
              "limit_reason": r.limit_reason, "method": r.method, "model": setting.model,

@@ -107,3 +107,23 @@ def test_AB_of_normalised_length_one():
 def test_setting_validation(args, msg):
     with pytest.raises(SettingError, match=msg):
         make_setting(*args)
+
+
+def test_overflowing_activation_fails_loudly():
+    from numeric.population import PopulationError
+
+    with pytest.raises(PopulationError, match="overflow"):
+        optimal_population_risk("elementwise:exp(exp(exp(t)))", make_setting("spiked", 1, 2))
+
+
+def test_limit_flag_only_for_genuine_limits():
+    # L = 1: the risk of a normalised activation is 0 for every m_k: flat, not a limit
+    assert not optimal_population_risk("softmax", make_setting("spiked", 2, 1)).limit
+    # an unresolved sharp integrand at the bound must not fake a plateau (erf_fixed, c = 0.5)
+    assert not optimal_population_risk("erf_fixed", make_setting("spiked", 1, 2), extra=0.5).limit
+    # softplus_norm_bias reaches softmax only as b → −∞ (spec §4), also jointly with m_k → ∞
+    r = optimal_population_risk("softplus_norm_bias", make_setting("max", math.inf, 2), qmc_points=2 ** 12,
+                                replicates=4)
+    s = optimal_population_risk("softmax", make_setting("max", math.inf, 2), qmc_points=2 ** 12, replicates=4)
+    assert r.limit and "b → −∞" in r.limit_reason
+    assert r.risk == pytest.approx(s.risk, abs=3 * (r.risk_error + s.risk_error) + 1e-6)
