@@ -68,7 +68,7 @@ __all__ = [
     "sigma_vector", "chi_symbols", "t", "nu", "L", "m", "m_k", "q_k", "s_k", "m_v", "q_v", "mu",
     "risk_on_manifold", "optimal_value_risk", "linear_closed_form", "linear_closed_form_varlen",
     "linear_asymptotics", "teacher_first_moments", "teacher_second_moments", "REFERENCES",
-    "QUOTED", "order_parameter_names", "manifold_names",
+    "QUOTED", "quoted_statements", "order_parameter_names", "manifold_names",
 ]
 
 #: Activation argument (one token's key field χ_ℓ); the same symbol as :data:`symbolic.hermite.t`.
@@ -504,38 +504,17 @@ def _quoted():
     return {q.name: q for q in (q1, q2, q3)}
 
 
-class _LazyQuoted(dict):
-    def _fill(self):
-        if not dict.__len__(self):
-            dict.update(self, _quoted())
-
-    def __getitem__(self, k):
-        self._fill()
-        return dict.__getitem__(self, k)
-
-    def __iter__(self):
-        self._fill()
-        return dict.__iter__(self)
-
-    def __len__(self):
-        self._fill()
-        return dict.__len__(self)
-
-    def items(self):
-        self._fill()
-        return dict.items(self)
-
-    def keys(self):
-        self._fill()
-        return dict.keys(self)
-
-    def values(self):
-        self._fill()
-        return dict.values(self)
+@lru_cache(maxsize=1)
+def quoted_statements() -> dict:
+    """Quoted statements Q1–Q3 (§16), each with the derived counterpart (built on first use)."""
+    return _quoted()
 
 
-#: Quoted statements Q1–Q3 (§16), each with the derived counterpart (built on first use).
-QUOTED = _LazyQuoted()
+def __getattr__(name):
+    # ``QUOTED`` is built lazily: its derived sides need the closed forms (about a second)
+    if name == "QUOTED":
+        return quoted_statements()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # =============================================================================================
