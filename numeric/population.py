@@ -47,6 +47,13 @@ class PopulationError(ArithmeticError):
     """The population risk cannot be evaluated (non-finite weights); the message says what to try."""
 
 
+def _require_finite(what: str, *values, hint: str = "") -> None:
+    """Raise :class:`PopulationError` when a computed quantity is not finite (never return NaN)."""
+    if not all(np.all(np.isfinite(v)) for v in values):
+        raise PopulationError(f"{what} is not finite ({', '.join(str(np.asarray(v).ravel()[:3]) for v in values)})"
+                              + (f"; {hint}" if hint else ""))
+
+
 # =============================================================================================
 # settings
 # =============================================================================================
@@ -367,6 +374,9 @@ def population_AB(act, setting: Setting, m_k: float, q_k: float | None = None, *
             A, B, _, _ = _AB_rule(na, rule, m_k, s2, ext, False)
             parts.append((p, A, B, None, None))
         out.append(_combine(parts)[:2])
+        _require_finite(f"{na.name}: A, B at m_k = {m_k:.4g}, q_k = {q:.4g}", *out[-1],
+                        hint="the attention weights overflow; try smaller m_k or an activation growing at most "
+                             "exponentially")
         if any(r.groups for _, r in rules):  # QMC: the replicate spread is the error estimate
             A1, B1 = out[0]
             return float(A1.mean()), float(B1.mean()), float(A1.std(ddof=1) / math.sqrt(A1.size)), \
@@ -452,6 +462,8 @@ def population_risk_general(act, setting: Setting, overlaps: dict, *, extra=None
         pred = (sig * z.reshape(-1, L)).sum(1).reshape(replicates, points)
         err2 = ((zs - pred[..., None]) ** 2 * P).sum(-1)
         total += p * err2.mean(axis=1)
+    _require_finite(f"{na.name}: the general population risk at {o}", total,
+                    hint="the attention weights overflow at these overlaps")
     if metric == "noisy":
         total = total + delta ** 2
     return float(total.mean()), float(total.std(ddof=1) / math.sqrt(replicates))
@@ -701,6 +713,7 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
             elif xval >= hi - 1e-6 or plateau(i, hi):
                 reasons.append(f"{xname} → +∞ (the risk at {xname} = {hi:g} equals the optimum)")
     risk = 1.0 + f
+    _require_finite(f"{na.name}: the optimal risk on {setting.describe()}", risk, err)
     out = PopulationOptimum(na.name, setting, float(risk), float(err + max(tol * 0.01, 1e-12)), argmin, A, B,
                             bool(reasons), "; ".join(reasons), method, evals)
     if per_length and setting.variable:

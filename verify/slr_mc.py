@@ -33,6 +33,7 @@ P. Marion, R. Berthier, G. Biau, C. Boyer, ICLR 2025, arXiv:2410.01537 ([M]).
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from typing import Any, Mapping
@@ -639,7 +640,17 @@ def projection_risk(name: str, m_k: float, q_k: float, m_v: float, q_v: float, *
     Same arguments and cost as :func:`projection_AB`."""
     a, b = _ab_samples(name, m_k, q_k, model=model, nu=nu, L=L, n=n, generator=generator,
                        extra=extra, batches=batches, device=device)
-    return mean_se(1.0 - 2.0 * float(m_v) * a + float(q_v) * b)
+    return mean_se(_manifold_risk()(float(m_v), float(q_v), a, b))
+
+
+@functools.lru_cache(maxsize=1)
+def _manifold_risk():
+    """The §6.2 risk 1 − 2m_vA + q_vB, generated from :func:`derivations.slr_population.risk_on_manifold`."""
+    import sympy as sp
+
+    from derivations import slr_population as S
+
+    return sp.lambdify((S.m_v, S.q_v, S.A_sym, S.B_sym), S.risk_on_manifold(), "numpy")
 
 
 def overlap_risk(name: str, ov: Mapping[str, float], *, model: str, nu: float, L, n: int,
@@ -832,17 +843,22 @@ def posterior_calibration(model: str, nu: float, L: int, n: int, D: int, generat
 
 
 def _linear_spiked_optimum(name: str, nu: float, L: int) -> tuple[float, float]:
-    """(m_k, m_v) at the optimum of a linear variant, spiked-SLR (spec §8 closed forms)."""
-    r = math.sqrt(nu)
-    if name == "linear_uncentred":
-        m = r * (L - 1) / L
-        a, b = 1 + m * r, L + 2 * m * r + m * m * (L + nu)
-    elif name == "linear_centred":
-        m = r * L / (L + nu)
-        a, b = 1 + m * r * (L - 1) / L, L + m * m * (L - 1) * (L + nu) / L
-    else:  # linear_pure: only m_k m_v is identified; take m_k = 1
-        m = 1.0
-        a, b = r, L + nu
+    """(m_k, m_v) at the optimum of a linear variant, spiked-SLR: the closed forms derived in
+    :func:`derivations.slr_population.linear_closed_form` (spec §8), evaluated; m_v = A/B.
+    ``linear_pure`` identifies only m_k m_v: m_k = 1 is taken."""
+    import sympy as sp
+
+    from derivations import slr_population as S
+
+    if L == 1:
+        d = S.linear_closed_form_varlen(name, "spiked", {1: 1}, nu_value=sp.nsimplify(nu))
+        sub = {}
+    else:
+        d = S.linear_closed_form(name, "spiked")
+        sub = {S.L: L, S.nu: float(nu)}
+    m = 1.0 if d["argmin_m_k"] is None else float(sp.sympify(d["argmin_m_k"]).subs(sub))
+    a = float(sp.sympify(d["A"]).subs(sub).subs(S.m, m))
+    b = float(sp.sympify(d["B"]).subs(sub).subs(S.m, m))
     return m, a / b
 
 
