@@ -114,6 +114,8 @@ def test_overflowing_activation_fails_loudly():
 
     with pytest.raises(PopulationError, match="overflow"):
         optimal_population_risk("elementwise:exp(exp(exp(t)))", make_setting("spiked", 1, 2))
+    with pytest.raises(PopulationError, match="not finite"):
+        population_AB("elementwise:exp(exp(exp(t)))", make_setting("spiked", 1, 2), 1.0)
 
 
 def test_limit_flag_only_for_genuine_limits():
