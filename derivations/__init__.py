@@ -2,10 +2,10 @@
 
 - :mod:`derivations.attention_rmt` — interpolation error of nonlinear attention vs ridge
   regression (Liao et al., arXiv:2506.18656; spec attention_rmt.md).
-- :mod:`derivations.slr_population` — single-location regression at population level: data
+- :mod:`derivations.slr` — single-location regression (package): data
   models, attention variants, risks, linear closed forms, Bayes risk and the predecessor [M]
   (Duranthon et al., arXiv:2509.21936; Marion et al., arXiv:2410.01537; spec slr.md).
 
-Modules are imported on demand (``from derivations import slr_population``).
+Modules are imported on demand (``from derivations import slr``).
 """
-__all__ = ["attention_rmt", "slr_population"]
+__all__ = ["attention_rmt", "slr"]

@@ -1,7 +1,7 @@
 r"""Bayes risk of single-location regression and the [M] formulas, evaluated numerically.
 
 Every integrand is lambdified (NumPy/SciPy or mpmath) from the SymPy expressions of
-:mod:`derivations._slr_bayes` and :mod:`derivations._slr_predecessor`; no formula is retyped here.
+:mod:`derivations.slr.bayes` and :mod:`derivations.slr.predecessor`; no formula is retyped here.
 Spec ``shared/spec/slr.md`` §7 (quadratures), §8 (:math:`M_L`, Stein mean), §13 ([M]), claims
 C2, C3, C8, C10, C11, C20–C23.
 
@@ -19,7 +19,7 @@ Methods (:attr:`BayesRisk.method`)
 ``"exact"``
     ``L = 1`` (0), ``ν = 0`` (:math:`1-1/L`), max-SLR ``ν = ∞`` (0).
 ``"quad-1d"`` / ``"mpmath-quad-1d"``
-    ``L = 2``: the one-dimensional forms (:func:`derivations._slr_bayes.one_d_form`) by
+    ``L = 2``: the one-dimensional forms (:func:`derivations.slr.bayes.one_d_form`) by
     ``scipy.integrate.quad`` or ``mpmath.quad``, split at the step and at ±8 widths around it.
 ``"laplace-lattice"`` / ``"mpmath-laplace-lattice"``
     ``L ≥ 3`` (or ``representation="laplace"``): the u-representation of §7,
@@ -57,8 +57,8 @@ import numpy as np
 import sympy as sp
 from scipy import integrate
 
-from derivations import _slr_bayes as SB
-from derivations import _slr_predecessor as SP
+from derivations.slr import bayes as SB
+from derivations.slr import predecessor as SP
 from symbolic.codegen import assert_exact
 
 __all__ = [
@@ -329,7 +329,7 @@ def _neg_log_asymptotic():
 
 def _tail_extension(model, nu, Lv) -> float:
     r"""Extra tail exponent (nats): :math:`-\log` of the size of :math:`E_B`, estimated by
-    :func:`derivations._slr_bayes.spiked_asymptotic` (spiked) or :math:`\log\nu` (max, where
+    :func:`derivations.slr.bayes.spiked_asymptotic` (spiked) or :math:`\log\nu` (max, where
     :math:`E_B\approx M_L/\nu`)."""
     if model == "spiked":
         return max(0.0, float(_neg_log_asymptotic()(nu, Lv))) if nu > 1 else 0.0
@@ -724,7 +724,7 @@ def expected_max_gaussian_exact(L: int):
     r"""Closed form of :math:`M_L` by SymPy ``integrate``, or ``None``.
 
     SymPy integrates the by-parts form :math:`L(L-1)\int\varphi^2\Phi^{L-2}dx`
-    (:func:`derivations._slr_bayes.expected_max_by_parts`): ``L = 2`` → :math:`1/\sqrt\pi`,
+    (:func:`derivations.slr.bayes.expected_max_by_parts`): ``L = 2`` → :math:`1/\sqrt\pi`,
     ``L = 3`` → :math:`3/(2\sqrt\pi)`; ``L = 1`` → 0.  Every result is checked against
     :func:`expected_max_gaussian` to 1e-12 and ``None`` is returned on disagreement.  For
     ``L ≥ 4`` the function returns ``None`` without trying: SymPy 1.14 returns the wrong value
@@ -790,7 +790,7 @@ def _manifold_fn(backend: str):
 def predecessor_manifold_risk(d, L, gamma2, lam, kappa, nu_M, *, dps: int | None = None):
     r"""[M] excess risk on the manifold (Theorem 1, spec §13.2; claims C21, C22).
 
-    Evaluates :func:`derivations._slr_predecessor.manifold_excess_risk` at
+    Evaluates :func:`derivations.slr.predecessor.manifold_excess_risk` at
     :math:`\gamma=\sqrt{\gamma^2}`, with ζ by :func:`zeta_erf2_value`.  Accuracy about 1e-15
     absolute (float64) or ``dps`` digits; cost under 1 ms (float64).
 
@@ -822,7 +822,7 @@ def _prop3_fn():
 def predecessor_prop3(gamma2, eps, L) -> float:
     r"""[M] Proposition 3: :math:`\epsilon^2+\gamma^2-\gamma^4/(\gamma^2+L-1)` (claim C20).
 
-    Evaluated from :func:`derivations._slr_predecessor.prop3_risk`; exact up to float64 rounding.
+    Evaluated from :func:`derivations.slr.predecessor.prop3_risk`; exact up to float64 rounding.
 
     Examples
     --------

@@ -1,6 +1,6 @@
 r"""Population risks and optima of single-location regression (spec slr.md §6), generated.
 
-The attention weights come from :mod:`derivations.slr_population` as SymPy; this module prints
+The attention weights come from :mod:`derivations.slr` as SymPy; this module prints
 their value, their derivative in the key field and their derivative in the extra scalar into a
 NumPy kernel (:func:`numeric_activation`), and evaluates
 
@@ -181,7 +181,7 @@ class NumericActivation:
 def _numeric_activation_cached(act_key):
     import sympy as sp
 
-    from derivations import slr_population as S
+    from derivations import slr as S
     from symbolic.codegen import Kernel, ModuleBuilder, expression_hash, load_module
 
     act = S.activation(act_key)
@@ -205,8 +205,8 @@ def _numeric_activation_cached(act_key):
 
 def numeric_activation(act) -> NumericActivation:
     """Generated NumPy kernel of an activation (name, ``elementwise:``/``normalised:`` expression,
-    or :class:`derivations.slr_population.Activation`).  Cached per activation."""
-    from derivations import slr_population as S
+    or :class:`derivations.slr.Activation`).  Cached per activation."""
+    from derivations import slr as S
 
     a = S.activation(act)
     if a.name in S.ACTIVATIONS or a.name.startswith(("elementwise:", "normalised:")):
@@ -390,7 +390,7 @@ def population_risk(act, setting: Setting, m_k: float, q_k: float | None = None,
     r"""Population risk on the manifold, :math:`E=1-2m_vA+q_vB` (§6.2, ``excess`` metric).
 
     With ``m_v`` and ``q_v`` omitted the value vector is optimal (:math:`m_v=A/B`,
-    :math:`q_v=m_v^2`, :math:`E=1-A^2/B`; :func:`derivations.slr_population.optimal_value_risk`).
+    :math:`q_v=m_v^2`, :math:`E=1-A^2/B`; :func:`derivations.slr.optimal_value_risk`).
     Returns ``(risk, error)``.
     """
     A, B, dA, dB = population_AB(act, setting, m_k, q_k, extra=extra, **rule_kw)
@@ -407,7 +407,7 @@ def _risk_functions():
     """The §6.2 risk (general and v-optimal), generated from the derivation."""
     import sympy as sp
 
-    from derivations import slr_population as S
+    from derivations import slr as S
 
     _, expr = S.optimal_value_risk()
     return (sp.lambdify((S.A_sym, S.B_sym), expr, "math"),
@@ -563,7 +563,7 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
         Value of a fixed extra scalar (``erf_fixed``'s c, ``softplus_norm``'s b); default 0.
     closed_form : bool
         Linear variants use the derived closed forms of §8
-        (:func:`derivations.slr_population.linear_closed_form`) with μ_L(ν) = ν E_B (max-SLR) or
+        (:func:`derivations.slr.linear_closed_form`) with μ_L(ν) = ν E_B (max-SLR) or
         M_L (ν = ∞) from :mod:`numeric.bayes`; ``False`` optimises them numerically like the others
         (the cross-check of claim C6).
 
@@ -700,7 +700,7 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
     if th[0] >= bounds[0][1] - 1e-6 or plateau(0, bounds[0][1]):
         reasons.append(f"m_k → ∞ (the risk at m_k = {M_BOUNDS[1]:g} is as low as at the argmin)")
     if na.has_extra:
-        from derivations import slr_population as S
+        from derivations import slr as S
 
         xname = S.activation(act).extra_name
         xval = th[layout["extra"]] if layout["extra"] is not None else fixed_extra
@@ -742,7 +742,7 @@ def _max_mu(setting: Setting, L: int):
 def _linear_optimum(act, setting: Setting, per_length: bool = False) -> PopulationOptimum:
     import sympy as sp
 
-    from derivations import slr_population as S
+    from derivations import slr as S
 
     name = S.activation(act).name
     sub_nu = None if math.isinf(setting.nu) else sp.nsimplify(setting.nu)

@@ -171,7 +171,7 @@ _SLR_DEFAULT_ACTS = "softmax,linear_uncentred,erf_learned,softplus_norm"
 
 
 def _slr_population_parser(sub):
-    from derivations.slr_population import ACTIVATIONS
+    from derivations.slr import ACTIVATIONS
 
     names = "\n".join(f"  {a.name:<20} {a.description}" for a in ACTIVATIONS.values())
     p = sub.add_parser(
@@ -223,7 +223,7 @@ def _cmd_slr(args) -> int:
         raise CLIError("choose a subcommand: attnlimits slr population --help")
     import math
 
-    from derivations.slr_population import activation
+    from derivations.slr import activation
     from numeric import bayes
     from numeric.population import make_setting, optimal_population_risk
 

@@ -11,8 +11,8 @@ import mpmath
 import pytest
 import sympy as sp
 
-from derivations import _slr_bayes as SB
-from derivations import _slr_predecessor as SP
+from derivations.slr import bayes as SB
+from derivations.slr import predecessor as SP
 from symbolic.codegen import assert_exact
 
 nu, n = SB.nu, SB.n

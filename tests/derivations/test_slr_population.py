@@ -1,4 +1,4 @@
-"""derivations.slr_population: closed forms derived by the engine vs the spec's formulas (§8, §9)."""
+"""derivations.slr: closed forms derived by the engine vs the spec's formulas (§8, §9)."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from derivations import slr_population as S
+from derivations import slr as S
+from derivations.slr import population as SPOP
 from symbolic.gaussian import wick_expectation
 from symbolic.hermite import ActivationError
 
@@ -54,7 +55,7 @@ def test_exchangeable_reduction_equals_full_wick_at_L3(variant):
     mean = [sp.sqrt(nu), 0, 0, 0, 0, 0]
     B_full = wick_expectation(sum(si ** 2 for si in sig), xs + es, mean, sp.eye(6))
     A_full = wick_expectation(sig[0], xs + es, mean, sp.eye(6))
-    A_red, B_red = S._affine_AB(act, "spiked", s=s)
+    A_red, B_red = SPOP._affine_AB(act, "spiked", s=s)
     assert sp.simplify(B_full - B_red.subs(L, Lv)) == 0
     assert sp.simplify(A_full - A_red.subs(L, Lv)) == 0
 

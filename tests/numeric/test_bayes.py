@@ -18,7 +18,7 @@ import sympy as sp
 from scipy import integrate, special
 
 import numeric.bayes as NB
-from derivations import _slr_bayes as SB
+from derivations.slr import bayes as SB
 from numeric.bayes import (
     AccuracyWarning,
     bayes_risk,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from verify.slr_mc import (
+from verify.slr import (
     ACTIVATIONS,
     NORMALISED_ACTIVATIONS,
     TRAINING_ALLOWANCE,

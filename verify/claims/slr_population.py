@@ -8,9 +8,9 @@ Marion, Berthier, Biau, Boyer, arXiv:2410.01537 ([M]), as derived independently 
 Each claim compares up to three things, as for the random-matrix result:
 
 1. **theory vs spec** — the engine (:mod:`numeric.population`, :mod:`numeric.bayes`, the closed
-   forms of :mod:`derivations.slr_population`) against the number the spec states, to the
+   forms of :mod:`derivations.slr`) against the number the spec states, to the
    spec's precision (labels start with ``"spec: "``; no SE);
-2. **MC vs theory** — the PyTorch estimators of :mod:`verify.slr_mc` against the engine, with the
+2. **MC vs theory** — the PyTorch estimators of :mod:`verify.slr` against the engine, with the
    rule ``|MC − theory| ≤ max(tolerance, 3·SE) + allowance``;
 3. **qualitative statements** (orderings, monotonicity, fitted rates).
 
@@ -99,7 +99,7 @@ def _linear(variant, model, L, nu=None, mu=None):
     """Closed-form linear risk and argmin m_k as floats (spec §8)."""
     import sympy as sp
 
-    from derivations import slr_population as S
+    from derivations import slr as S
 
     d = S.linear_closed_form(variant, model)
     sub = {S.L: L}
@@ -147,7 +147,7 @@ def _mc_kw(ctx):
 # =============================================================================================
 
 def _run_C1(ctx, size):
-    from verify.slr_mc import posterior_calibration
+    from verify.slr import posterior_calibration
 
     res = posterior_calibration("spiked", 2.0, 3, size["n"], size["D"], _seed(ctx, "C1"), bins=10, **_mc_kw(ctx))
     checks = [
@@ -167,7 +167,7 @@ def _run_C1(ctx, size):
 
 
 def _run_C2(ctx, size):
-    from verify.slr_mc import bayes_mc
+    from verify.slr import bayes_mc
 
     checks, params = [], {}
     for i, (model, nu, L, approx) in enumerate((("spiked", 2.0, 3, 0.648), ("max", 2.0, 2, 0.760))):
@@ -203,7 +203,7 @@ def _half_unit(x: float) -> float:
 
 
 def _run_C3(ctx, size):
-    from verify.slr_mc import bayes_mc
+    from verify.slr import bayes_mc
 
     checks = []
     for (model, L), table in _R3.items():
@@ -225,7 +225,7 @@ def _run_C3(ctx, size):
 
 def _run_C4(ctx, size):
     from numeric.population import population_risk
-    from verify.slr_mc import projection_risk
+    from verify.slr import projection_risk
 
     from scipy.optimize import minimize_scalar
 
@@ -260,7 +260,7 @@ def _run_C5(ctx, size):
     import torch
 
     from numeric.population import population_risk
-    from verify.slr_mc import direct_risk, make_teacher, resolve_device
+    from verify.slr import direct_risk, make_teacher, resolve_device
 
     D, nu, L = size["D"], 2.0, 3
     dev = resolve_device(ctx.device)
@@ -302,7 +302,7 @@ _LIN = ("linear_uncentred", "linear_centred", "linear_pure")
 def _mc_linear_check(ctx, variant, model, nu, L, risk, arg, n, seed, tol=3e-3):
     """Torch projection MC of the risk at the closed-form argmin (m_v optimal from the theory A/B)."""
     from numeric.population import population_AB
-    from verify.slr_mc import projection_risk
+    from verify.slr import projection_risk
 
     m_k = 1.0 if arg is None else arg
     A, B, _, _ = population_AB(variant, _setting(model, nu, L), m_k, **_qmc(ctx))
@@ -361,7 +361,7 @@ def _run_C7(ctx, size):
 
 
 def _run_C8(ctx, size):
-    from verify.slr_mc import bayes_mc
+    from verify.slr import bayes_mc
 
     checks = []
     for i, (L, nu) in enumerate((L, nu) for L in (2, 3) for nu in (1.0, 2.0, 5.0)):
@@ -443,7 +443,7 @@ def _run_C11(ctx, size):
     for nu, r, spec_r in zip(nus, rates, (0.422, 0.352, 0.325, 0.310)):
         checks.append(_spec(f"−log E_B/ν at ν={nu:g} (L=2) = {spec_r}", spec_r, r, 1e-3))
     checks.append(_true("−log E_B/ν decreasing toward 1/4", all(a > b > 0.25 for a, b in zip(rates, rates[1:]))))
-    from derivations import slr_population as S
+    from derivations import slr as S
 
     asym_expr = S.spiked_asymptotic()  # (L−1)(√π/2)ν^(−1/2)e^(−ν/4), derived (§9)
     asym = lambda nu, L: float(asym_expr.subs({S.nu: nu, S.L: L}))  # noqa: E731
@@ -472,7 +472,7 @@ def _run_C11(ctx, size):
         ys = [population_optimum(ctx, act, "spiked", nu, 2).risk for nu in grid]
         series.append(PlotSeries(act + (" (= Bayes)" if act == "softmax" else ""), grid, ys))
     series.append(PlotSeries("Bayes risk (quadrature)", grid, [bayes_value(ctx, "spiked", nu, 2)[0] for nu in grid]))
-    from verify.slr_mc import projection_risk
+    from verify.slr import projection_risk
 
     for j, act in enumerate(("softmax", "linear_uncentred")):
         xs, ys, es = [], [], []
@@ -493,7 +493,7 @@ def _run_C11(ctx, size):
 
 def nu_limit(variant, L):
     """lim ν E of a linear variant on spiked-SLR (§9, by SymPy)."""
-    from derivations import slr_population as S
+    from derivations import slr as S
 
     return S.linear_asymptotics()["spiked_nu_E"][variant].subs(S.L, L)
 
@@ -502,7 +502,7 @@ _C12_SPEC = {"softplus_norm": {2: 0.049, 3: 0.111, 5: 0.233}, "erf_learned": {2:
 
 
 def _run_C12(ctx, size):
-    from verify.slr_mc import projection_risk
+    from verify.slr import projection_risk
 
     checks = []
     Ls = (2, 3, 5)
@@ -593,7 +593,7 @@ def _run_C14(ctx, size):
 
 def _run_C20(ctx, size):
     from numeric import bayes
-    from verify.slr_mc import predecessor_ls_risk
+    from verify.slr import predecessor_ls_risk
 
     theory = _val(bayes.predecessor_prop3(0.5, 0.1, 10))[0]
     est = predecessor_ls_risk(size["d"], 10, 0.5, 0.1, size["n"], _seed(ctx, "C20"), **_mc_kw(ctx))
@@ -603,7 +603,7 @@ def _run_C20(ctx, size):
 
 def _run_C21(ctx, size):
     from numeric import bayes
-    from verify.slr_mc import predecessor_manifold_risk_mc
+    from verify.slr import predecessor_manifold_risk_mc
 
     theory = _val(bayes.predecessor_manifold_risk(400, 10, 0.5, 0.1, 0.6, 0.8))[0]
     est = predecessor_manifold_risk_mc(400, 10, 0.5, 0.1, 0.6, 0.8, size["n"], _seed(ctx, "C21"),
@@ -629,7 +629,7 @@ def _run_C22(ctx, size):
 
 
 def _run_C23(ctx, size):
-    from verify.slr_mc import projection_risk
+    from verify.slr import projection_risk
 
     r = population_optimum(ctx, "softmax", "spiked", 5.0, [1, 2, 3])
     eb = bayes_value(ctx, "spiked", 5.0, [1, 2, 3])[0]
@@ -645,7 +645,7 @@ def _run_C23(ctx, size):
 
 def _run_C24(ctx, size):
     from numeric.population import population_risk
-    from verify.slr_mc import projection_risk
+    from verify.slr import projection_risk
 
     checks, series = [], []
     grid = [0.5, 1, 2, 4, 8, 16, 32, 64]
@@ -670,7 +670,7 @@ def _run_C24(ctx, size):
 
 
 def _run_train(ctx, size):
-    from verify.slr_mc import TRAINING_ALLOWANCE, TRAINING_PRESET, train_population
+    from verify.slr import TRAINING_ALLOWANCE, TRAINING_PRESET, train_population
 
     checks, params = [], {}
     for i, (act, model, nu, L) in enumerate(size["runs"]):
@@ -681,7 +681,7 @@ def _run_train(ctx, size):
         tag = f"{act}, {model} L={L} ν={_fmt_nu(nu)}"
         checks.append(_mc(f"{tag}: held-out risk of the trained (k, v) vs the population optimum", opt.risk,
                           res["risk"], 0.0, allowance=TRAINING_ALLOWANCE,
-                          note=f"allowance {TRAINING_ALLOWANCE:g} = SGD noise floor (verify.slr_mc)"))
+                          note=f"allowance {TRAINING_ALLOWANCE:g} = SGD noise floor (verify.slr)"))
         checks.append(Check(f"{tag}: distance to the manifold", (0.0, 0.1), float(res["distance"]), None, 0.0,
                             kind="interval"))
         params[tag] = {"time_s": res.get("time_s"), "overlaps": res.get("overlaps")}
@@ -693,7 +693,7 @@ def _run_train(ctx, size):
 # =============================================================================================
 
 def _run_Q1(ctx, size):
-    from derivations import slr_population as S
+    from derivations import slr as S
 
     q = S.QUOTED["Q1"]
     checks = []
@@ -707,7 +707,7 @@ def _run_Q1(ctx, size):
 
 
 def _run_Q2(ctx, size):
-    from derivations import slr_population as S
+    from derivations import slr as S
 
     q = S.QUOTED["Q2"]
     checks = []
@@ -722,7 +722,7 @@ def _run_Q2(ctx, size):
 
 
 def _run_Q3(ctx, size):
-    from derivations import slr_population as S
+    from derivations import slr as S
 
     q = S.QUOTED["Q3"]
     checks = []
@@ -820,7 +820,7 @@ _CLAIMS = [
 
 
 def _references():
-    from derivations import slr_population as S
+    from derivations import slr as S
 
     return tuple(S.REFERENCES)
 

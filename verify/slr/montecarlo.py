@@ -645,10 +645,10 @@ def projection_risk(name: str, m_k: float, q_k: float, m_v: float, q_v: float, *
 
 @functools.lru_cache(maxsize=1)
 def _manifold_risk():
-    """The §6.2 risk 1 − 2m_vA + q_vB, generated from :func:`derivations.slr_population.risk_on_manifold`."""
+    """The §6.2 risk 1 − 2m_vA + q_vB, generated from :func:`derivations.slr.risk_on_manifold`."""
     import sympy as sp
 
-    from derivations import slr_population as S
+    from derivations import slr as S
 
     return sp.lambdify((S.m_v, S.q_v, S.A_sym, S.B_sym), S.risk_on_manifold(), "numpy")
 
@@ -844,11 +844,11 @@ def posterior_calibration(model: str, nu: float, L: int, n: int, D: int, generat
 
 def _linear_spiked_optimum(name: str, nu: float, L: int) -> tuple[float, float]:
     """(m_k, m_v) at the optimum of a linear variant, spiked-SLR: the closed forms derived in
-    :func:`derivations.slr_population.linear_closed_form` (spec §8), evaluated; m_v = A/B.
+    :func:`derivations.slr.linear_closed_form` (spec §8), evaluated; m_v = A/B.
     ``linear_pure`` identifies only m_k m_v: m_k = 1 is taken."""
     import sympy as sp
 
-    from derivations import slr_population as S
+    from derivations import slr as S
 
     if L == 1:
         d = S.linear_closed_form_varlen(name, "spiked", {1: 1}, nu_value=sp.nsimplify(nu))

@@ -49,7 +49,7 @@ What is derived here by the engine rather than typed
 - softmax shift invariance and the Jacobians of every activation (:func:`sigma_vector`).
 
 The Bayes side (posterior, Nishimori identity, quadrature representations, asymptotics) is in
-:mod:`derivations._slr_bayes`, and [M] in :mod:`derivations._slr_predecessor`; both are
+:mod:`derivations.slr.bayes`, and [M] in :mod:`derivations.slr.predecessor`; both are
 re-exported here.  Numbers are computed by :mod:`numeric.population` and :mod:`numeric.bayes`.
 """
 from __future__ import annotations
@@ -521,11 +521,11 @@ def __getattr__(name):
 # the Bayes side (§3.5, §7, §9) and the predecessor [M] (§13), re-exported
 # =============================================================================================
 
-from ._slr_bayes import (  # noqa: E402
+from .bayes import (  # noqa: E402
     c_nu, g_nu, nishimori_residual, one_d_form, outer_integrand, posterior, posterior_residual, ratio_condition,
     spiked_asymptotic, stein_identity_residual,
 )
-from ._slr_predecessor import (  # noqa: E402
+from .predecessor import (  # noqa: E402
     NOTATION_MAP, manifold_excess_risk as predecessor_manifold_risk, prop3_risk as predecessor_prop3_risk,
     zeta_at_zero, zeta_erf2,
 )
