@@ -1,5 +1,9 @@
 """Solvers generated from symbolic systems: fixed points, precision polish, sweeps, export.
 
+Code generation (:mod:`numeric.models`, imported on first use: it needs SymPy):
+:func:`compile_model`, :func:`compile_system`, :class:`CompiledSystem`, :func:`export_model`,
+:func:`model_source`.
+
 Single-location regression (lazy re-exports, so that ``attnlimits rmt`` does not import them):
 :func:`make_setting`, :func:`optimal_population_risk`, :func:`population_risk`,
 :func:`population_AB`, :class:`PopulationOptimum` (:mod:`numeric.population`) and
@@ -13,7 +17,6 @@ from ._portable_solver import (
     SystemKernels,
     solve_fixed_point,
 )
-from .models import CompiledSystem, compile_model, compile_system, export_model, model_source
 
 __all__ = [
     "ConvergenceError",
@@ -21,14 +24,11 @@ __all__ = [
     "InvariantError",
     "SystemKernels",
     "solve_fixed_point",
-    "compile_model",
-    "compile_system",
-    "CompiledSystem",
-    "export_model",
-    "model_source",
 ]
 
 _LAZY = {
+    "CompiledSystem": "models", "compile_model": "models", "compile_system": "models", "export_model": "models",
+    "model_source": "models",
     "make_setting": "population", "optimal_population_risk": "population", "population_risk": "population",
     "population_AB": "population", "PopulationOptimum": "population", "SettingError": "population",
     "bayes_risk": "bayes", "bayes_risk_varlen": "bayes",

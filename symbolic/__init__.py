@@ -13,45 +13,37 @@ Public API
   :class:`IntegrationError`, :class:`NotPolynomialError`.
 - Code generation: :class:`Kernel`, :class:`ModuleBuilder`, :func:`load_module`,
   :func:`assert_exact`, :class:`GeneratedModel`.
-"""
-from .codegen import FloatLiteralError, Kernel, ModuleBuilder, assert_exact, expression_hash, load_module, print_expr
-from .gaussian import (
-    GaussianExpectation,
-    GaussianIntegral,
-    IntegrationError,
-    NotPolynomialError,
-    expectation_1d,
-    expectation_1d_mp,
-    gauss_hermite_rule,
-    gaussian_expectation,
-    sobol_normal,
-    wick_expectation,
-)
-from .functions import LogSoftplus, LogSoftplusPrime, Sigmoid, Softplus
-from .hermite import (
-    BUILTIN_ACTIVATIONS,
-    ActivationError,
-    HermiteData,
-    hermite_coefficient,
-    hermite_coefficients,
-    kinks,
-    parse_activation,
-    t,
-)
-from .matexpr import directional_derivative, matrix_diff, scalar_diff
-from .model import GeneratedModel
-from .spectral import MarchenkoPasturLaw, SpectralAverage, replace_averages_by_moments
-from .system import EquationSystem, Invariant
+- Results as plug-ins: :class:`Result`, :class:`Command`, :class:`Param` (:mod:`symbolic.result`).
 
-__all__ = [
-    "Softplus", "Sigmoid", "LogSoftplus", "LogSoftplusPrime",
-    "BUILTIN_ACTIVATIONS", "ActivationError", "HermiteData", "hermite_coefficient",
-    "hermite_coefficients", "kinks", "parse_activation", "t",
-    "MarchenkoPasturLaw", "SpectralAverage", "replace_averages_by_moments",
-    "EquationSystem", "Invariant", "matrix_diff", "scalar_diff", "directional_derivative",
-    "FloatLiteralError", "Kernel", "ModuleBuilder", "assert_exact", "expression_hash",
-    "load_module", "print_expr", "GeneratedModel",
-    "GaussianExpectation", "GaussianIntegral", "IntegrationError", "NotPolynomialError",
-    "expectation_1d", "expectation_1d_mp", "gauss_hermite_rule", "gaussian_expectation",
-    "sobol_normal", "wick_expectation",
-]
+Names are imported on first use.
+"""
+import importlib as _importlib
+
+_EXPORTS = {
+    "codegen": ["FloatLiteralError", "Kernel", "ModuleBuilder", "assert_exact", "expression_hash", "load_module",
+                "print_expr"],
+    "gaussian": ["GaussianExpectation", "GaussianIntegral", "IntegrationError", "NotPolynomialError",
+                 "expectation_1d", "expectation_1d_mp", "gauss_hermite_rule", "gaussian_expectation",
+                 "sobol_normal", "wick_expectation"],
+    "functions": ["LogSoftplus", "LogSoftplusPrime", "Sigmoid", "Softplus"],
+    "hermite": ["BUILTIN_ACTIVATIONS", "ActivationError", "HermiteData", "hermite_coefficient",
+                "hermite_coefficients", "kinks", "parse_activation", "t"],
+    "matexpr": ["directional_derivative", "matrix_diff", "scalar_diff"],
+    "model": ["GeneratedModel"],
+    "spectral": ["MarchenkoPasturLaw", "SpectralAverage", "replace_averages_by_moments"],
+    "system": ["EquationSystem", "Invariant"],
+    "result": ["Result", "Command", "Param", "InputError", "discover_results", "register_result", "resolve"],
+}
+_WHERE = {name: mod for mod, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name):
+    # imported on first use, so that light modules (symbolic.result) cost no SymPy import
+    if name in _WHERE:
+        return getattr(_importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))

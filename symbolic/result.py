@@ -168,6 +168,8 @@ class Command:
     ``run`` is ``"module:function"`` following the contract of this module's docstring;
     ``table`` lists the row keys shown by the default table; ``expensive`` lists the parameters a
     sweep should keep together in one task (for example the axis a continuation runs along).
+    ``formatter`` optionally names ``format(rows, params, fmt) -> str`` (``fmt`` is ``"table"`` or
+    ``"json"``) for results whose numbers need their own printing (mpmath digits, say).
     """
 
     name: str
@@ -178,7 +180,7 @@ class Command:
     examples: tuple = ()
     table: tuple = ()
     expensive: tuple = ()
-    json_option: bool = True
+    formatter: str | None = None
 
     def param(self, name: str) -> Param:
         for p in self.parameters:

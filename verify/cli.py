@@ -1,13 +1,11 @@
-"""The ``attnlimits`` command line.
+"""The ``attnlimits`` command line, built from the result registry.
 
-Subcommands
------------
-``rmt``      interpolation error of nonlinear attention vs ridge (attention_rmt.md), any precision
-``export``   write a standalone solver file (numpy or mpmath only)
-``hermite``  Hermite data (a0, a1, a2, nu, b^2) of an activation
-``verify``   check the registered claims against Monte Carlo; write a report
-``weights``  Assumption-1 diagnostics of a local pretrained checkpoint
-``slr``      single-location regression (slr.md): ``slr population`` optimal population risks
+Results (found through the ``attnlimits.results`` entry-point group, :mod:`symbolic.result`)
+contribute their commands: ``attnlimits <result> [<command>] --param ...`` and
+``attnlimits export <result> ...``; ``attnlimits verify`` runs the claims of every registered
+result.  The tools ``hermite`` and ``weights`` belong to the engine.  Nothing here names a
+result: parsers are built from each command's static parameter list, without importing SymPy
+or the result's modules, which are imported only when a command runs.
 
 Every subcommand has ``--help`` with an example.  Bad input gives one line on stderr and exit 2.
 """
@@ -15,10 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 import sys
 import textwrap
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "CLIError"]
 
 
 class CLIError(Exception):
@@ -29,72 +29,105 @@ def _examples(*lines: str) -> str:
     return "examples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("attnlimits")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "unknown"
+
+
+def _add_common(p, *, json_option=True):
+    p.add_argument("--threads", default=None, metavar="N",
+                   help="threads for BLAS and torch (default $ATTNLIMITS_THREADS, else 1 on machines with <= 4 cores)")
+    if json_option:
+        out = p.add_mutually_exclusive_group()
+        out.add_argument("--json", action="store_true", help="print JSON (one object per row)")
+        out.add_argument("--csv", action="store_true", help="print CSV (one line per row)")
+
+
+def _add_params(p, params):
+    for prm in params:
+        kw = {"dest": prm.name, "help": prm.help or None}
+        if prm.kind == "flag":
+            p.add_argument(prm.option, action="store_true", default=None, **kw)
+            continue
+        if prm.metavar:
+            kw["metavar"] = prm.metavar
+        elif prm.kind in ("choice",) and prm.choices:
+            kw["metavar"] = "{" + ",".join(prm.choices) + "}"
+        p.add_argument(prm.option, default=None, required=prm.required, **kw)
+
+
+def _add_command(sub, cmd, result, name):
+    desc = cmd.description or cmd.help
+    p = sub.add_parser(name, help=cmd.help, formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description=desc + (f"\n\n{result.title}." if result.title else ""),
+                       epilog=_examples(*cmd.examples) if cmd.examples else None)
+    _add_params(p, cmd.parameters)
+    _add_common(p)
+    p.set_defaults(_handler=_run_command, _result=result.name, _command=cmd.name)
+    return p
+
+
+def build_parser(results=None) -> argparse.ArgumentParser:
+    """The argument parser; ``results`` (name → :class:`~symbolic.result.Result`) defaults to the registry."""
+    from symbolic.result import discover_results
+
+    results = discover_results() if results is None else results
+    first = []
+    for res in results.values():
+        cmd = res.commands[0] if res.commands else None
+        if cmd is not None and cmd.examples:
+            first.append(cmd.examples[0])
     parser = argparse.ArgumentParser(
         prog="attnlimits",
-        description="Symbolic-numeric derivation and verification of high-dimensional attention theory.",
+        description="Symbolic-numeric derivation and verification of high-dimensional attention theory.\n\n"
+                    "results: " + ", ".join(f"{r.name} ({r.title})" for r in results.values()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=_examples(
-            "attnlimits rmt --activation tanh --c 0.5 --gamma 0.01,0.1,1 --snr 1 --wk 1,0,0 --wq 1,0,0",
-            "attnlimits export rmt --activation tanh --backend numpy -o rmt_tanh.py",
-            "attnlimits hermite --activation relu",
-            "attnlimits verify --quick",
-            "attnlimits weights path/to/model.safetensors",
-            "attnlimits slr population --model spiked --nu 2 --L 3 --json",
-        ),
+        epilog=_examples(*first, "attnlimits export rmt --activation tanh --backend numpy -o rmt_tanh.py",
+                         "attnlimits hermite --activation relu", "attnlimits verify --quick",
+                         "attnlimits weights path/to/model.safetensors"),
     )
+    parser.add_argument("--version", action="version", version=f"attnlimits {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    # --- slr -----------------------------------------------------------------------------------
-    p = sub.add_parser(
-        "slr",
-        help="single-location regression: population risks of attention variants vs Bayes",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Single-location regression (spec slr.md; Duranthon et al., arXiv:2509.21936).",
-        epilog=_examples("attnlimits slr population --model spiked --nu 2 --L 3 --json"),
-    )
-    slr_sub = p.add_subparsers(dest="slr_command", metavar="WHAT")
-    _slr_population_parser(slr_sub)
-
-    # --- rmt -----------------------------------------------------------------------------------
-    p = sub.add_parser(
-        "rmt",
-        help="limiting interpolation error of attention vs ridge regression",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=textwrap.dedent(
-            """\
-            Limiting interpolation error E(gamma) of nonlinear attention (spec attention_rmt.md §6)
-            and of ridge regression (Proposition 2, §7) for p/n -> c.  Tokens X = mu y^T + Z with
-            SNR = ||mu||^2; W = I + w_K w_Q^T with w_K, w_Q given by coordinates in an orthonormal
-            basis whose first vector is mu/||mu||.  E = -gamma^2 d ybar/d gamma, with the derivative
-            from the implicit-function theorem.  float64 by default; --digits N uses mpmath."""
-        ),
-        epilog=_examples(
-            "attnlimits rmt --activation tanh --c 0.5 --gamma 0.01,0.1,1 --snr 1 --wk 1,0,0 --wq 1,0,0 --json",
-            "attnlimits rmt --activation relu --c 2 --gamma 0.1 --diagonal keep --kappa 0.991",
-            "attnlimits rmt --activation '0.6*t + 0.3*(t**2-1)/sqrt(2)' --c 0.5 --gamma 1 --digits 40",
-        ),
-    )
-    _rmt_arguments(p)
-    p.add_argument("--digits", type=int, default=None, help="compute with mpmath at N significant digits and print N digits")
+    for res in results.values():
+        if res.is_group:
+            p = sub.add_parser(res.name, help=res.group_help or res.title,
+                               formatter_class=argparse.RawDescriptionHelpFormatter,
+                               description=f"{res.title}. {res.description}".strip(),
+                               epilog=_examples(*[c.examples[0] for c in res.commands if c.examples]))
+            rsub = p.add_subparsers(dest="subcommand", metavar="WHAT")
+            for cmd in res.commands:
+                _add_command(rsub, cmd, res, cmd.name)
+            p.set_defaults(_handler=_need_subcommand, _result=res.name)
+        else:
+            _add_command(sub, res.command(""), res, res.name)
 
     # --- export --------------------------------------------------------------------------------
     p = sub.add_parser(
         "export",
         help="write a standalone solver (.py) that needs only numpy or mpmath",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Write a standalone, readable Python solver generated from the SymPy equations, "
-        "specialised to one activation (its Hermite data are baked in).",
+        description="Write a standalone, readable Python solver generated from the SymPy equations.",
         epilog=_examples(
             "attnlimits export rmt --activation tanh --backend numpy -o rmt_tanh.py",
             "python rmt_tanh.py --c 0.5 --gamma 0.01,0.1 --snr 1 --wk 1,0 --wq 1,0 --json",
             "attnlimits export rmt --activation erf --backend mpmath -o rmt_erf_mp.py",
         ),
     )
-    p.add_argument("result", choices=["rmt"], help="which result to export")
-    p.add_argument("--activation", default="tanh", help="built-in name or SymPy expression in t (default tanh)")
-    p.add_argument("--backend", choices=["numpy", "mpmath"], default="numpy")
-    p.add_argument("-o", "--output", required=True, help="file to write")
+    esub = p.add_subparsers(dest="export_result", metavar="RESULT")
+    for res in results.values():
+        if res.export is None:
+            continue
+        ep = esub.add_parser(res.name, help=f"standalone solver of {res.name}: {res.title}")
+        _add_params(ep, res.export_parameters)
+        ep.add_argument("-o", "--output", required=True, help="file to write")
+        _add_common(ep, json_option=False)
+        ep.set_defaults(_handler=_run_export, _result=res.name)
+    p.set_defaults(_handler=_need_export_result)
 
     # --- verify --------------------------------------------------------------------------------
     p = sub.add_parser(
@@ -125,6 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="master seed of all Monte Carlo draws (default 0)")
     p.add_argument("--out", default="attnlimits-report", help="report folder (default ./attnlimits-report)")
     p.add_argument("--no-report", action="store_true", help="print the table only")
+    _add_common(p, json_option=False)
+    p.set_defaults(_handler=_cmd_verify)
 
     # --- weights -------------------------------------------------------------------------------
     p = sub.add_parser(
@@ -133,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=textwrap.dedent(
             """\
-            Diagnostics of Assumption 1 (spec attention_rmt.md §13) on a local checkpoint
+            Diagnostics of Assumption 1 (docs/attention_rmt.md §13) on a local checkpoint
             (safetensors or a torch state dict; BERT- or GPT-2-style names; nothing is downloaded):
             per layer and head, B_h = sqrt(p/d_h) W_K^hT W_Q^h and the layer sum; singular values,
             symmetric part, and the best identity-plus-rank-r fit residual rho_r."""
@@ -151,229 +186,144 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fold-layernorm", action="store_true", help="fold the LayerNorm gain into B")
     p.add_argument("--no-per-head", action="store_true", help="layer sums only (faster)")
     p.add_argument("--out", default="attnlimits-weights", help="output folder for CSV/JSON/PNG (default ./attnlimits-weights)")
+    _add_common(p, json_option=False)
+    p.set_defaults(_handler=_cmd_weights)
 
     # --- hermite -------------------------------------------------------------------------------
     p = sub.add_parser(
         "hermite",
         help="Hermite coefficients of an activation",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Hermite data of a centred activation (spec attention_rmt.md §4.1): a0 (removed), "
+        description="Hermite data of a centred activation (docs/attention_rmt.md §4.1): a0 (removed), "
         "a1 = E[xi f], a2, nu = E f^2, b^2 = nu - a1^2, and the Parseval residual.",
         epilog=_examples("attnlimits hermite --activation relu", "attnlimits hermite --activation 'sin(t)' --dps 50 --json"),
     )
     p.add_argument("--activation", required=True, help="built-in name or SymPy expression in t")
     p.add_argument("--dps", type=int, default=30, help="decimal digits (default 30)")
     p.add_argument("--json", action="store_true")
+    _add_common(p, json_option=False)
+    p.set_defaults(_handler=_cmd_hermite)
     return parser
 
 
-_SLR_DEFAULT_ACTS = "softmax,linear_uncentred,erf_learned,softplus_norm"
+# ------------------------------------------------------------------------------------------------
+# results' commands
 
 
-def _slr_population_parser(sub):
-    from derivations.slr import ACTIVATIONS
+def _results():
+    from symbolic.result import discover_results
 
-    names = "\n".join(f"  {a.name:<20} {a.description}" for a in ACTIVATIONS.values())
-    p = sub.add_parser(
-        "population",
-        help="optimal population risk of each activation, with the Bayes risk",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=textwrap.dedent(
-            """\
-            Population optimum E* = 1 - sup A^2/B of attention f(X) = sigma(Xk)^T (Xv) on
-            single-location regression (spec slr.md §6), for each activation, and the Bayes risk
-            (§7; softmax attains it).  Linear variants use the derived closed forms (§8); the others
-            are optimised over (m_k, extra scalar) with exact gradients on a fixed integration rule
-            (Gauss-Hermite where smooth, randomised QMC otherwise).  risk_error is the integration
-            error estimate; limit=true means the argmin runs to a bound (m_k -> inf, b -> -inf).
-
-            activations (full names; a bare linear/erf/softplus is refused):
-            """) + names + "\n  elementwise:<expr in t>, normalised:<positive expr in t>   user expressions",
-        epilog=_examples(
-            "attnlimits slr population --model spiked --nu 2 --L 3 "
-            "--activation softmax,linear_uncentred,erf_learned,softplus_norm --json",
-            "attnlimits slr population --model max --nu inf --L 1,2,3 --per-length",
-            "attnlimits slr population --model max --nu 2 --L 2 --activation erf_fixed --extra 0.5",
-            "attnlimits slr population --model spiked --nu 1 --L 2 --activation 'elementwise:1+tanh(t)'",
-        ),
-    )
-    p.add_argument("--model", required=True, help="spiked or max")
-    p.add_argument("--nu", required=True, help="spike strength nu >= 0 (inf allowed for --model max)")
-    p.add_argument("--L", required=True, dest="L",
-                   help="sequence length, or a comma-separated list for L uniform over it (variable length)")
-    p.add_argument("--activation", default=_SLR_DEFAULT_ACTS,
-                   help=f"comma-separated activation names (default {_SLR_DEFAULT_ACTS})")
-    p.add_argument("--extra", type=float, default=None,
-                   help="value of a fixed extra scalar (erf_fixed's c, softplus_norm's b; default 0); "
-                        "learned scalars (erf_learned, softplus_norm_bias) are optimised regardless")
-    p.add_argument("--orthogonal-noise", action="store_true",
-                   help="also optimise s_k = sqrt(q_k - m_k^2) >= 0 (claim C14)")
-    p.add_argument("--per-length", action="store_true", help="variable length: also the per-length tuned risks")
-    p.add_argument("--metric", choices=["excess", "noisy"], default="excess",
-                   help="excess (default; f = 0 gives 1) or noisy (adds --delta^2)")
-    p.add_argument("--delta", type=float, default=0.0, help="label noise Delta for --metric noisy")
-    p.add_argument("--tol", type=float, default=1e-6, help="target integration error (Gauss-Hermite)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the QMC scrambling")
-    p.add_argument("--json", action="store_true", help="print a JSON list, one object per activation")
-    return p
+    return discover_results()
 
 
-def _cmd_slr(args) -> int:
-    if args.slr_command != "population":
-        raise CLIError("choose a subcommand: attnlimits slr population --help")
-    import math
+def _need_subcommand(args) -> int:
+    raise CLIError(f"choose a command: attnlimits {args._result} --help")
 
-    from derivations.slr import activation
-    from numeric import bayes
-    from numeric.population import make_setting, optimal_population_risk
 
+def _need_export_result(args) -> int:
+    raise CLIError("choose a result: attnlimits export --help")
+
+
+def _collect(args, params) -> dict:
+    return {p.name: getattr(args, p.name, None) for p in params}
+
+
+def _progress(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _json_default(v):
     try:
-        nu = float(args.nu)
-    except ValueError:
-        raise CLIError(f"--nu must be a number >= 0 or inf, got {args.nu!r}") from None
-    try:
-        Ls = [int(v) for v in str(args.L).split(",") if v.strip()]
-    except ValueError:
-        raise CLIError(f"--L must be an integer or a comma-separated list of integers, got {args.L!r}") from None
-    if args.delta < 0 or not math.isfinite(args.delta):
-        raise CLIError(f"--delta must be a finite number >= 0, got {args.delta}")
-    setting = make_setting(args.model, nu, Ls if len(Ls) > 1 else (Ls[0] if Ls else 0))
-    acts = [activation(a.strip()) for a in args.activation.split(",") if a.strip()]
-    if not acts:
-        raise CLIError("--activation is empty")
-    law = {L: p for L, p in setting.lengths}
-    br = bayes.bayes_risk_varlen(setting.model, setting.nu, law)
-    b_val, b_err = (br.value, br.error) if hasattr(br, "value") else (float(br), 0.0)
-    shift = args.delta ** 2 if args.metric == "noisy" else 0.0
-    out = []
-    for i, a in enumerate(acts, 1):
-        print(f"[{i}/{len(acts)}] {a.name}: {setting.describe()}", file=sys.stderr, flush=True)
-        # --extra fixes the scalar of erf_fixed / softplus_norm; learned scalars stay learned
-        extra = None if a.extra_learned else args.extra
-        r = optimal_population_risk(a, setting, orthogonal_noise=args.orthogonal_noise, per_length=args.per_length,
-                                    tol=args.tol, seed=args.seed, extra=extra)
-        d = {"activation": a.name, "risk": r.risk + shift, "risk_error": r.risk_error,
-             "bayes_risk": b_val + shift, "bayes_error": b_err, "argmin": r.argmin, "limit": r.limit,
-             "limit_reason": r.limit_reason, "method": r.method, "model": setting.model,
-             "nu": "inf" if math.isinf(setting.nu) else setting.nu,
-             "L": {str(L): p for L, p in setting.lengths}, "metric": args.metric}
-        if args.metric == "noisy":
-            d["delta"] = args.delta
-        if r.per_length:
-            d["per_length"] = {"risks": {str(k): v + shift for k, v in r.per_length["risks"].items()},
-                               "average": r.per_length["average"] + shift}
-        out.append(d)
-    if args.json:
-        print(json.dumps(out, indent=2))
-        return 0
-    print(f"single-location regression, {setting.describe()}, metric {args.metric}: "
-          f"Bayes risk {b_val + shift:.6f} (± {b_err:.1e})")
-    head = f"{'activation':<20} {'risk':>10} {'± error':>9} {'- Bayes':>10}  argmin"
-    print(head)
-    print("-" * len(head))
-    for d in out:
-        arg = ", ".join(f"{k}={v:.4g}" for k, v in d["argmin"].items() if k not in ("q_v",))
-        flag = "  [limit]" if d["limit"] else ""
-        print(f"{d['activation']:<20} {d['risk']:>10.6f} {d['risk_error']:>9.1e} {d['risk'] - d['bayes_risk']:>10.6f}"
-              f"  {arg}{flag}")
-        if "per_length" in d:
-            print(f"{'':<20} per-length tuned average {d['per_length']['average']:.6f}")
+        import numpy as np
+
+        if isinstance(v, np.generic):
+            return v.item()
+        if isinstance(v, np.ndarray):
+            return v.tolist()
+    except ImportError:  # pragma: no cover
+        pass
+    return str(v)
+
+
+def _finite_json(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _finite_json(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite_json(x) for x in v]
+    return v
+
+
+def format_rows(rows, columns=(), fmt="table") -> str:
+    """Generic printing of tidy rows: JSON (valid: non-finite numbers become null), CSV, or a table."""
+    if fmt == "json":
+        return json.dumps(_finite_json(rows), indent=2, default=_json_default, allow_nan=False)
+    cols = list(columns) or list(dict.fromkeys(k for r in rows for k in r))
+    if fmt == "csv":
+        import csv
+        import io
+
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=list(dict.fromkeys(k for r in rows for k in r)), extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (json.dumps(v, default=_json_default) if isinstance(v, (dict, list)) else v)
+                        for k, v in r.items()})
+        return buf.getvalue().rstrip("\n")
+
+    def cell(v):
+        if v is None:
+            return "-"
+        if isinstance(v, bool):
+            return "yes" if v else "no"
+        if isinstance(v, float):
+            return f"{v:.6g}"
+        if isinstance(v, dict):
+            return ", ".join(f"{k}={cell(x)}" for k, x in v.items())
+        return str(v)
+
+    body = [[cell(r.get(c)) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(b[i]) for b in body)) if body else len(c) for i, c in enumerate(cols)]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(cols, widths))]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(b, widths)) for b in body]
+    return "\n".join(lines)
+
+
+def _run_command(args) -> int:
+    from symbolic.result import resolve
+
+    res = _results()[args._result]
+    cmd = res.command(args._command)
+    params = cmd.parse(_collect(args, cmd.parameters))
+    rows = cmd.function()(params, progress=_progress)
+    threads = args._threads
+    fmt = "json" if getattr(args, "json", False) else "csv" if getattr(args, "csv", False) else "table"
+    if fmt != "table":
+        rows = [{**r, "threads": threads} for r in rows]
+    if not rows:
+        raise CLIError("nothing computed")
+    if cmd.formatter and fmt != "csv":
+        print(resolve(cmd.formatter)(rows, params, fmt))
+    else:
+        print(format_rows(rows, cmd.table, fmt))
     return 0
 
 
-def _rmt_arguments(p):
-    from symbolic.hermite import BUILTIN_ACTIVATIONS
+def _run_export(args) -> int:
+    from symbolic.result import InputError, resolve
 
-    p.add_argument("--activation", default="tanh",
-                   help=f"built-in ({', '.join(sorted(BUILTIN_ACTIVATIONS))}) or a SymPy expression in t; centred automatically")
-    p.add_argument("--c", required=True, help="aspect ratio p/n (> 0)")
-    p.add_argument("--gamma", required=True, help="comma-separated ridge parameters, e.g. 0.01,0.1,1")
-    p.add_argument("--snr", default="0", help="signal strength ||mu||^2 (default 0)")
-    p.add_argument("--wk", default="", help="w_K coordinates (up to any length), e.g. 1,0,0")
-    p.add_argument("--wq", default="", help="w_Q coordinates, e.g. 1,0,0")
-    p.add_argument("--diagonal", choices=["zero", "keep"], default="zero",
-                   help="diagonal convention of K_X (spec §4.3): zero (kappa = 0, default) or keep")
-    p.add_argument("--kappa", default=None, help="diagonal constant with --diagonal keep (e.g. a measured mean)")
-    p.add_argument("--p", type=int, default=None, help="with --diagonal keep and no --kappa: kappa = E f(sqrt(p) + sqrt(2) xi)/sqrt(p) (spec §4.3)")
-    p.add_argument("--nodes", type=int, default=3000, help="midpoint nodes of the MP quadrature in float64 (default 3000)")
-    p.add_argument("--json", action="store_true", help="print a JSON list, one object per gamma")
+    res = _results()[args._result]
+    values = _collect(args, res.export_parameters)
+    params = {p.name: p.parse(values.get(p.name)) for p in res.export_parameters}
+    if not str(args.output).strip():
+        raise InputError("-o/--output must name a file")
+    print(resolve(res.export)(params, args.output))
+    return 0
 
 
 # ------------------------------------------------------------------------------------------------
-
-
-def _hermite(activation: str, dps: int):
-    from symbolic.hermite import hermite_coefficients
-
-    return hermite_coefficients(activation, dps=dps)
-
-
-def _kappa(args, h, dps):
-    import mpmath
-
-    from derivations.attention_rmt import diagonal_constant
-    from symbolic.hermite import t
-
-    if args.diagonal == "zero":
-        if args.kappa is not None or args.p is not None:
-            raise CLIError("--kappa/--p apply only with --diagonal keep")
-        return "0"
-    if args.kappa is not None:
-        kappa = args.kappa
-    elif args.p is not None:
-        if args.p < 1:
-            raise CLIError("--p must be a positive integer")
-        with mpmath.workdps(dps):
-            kappa = mpmath.nstr(diagonal_constant(h.centred, t, args.p, dps=dps), dps)
-    else:
-        raise CLIError("--diagonal keep needs --kappa K (e.g. a measured diagonal mean) or --p P")
-    try:
-        kv = float(kappa)
-    except ValueError:
-        raise CLIError(f"--kappa must be a number, got {kappa!r}") from None
-    if abs(kv) > 10:
-        raise CLIError(f"kept-diagonal kappa = {kv:.4g} exceeds 10 in magnitude (spec §4.3): use --diagonal zero")
-    return kappa
-
-
-def _cmd_rmt(args) -> int:
-    import mpmath
-
-    from derivations import attention_rmt
-    from numeric import compile_model
-
-    digits = args.digits
-    if digits is not None and not 5 <= digits <= 200:
-        raise CLIError("--digits must be between 5 and 200")
-    dps = max(30, (digits or 0) + 10)
-    h = _hermite(args.activation, dps)
-    kappa = _kappa(args, h, dps)
-    backend = "mpmath" if digits else "numpy"
-    mod = compile_model(attention_rmt.model, backend)
-    with mpmath.workdps(dps):
-        a1, nu = mpmath.nstr(h.a1, dps), mpmath.nstr(h.nu, dps)
-    if args.nodes < 16:
-        raise CLIError("--nodes must be at least 16")
-    mod.run(args, a1, nu, kappa, digits=digits, extra={"activation": args.activation})
-    return 0
-
-
-def _cmd_export(args) -> int:
-    import mpmath
-
-    from derivations import attention_rmt
-    from numeric import export_model
-
-    h = _hermite(args.activation, 50)
-    with mpmath.workdps(50):
-        consts = {
-            "ACTIVATION": repr(args.activation),
-            "A1": repr(mpmath.nstr(h.a1, 45)),
-            "NU": repr(mpmath.nstr(h.nu, 45)),
-        }
-    path = export_model(attention_rmt.model, args.output, args.backend, constants=consts)
-    print(f"wrote {path} ({args.backend}; activation {args.activation}: a1={consts['A1']}, nu={consts['NU']})")
-    return 0
+# tools
 
 
 def _cmd_hermite(args) -> int:
@@ -381,7 +331,9 @@ def _cmd_hermite(args) -> int:
 
     if not 5 <= args.dps <= 500:
         raise CLIError("--dps must be between 5 and 500")
-    h = _hermite(args.activation, args.dps)
+    from symbolic.hermite import hermite_coefficients
+
+    h = hermite_coefficients(args.activation, dps=args.dps)
     with mpmath.workdps(args.dps):
         rec = {
             "activation": args.activation,
@@ -470,28 +422,67 @@ def _cmd_weights(args) -> int:
     return 0
 
 
-_COMMANDS = {"rmt": _cmd_rmt, "export": _cmd_export, "hermite": _cmd_hermite, "verify": _cmd_verify,
-             "weights": _cmd_weights, "slr": _cmd_slr}
+
+# options whose value may start with '-' (a negative number or a list whose first entry is negative)
+_NEGATIVE = re.compile(r"^-(\d|\.\d|inf)", re.IGNORECASE)
+
+
+def _join_negative_values(argv: list[str]) -> list[str]:
+    """``--wk -0.5,0.5`` → ``--wk=-0.5,0.5``: argparse would take ``-0.5,0.5`` for an option."""
+    out, i = [], 0
+    while i < len(argv):
+        tok = argv[i]
+        if (tok.startswith("--") and "=" not in tok and i + 1 < len(argv) and _NEGATIVE.match(argv[i + 1])
+                and not re.fullmatch(r"-\d+(\.\d*)?", argv[i + 1])):
+            out.append(f"{tok}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(tok)
+        i += 1
+    return out
 
 
 def main(argv=None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("attnlimits: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if not args.command:
+    args = parser.parse_args(_join_negative_values(argv))
+    if not getattr(args, "command", None):
         parser.print_help()
         return 2
     from numeric import ConvergenceError
-    from symbolic.hermite import ActivationError
+    from numeric.threads import apply_threads, resolve_threads
+    from symbolic.result import InputError
 
+    name = args.command + (f" {args.subcommand}" if getattr(args, "subcommand", None) else "")
     try:
-        return _COMMANDS[args.command](args)
-    except (CLIError, ActivationError, ConvergenceError, ValueError, ArithmeticError, OSError) as exc:
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"attnlimits {args.command}: error: {msg}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:  # pragma: no cover
-        print("attnlimits: interrupted", file=sys.stderr)
+        args._threads = apply_threads(resolve_threads(getattr(args, "threads", None)))
+        return args._handler(args)
+    except KeyboardInterrupt:
+        print(f"attnlimits {name}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - user-facing errors are one line; others re-raised below
+        expected = (CLIError, InputError, ConvergenceError, ValueError, ArithmeticError, OSError, MemoryError)
+        try:
+            from symbolic.hermite import ActivationError
+
+            expected += (ActivationError,)
+        except ImportError:  # pragma: no cover
+            pass
+        if not isinstance(exc, expected):
+            raise
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if len(msg) > 300:
+            msg = msg[:297] + "..."
+        print(f"attnlimits {name}: error: {msg}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,22 +7,32 @@ Marion, Berthier, Biau, Boyer, arXiv:2410.01537 ([M]).  Modules:
   forms, quoted-vs-derived statements (population level);
 - :mod:`derivations.slr.bayes` — ratio condition, posterior, Nishimori and Stein identities,
   quadrature representations of the Bayes risk, asymptotics;
-- :mod:`derivations.slr.predecessor` — [M]'s manifold risk, ζ and Prop. 3, the notation map.
+- :mod:`derivations.slr.predecessor` — [M]'s manifold risk, ζ and Prop. 3, the notation map;
+- :mod:`derivations.slr.result` — the plug-in declaration (commands and parameters; plain data).
 
-The public names of all three are re-exported here (``from derivations import slr as S``).
+The names of :mod:`~derivations.slr.population` are available here (``from derivations import
+slr as S; S.activation("softmax")``), imported on first use so that the command line can read
+:mod:`derivations.slr.result` without importing SymPy.
 """
-from . import bayes, population, predecessor  # noqa: F401
-from .population import *  # noqa: F401,F403
-from .population import __all__ as _population_all
-from .population import quoted_statements
+import importlib as _importlib
+
+_SUBMODULES = ("population", "bayes", "predecessor", "result")
 
 
 def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    if name in _SUBMODULES:
+        return _importlib.import_module(f"{__name__}.{name}")
+    population = _importlib.import_module(f"{__name__}.population")
     if name == "QUOTED":  # built lazily (the derived sides need the closed forms)
-        return quoted_statements()
-    if not name.startswith("__") and hasattr(population, name):  # the population module's other names
+        return population.quoted_statements()
+    try:
         return getattr(population, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
-__all__ = list(_population_all) + ["bayes", "population", "predecessor"]
+def __dir__():
+    population = _importlib.import_module(f"{__name__}.population")
+    return sorted(set(globals()) | set(population.__all__) | set(_SUBMODULES))

@@ -48,21 +48,10 @@ __all__ = [
     "ridge_stieltjes", "ridge_ybar", "error_ridge",
     "large_gamma_m1", "crossover_c_star", "noise_kernel_stieltjes_update", "stieltjes_m", "z",
     "noise_kernel_system",
-    "diagonal_constant", "diagonal_constant_leading", "SOURCE", "REFERENCES",
+    "diagonal_constant", "diagonal_constant_leading", "REFERENCES",
 ]
 
-SOURCE = "Liao et al., arXiv:2506.18656; spec shared/spec/attention_rmt.md"
-
-#: What a computation with this result rests on (printed by ``verify.claims.citation``).
-REFERENCES = (
-    "Liao, Liu, Hou, Zou, Ling. On the Interpolation Error of Nonlinear Attention versus "
-    "Linear Regression. arXiv:2506.18656 (v1: A Random Matrix Analysis of In-context Memorization for "
-    "Nonlinear Attention).",
-    "R. Couillet, Z. Liao. Random Matrix Methods for Machine Learning. Cambridge University Press, 2022.",
-    "X. Cheng, A. Singer. The spectrum of random inner-product kernel matrices. 2013.",
-    "Z. Fan, A. Montanari. The spectral norm of random inner-product kernel matrices. 2019.",
-    "V. A. Marchenko, L. A. Pastur. Distribution of eigenvalues for some sets of random matrices. 1967.",
-)
+from .result import REFERENCES  # noqa: E402  (what a computation with this result rests on)
 
 # ------------------------------------------------------------------------------------------------
 # symbols (§2, §4.1, §4.3)
@@ -428,7 +417,7 @@ def _make_model():
         with the derivative from the implicit-function theorem (no finite differences).
         """,
         build_kernels=_build_kernels,
-        driver_path=Path(__file__).with_name("_attention_rmt_driver.py"),
+        driver_path=Path(__file__).with_name("_driver.py"),
         constants={
             "BULK_UNKNOWNS": repr([s.name for s in bulk_system.unknowns]),
             "BULK_PARAMETERS": repr([s.name for s in bulk_system.parameters]),

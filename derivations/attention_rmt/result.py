@@ -1,0 +1,77 @@
+"""The attention-vs-ridge result as a plug-in: commands, parameters, references (plain data).
+
+Registered under the ``attnlimits.results`` entry-point group (``pyproject.toml``).  Reading
+this module imports no SymPy; the equations are :mod:`derivations.attention_rmt.equations`.
+"""
+from symbolic.result import Command, Param, Result
+
+__all__ = ["RESULT", "REFERENCES", "RMT_COMMAND", "BUILTIN_ACTIVATION_NAMES"]
+
+#: What a computation with this result rests on (printed by ``verify.claims.citation``).
+REFERENCES = (
+    "Liao, Liu, Hou, Zou, Ling. On the Interpolation Error of Nonlinear Attention versus "
+    "Linear Regression. arXiv:2506.18656 (v1: A Random Matrix Analysis of In-context Memorization for "
+    "Nonlinear Attention).",
+    "R. Couillet, Z. Liao. Random Matrix Methods for Machine Learning. Cambridge University Press, 2022.",
+    "X. Cheng, A. Singer. The spectrum of random inner-product kernel matrices. 2013.",
+    "Z. Fan, A. Montanari. The spectral norm of random inner-product kernel matrices. 2019.",
+    "V. A. Marchenko, L. A. Pastur. Distribution of eigenvalues for some sets of random matrices. 1967.",
+)
+
+#: Names accepted by ``--activation`` besides SymPy expressions in ``t`` (checked against
+#: :data:`symbolic.hermite.BUILTIN_ACTIVATIONS` by a test).
+BUILTIN_ACTIVATION_NAMES = ("abs", "cos", "erf", "he2", "he3", "identity", "relu", "sigmoid", "sin", "tanh")
+
+_ACTIVATION = Param("activation", "str", default="tanh",
+                    help="built-in (" + ", ".join(BUILTIN_ACTIVATION_NAMES) + ") or a SymPy expression in t; centred automatically")
+
+RMT_COMMAND = Command(
+    name="",
+    help="limiting interpolation error of attention vs ridge regression",
+    run="verify.rmt_commands:run_rmt",
+    formatter="verify.rmt_commands:format_rmt",
+    description=(
+        "Limiting interpolation error E(gamma) of nonlinear attention (docs/attention_rmt.md §6)\n"
+        "and of ridge regression (Proposition 2, §7) for p/n -> c.  Tokens X = mu y^T + Z with\n"
+        "SNR = ||mu||^2; W = I + w_K w_Q^T with w_K, w_Q given by coordinates in an orthonormal\n"
+        "basis whose first vector is mu/||mu||.  E = -gamma^2 d ybar/d gamma, with the derivative\n"
+        "from the implicit-function theorem.  float64 by default; --digits N uses mpmath."),
+    examples=(
+        "attnlimits rmt --activation tanh --c 0.5 --gamma 0.01,0.1,1 --snr 1 --wk 1,0,0 --wq 1,0,0 --json",
+        "attnlimits rmt --activation relu --c 3 --snr 1.2 --gamma 0.5 --wk -0.5,0.5,0 --wq 0.8,0,0",
+        "attnlimits rmt --activation relu --c 2 --gamma 0.1 --diagonal keep --kappa 0.991",
+        "attnlimits rmt --activation '0.6*t + 0.3*(t**2-1)/sqrt(2)' --c 0.5 --gamma 1 --digits 40",
+    ),
+    parameters=(
+        _ACTIVATION,
+        Param("c", "float", check="positive", raw=True, help="aspect ratio p/n (> 0)"),
+        Param("gamma", "floats", check="positive", raw=True, help="comma-separated ridge parameters, e.g. 0.01,0.1,1"),
+        Param("snr", "float", default="0", check="nonnegative", raw=True, help="signal strength ||mu||^2 (default 0)"),
+        Param("wk", "floats", default=(), raw=True, help="w_K coordinates (first may be negative), e.g. -0.5,0.5,0"),
+        Param("wq", "floats", default=(), raw=True, help="w_Q coordinates in the same basis, e.g. 1,0,0"),
+        Param("diagonal", "choice", default="zero", choices=("zero", "keep"),
+              help="diagonal convention of K_X (§4.3): zero (kappa = 0, default) or keep"),
+        Param("kappa", "float", default=None, raw=True, help="diagonal constant with --diagonal keep (e.g. a measured mean)"),
+        Param("p", "int", default=None, check=">=1",
+              help="with --diagonal keep and no --kappa: kappa = E f(sqrt(p) + sqrt(2) xi)/sqrt(p) (§4.3)"),
+        Param("nodes", "int", default=3000, check=">=16,<=1000000", help="midpoint nodes of the MP quadrature in float64 (default 3000)"),
+        Param("digits", "int", default=None, check=">=5,<=200", help="compute with mpmath at N significant digits and print N digits"),
+    ),
+    table=("gamma", "E_attention", "E_ridge", "quadrature_error"),
+    expensive=("gamma",),
+)
+
+RESULT = Result(
+    name="rmt",
+    title="Interpolation error of nonlinear attention vs ridge regression (p/n -> c)",
+    references=REFERENCES,
+    commands=(RMT_COMMAND,),
+    claims="verify.claims.attention_rmt",
+    model="derivations.attention_rmt.equations:model",
+    export="verify.rmt_commands:export_rmt",
+    export_parameters=(
+        _ACTIVATION,
+        Param("backend", "choice", default="numpy", choices=("numpy", "mpmath"), help="numpy (default) or mpmath"),
+    ),
+    description="Liao, Liu, Hou, Zou, Ling, arXiv:2506.18656 (docs/attention_rmt.md).",
+)

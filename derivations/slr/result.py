@@ -1,0 +1,97 @@
+"""Single-location regression as a plug-in: commands, parameters, references (plain data).
+
+Registered under the ``attnlimits.results`` entry-point group (``pyproject.toml``) as ``slr``;
+``attnlimits slr <command>`` is built from :data:`RESULT`.  Reading this module imports no
+SymPy; the equations are in :mod:`derivations.slr.population`, :mod:`~derivations.slr.bayes` and
+:mod:`~derivations.slr.predecessor`.
+"""
+from symbolic.result import Command, Param, Result
+
+__all__ = ["RESULT", "REFERENCES", "ACTIVATION_NAMES", "MODELS", "POPULATION_COMMAND"]
+
+#: What a computation with this result rests on (printed by ``verify.claims.citation``).
+REFERENCES = (
+    "O. Duranthon, P. Marion, C. Boyer, B. Loureiro, L. Zdeborová. Statistical Advantage of Softmax "
+    "Attention: Insights from Single-Location Regression. arXiv:2509.21936.",
+    "P. Marion, R. Berthier, G. Biau, C. Boyer. Attention Layers Provably Solve Single-Location "
+    "Regression. ICLR 2025, arXiv:2410.01537.",
+    "H. Nishimori. Statistical Physics of Spin Glasses and Information Processing. Oxford University "
+    "Press, 2001.",
+    "C. Stein. Estimation of the mean of a multivariate normal distribution. Annals of Statistics, 1981.",
+    "L. Isserlis. On a formula for the product-moment coefficient of any order of a normal frequency "
+    "distribution in any number of variables. Biometrika, 1918.",
+)
+
+MODELS = ("spiked", "max")
+
+#: Activation names and one-line descriptions, for ``--help`` (the registry of record is
+#: :data:`derivations.slr.population.ACTIVATIONS`; a test checks that both agree).
+ACTIVATION_NAMES = {
+    "softmax": "e^{χ_ℓ}/Σ e^{χ_ℓ'}: exponential, normalised, shift-invariant",
+    "linear_uncentred": "1 + χ_ℓ",
+    "linear_centred": "1 + χ_ℓ − χ̄ (L × the first-order expansion of softmax)",
+    "linear_pure": "χ_ℓ (scale-degenerate: only m_k m_v is identified)",
+    "erf_fixed": "1 + erf(c + χ_ℓ), c fixed (default 0)",
+    "erf_learned": "1 + erf(c + χ_ℓ), c learned",
+    "softplus_norm": "sp(χ_ℓ + b)/Σ sp(χ_ℓ' + b), b fixed (default 0: no bias)",
+    "softplus_norm_bias": "sp(χ_ℓ + b)/Σ sp(χ_ℓ' + b), b learned (contains softmax as b → −∞)",
+}
+
+_ACTIVATION_HELP = "\n".join(f"  {k:<20} {v}" for k, v in ACTIVATION_NAMES.items()) + (
+    "\n  elementwise:<expr in t>, normalised:<positive expr in t>   user expressions")
+
+DEFAULT_ACTIVATIONS = ("softmax", "linear_uncentred", "erf_learned", "softplus_norm")
+
+_MODEL = Param("model", "choice", choices=MODELS, help="spiked or max")
+_NU = Param("nu", "float", check="nonnegative,inf", help="spike strength nu >= 0 (inf allowed for --model max)")
+_L = Param("L", "ints", check=">=1", flag="--L",
+           help="sequence length, or a comma-separated list for L uniform over it (variable length)")
+_ACTS = Param("activation", "strs", default=DEFAULT_ACTIVATIONS,
+              help=f"comma-separated activation names (default {','.join(DEFAULT_ACTIVATIONS)})")
+
+POPULATION_COMMAND = Command(
+    name="population",
+    help="optimal population risk of each activation, with the Bayes risk",
+    run="verify.slr.population_command:run_population",
+    formatter="verify.slr.population_command:format_population",
+    description=(
+        "Population optimum E* = 1 - sup A^2/B of attention f(X) = sigma(Xk)^T (Xv) on\n"
+        "single-location regression (docs/slr.md §6), for each activation, and the Bayes risk\n"
+        "(§7; softmax attains it).  Linear variants use the derived closed forms (§8); the others\n"
+        "are optimised over (m_k, extra scalar) with exact gradients on a fixed integration rule\n"
+        "(Gauss-Hermite where smooth, randomised QMC otherwise).  risk_error is the integration\n"
+        "error estimate; limit=true means the optimum is a limit (m_k -> inf, b -> -inf).\n\n"
+        "activations (full names; a bare linear/erf/softplus is refused):\n" + _ACTIVATION_HELP),
+    examples=(
+        "attnlimits slr population --model spiked --nu 2 --L 3 "
+        "--activation softmax,linear_uncentred,erf_learned,softplus_norm --json",
+        "attnlimits slr population --model max --nu inf --L 1,2,3 --per-length",
+        "attnlimits slr population --model max --nu 2 --L 2 --activation erf_fixed --extra 0.5",
+        "attnlimits slr population --model spiked --nu 1 --L 2 --activation 'elementwise:1+tanh(t)'",
+    ),
+    parameters=(
+        _MODEL, _NU, _L, _ACTS,
+        Param("extra", "float", default=None,
+              help="value of a fixed extra scalar (erf_fixed's c, softplus_norm's b; default 0); "
+                   "learned scalars (erf_learned, softplus_norm_bias) are optimised regardless"),
+        Param("orthogonal_noise", "flag", default=False, help="also optimise s_k = sqrt(q_k - m_k^2) >= 0 (claim C14)"),
+        Param("per_length", "flag", default=False, help="variable length: also the per-length tuned risks"),
+        Param("metric", "choice", default="excess", choices=("excess", "noisy"),
+              help="excess (default; f = 0 gives 1) or noisy (adds --delta^2)"),
+        Param("delta", "float", default=None, check="nonnegative", help="label noise Delta (only with --metric noisy)"),
+        Param("tol", "float", default=1e-6, check="positive,<=0.1", help="target integration error (Gauss-Hermite)"),
+        Param("seed", "int", default=0, check=">=0", help="seed of the QMC scrambling"),
+    ),
+    table=("activation", "risk", "risk_error", "bayes_risk", "argmin", "limit"),
+    expensive=("activation",),
+)
+
+RESULT = Result(
+    name="slr",
+    title="Single-location regression: softmax vs linear attention, Bayes optimality, finite samples",
+    references=REFERENCES,
+    commands=(POPULATION_COMMAND,),
+    claims="verify.claims.slr_population",
+    description="Duranthon et al., arXiv:2509.21936; Marion et al., arXiv:2410.01537 (docs/slr.md).",
+    group_help="single-location regression: population risks, Bayes risk, finite-sample theory",
+)
