@@ -155,7 +155,7 @@ def cached_json(namespace: str, key: str, compute):
 def _cache_name(model) -> str:
     if isinstance(model, str):
         return model.partition(":")[0].replace("derivations.", "").replace(".", "_")
-    return Path(inspect.getfile(model.build_kernels)).parent.name + "_" + model.name
+    return model.name
 
 
 def _cached_source(model, backend: str) -> str:

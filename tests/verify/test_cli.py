@@ -78,10 +78,16 @@ def test_hermite_command(capsys):
 
 
 def test_solver_failure_is_one_line(capsys):
-    # far outside the validated range the bulk solve fails: a typed error, one line, exit 2
-    rc, _, err = run(["rmt", "--c", "1e-300", "--gamma", "1"], capsys)
+    # outside the validated range (c = 1000, gamma = 1e-10) the bulk solve fails: a typed error
+    # naming the system and a remedy, one line, exit 2
+    rc, _, err = run(["rmt", "--c", "1000", "--gamma", "1e-10"], capsys)
     assert rc == 2 and "rmt_bulk" in err and "Try:" in err
-    assert "Traceback" not in err and len(err.strip().splitlines()) <= 2  # range warning + error
+    assert "Traceback" not in err and len(err.strip().splitlines()) <= 3  # range warnings + error
+
+
+def test_absurd_c_is_refused_before_solving(capsys):
+    rc, _, err = run(["rmt", "--c", "1e-300", "--gamma", "1"], capsys)
+    assert rc == 2 and "--c" in err and len(err.strip().splitlines()) == 1
 
 
 def test_in_process_module_raises_package_error_classes():
