@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import _portable_solver
+from . import _portable_driver, _portable_solver
 
 if TYPE_CHECKING:  # pragma: no cover
     from symbolic.model import GeneratedModel
@@ -60,6 +60,7 @@ def model_source(model: GeneratedModel, backend: str = "numpy", *, constants: di
     for k in model.kernels():
         mb.add_kernel(k)
     mb.add_source(strip_module_header(inspect.getsource(_portable_solver)))
+    mb.add_source(strip_module_header(inspect.getsource(_portable_driver)))
     mb.add_source(strip_module_header(model.driver_source()))
     tail = 'if __name__ == "__main__":\n    sys.exit(main())\n' if main else None
     return mb.source(main=tail)
@@ -270,6 +271,7 @@ class CompiledSystem:
         for k in system.kernels(derivative_params):
             mb.add_kernel(k)
         mb.add_source(strip_module_header(inspect.getsource(_portable_solver)))
+        mb.add_source(strip_module_header(inspect.getsource(_portable_driver)))
         self.source = mb.source()
         self.module = load_module(self.source, name=f"attnlimits_{system.name}_{backend}")
         _share_error_classes(self.module)
@@ -320,32 +322,31 @@ class CompiledSystem:
         [0.450184, 0.520533, 0.583989]
         """
         rt = self.module
-        n = len(self.system.unknowns)
         psyms = {p.name: p for p in self.system.parameters}
         if param not in psyms:
             raise ValueError(f"{param} is not a parameter of {self.system.name}")
-        has_rate = hasattr(rt, f"{self.system.name}_dparam_{param}")
-        out, prev = [], None
-        for v in values:
-            pt = {**{str(k): val for k, val in params.items()}, param: v}
-            p = self._params(pt)
-            nodes = self.nodes(pt) if self.law is not None else None
-            x0 = None
-            if prev is not None:
-                v_prev, x_prev, J_prev, p_prev = prev
-                x0 = list(x_prev)
-                if has_rate and J_prev is not None:
-                    dF = getattr(rt, f"{self.system.name}_dparam_{param}")(*x_prev, *p_prev, _nodes=nodes)
-                    try:
-                        dx = rt.solve(J_prev, [-f for f in dF])
-                        x0 = [a + d * (rt.num(v) - rt.num(v_prev)) for a, d in zip(x_prev, dx)]
-                    except Exception:  # singular Jacobian: plain warm start
-                        pass
-            res = _portable_solver.solve_fixed_point(self.kernels, p, nodes, x0=x0, **options)
-            out.append(res)
-            prev = (v, res.x, res.jacobian, p)
-        assert all(len(r.x) == n for r in out)
-        return out
+        base = {str(k): val for k, val in params.items()}
+        self._params({**base, param: values[0]})  # every other parameter is given
+        if not hasattr(rt, f"{self.system.name}_sensitivity_{param}"):
+            # no exact slope compiled in: plain warm starts from the previous solution
+            out, prev = [], None
+            for v in values:
+                pt = {**base, param: v}
+                nodes = self.nodes(pt) if self.law is not None else None
+                res = _portable_solver.solve_fixed_point(self.kernels, self._params(pt), nodes, x0=prev, **options)
+                out.append(res)
+                prev = res.x
+            return out
+        if options:
+            raise ValueError("options are not supported with exact-slope continuation; "
+                             "compile without derivative_params to pass solver options")
+        # the portable driver's continuation (the same code exported solvers run)
+        rt.DRIVER = {"system": self.system.name, "unknowns": list(self.system.unknowns),
+                     "parameters": list(psyms), "invariants": [i.name for i in self.system.invariants],
+                     "observables": list(self.system.observables), "sweep": param, "jump": None}
+        nodes = self.nodes({**base, param: values[0]}) if self.law is not None else None
+        sweep = rt.continuation_sweep(base, [rt.num(v) for v in values], nodes)
+        return [s[0] for s in sweep]
 
     def observable_derivatives(self, params, param, result=None, nodes=None):
         """Exact ``dO/dθ`` at the solution by the implicit-function theorem (name → value)."""

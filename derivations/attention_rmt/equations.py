@@ -402,6 +402,58 @@ def _model_expressions():
             law.theta_to_t(theta), law.theta_weight(theta)]
 
 
+def driver_data() -> dict:
+    """What the portable driver (:mod:`numeric._portable_driver`) does with the kernels: plain data.
+
+    Sweep γ from large to small with Hermite extrapolation of (γA₁₁, A₁₂, A₂₂) in log γ; the
+    traces q₀…q₅ and their γ-rates feed the outer Woodbury stage ``rmt_outer`` (§6) whose margins
+    are the invariants of §9; the ridge baseline is the closed form ``rmt_ridge`` (§7); Ē carries
+    a quadrature error estimate and must be non-decreasing in γ.
+    """
+    return {
+        "system": bulk_system.name,
+        "unknowns": [s.name for s in bulk_system.unknowns],
+        "parameters": [s.name for s in bulk_system.parameters],
+        "invariants": [i.name for i in bulk_system.invariants],
+        "observables": list(bulk_system.observables),
+        "sweep": gamma.name,
+        "order": "descending",
+        "law_parameter": c.name,
+        "ladder": (6, 12),  # mpmath midpoint ladder: degree d has 3·2^(d−1) nodes
+        "predictor": {"kind": "hermite_log", "exponents": [1, 0, 0]},  # γA₁₁, A₁₂, A₂₂ smooth in log γ
+        "jump": 3,
+        "outer": {
+            "kernel": "rmt_outer", "n_rates": len(q), "params": [c.name, gamma.name, a1.name],
+            "outputs": ["ybar", "ybar_rate", "E_attention"], "margins": [i.name for i in outer_invariants],
+            "hint": "continue from large gamma (give a denser gamma grid) or report the parameters",
+        },
+        "closed_forms": [{"kernel": "rmt_ridge", "params": [c.name, gamma.name, snr.name],
+                          "outputs": ["E_ridge", "ybar_ridge"]}],
+        "error": {"output": "E_attention", "name": "quadrature_error"},
+        "monotone": {"output": "E_attention", "direction": "nondecreasing", "tol": 1e-10},
+        "record": ["gamma", "E_attention", "E_ridge", "ybar", "ybar_ridge", "quadrature_error", "iterations",
+                   "method"],
+        "columns": ["gamma", "E_attention", "E_ridge", "quadrature_error"],
+        "error_columns": ["quadrature_error"],
+        "hooks": {"outer_inputs": "geometry_inputs", "run": "run_cli"},
+        "cli": [
+            {"name": "c", "required": True, "help": "aspect ratio p/n (> 0)"},
+            {"name": "gamma", "required": True, "help": "comma-separated ridge parameters, e.g. 0.01,0.1,1"},
+            {"name": "snr", "default": "0", "help": "signal strength ||mu||^2 (default 0)"},
+            {"name": "wk", "default": "", "help": "w_K coordinates in a basis whose first vector is mu/||mu||, e.g. 1,0,0"},
+            {"name": "wq", "default": "", "help": "w_Q coordinates in the same basis"},
+            {"name": "kappa", "default": "0", "help": "diagonal constant kappa (0 = zero-diagonal mode)"},
+            {"name": "json", "flag": True, "help": "print a JSON list, one object per gamma"},
+            {"name": "nodes", "type": "int", "default": 3000, "backend": "numpy",
+             "help": "midpoint nodes of the MP quadrature (float64; default 3000)"},
+            {"name": "digits", "type": "int", "default": 30, "backend": "mpmath", "help": "significant digits (mpmath)"},
+        ],
+        "description": "Standalone attention-vs-ridge interpolation-error solver for activation {ACTIVATION!r} "
+                       "(a1={A1}, nu={NU}; backend {BACKEND}).",
+        "example": "--c 0.5 --gamma 0.01,0.1 --snr 1 --wk 1,0 --wq 1,0 --json",
+    }
+
+
 def _make_model():
     from pathlib import Path
 
@@ -418,13 +470,7 @@ def _make_model():
         """,
         build_kernels=_build_kernels,
         driver_path=Path(__file__).with_name("_driver.py"),
-        constants={
-            "BULK_UNKNOWNS": repr([s.name for s in bulk_system.unknowns]),
-            "BULK_PARAMETERS": repr([s.name for s in bulk_system.parameters]),
-            "BULK_INVARIANTS": repr([i.name for i in bulk_system.invariants]),
-            "BULK_OBSERVABLES": repr(list(bulk_system.observables)),
-            "OUTER_INVARIANTS": repr([i.name for i in outer_invariants]),
-        },
+        constants={"DRIVER": repr(driver_data())},
         expressions=_model_expressions,
     )
 

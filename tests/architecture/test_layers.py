@@ -1,0 +1,87 @@
+"""The import rule as a test: derivations → symbolic; numeric → symbolic; verify → all;
+nothing imports verify but the CLI entry point and tests (GUIDE §1, README "Layout").
+
+Every ``import``/``from … import`` statement of every module is read from its AST, including
+imports inside functions (a lazy import is still an import).  Dotted strings resolved at run
+time (entry points, ``Command.run``) are data, not imports.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("derivations", "symbolic", "numeric", "verify")
+
+#: package → the project packages it may import
+ALLOWED = {
+    "symbolic": {"symbolic"},
+    "derivations": {"derivations", "symbolic"},
+    "numeric": {"numeric", "symbolic"},
+    "verify": {"verify", "derivations", "numeric", "symbolic"},
+}
+
+
+def _imports(path: Path, pkg: str | None = None):
+    tree = ast.parse(path.read_text(), filename=str(path))
+    pkg = pkg or path.relative_to(ROOT).parts[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield node.lineno, a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: stays inside its own package
+                yield node.lineno, pkg
+            elif node.module:
+                yield node.lineno, node.module.split(".")[0]
+
+
+def _modules(pkg):
+    return sorted(p for p in (ROOT / pkg).rglob("*.py") if "__pycache__" not in p.parts)
+
+
+@pytest.mark.parametrize("pkg", PACKAGES)
+def test_layers(pkg):
+    bad = []
+    for path in _modules(pkg):
+        for line, top in _imports(path):
+            if top in PACKAGES and top not in ALLOWED[pkg]:
+                bad.append(f"{path.relative_to(ROOT)}:{line} imports {top}")
+    assert not bad, "import rule violated:\n" + "\n".join(bad)
+
+
+def test_only_cli_and_tests_import_verify():
+    bad = []
+    for pkg in ("derivations", "symbolic", "numeric", "benchmarks"):
+        if not (ROOT / pkg).exists():
+            continue
+        for path in _modules(pkg):
+            if pkg == "benchmarks":
+                continue  # benchmarks are scripts, like tests
+            for line, top in _imports(path):
+                if top == "verify":
+                    bad.append(f"{path.relative_to(ROOT)}:{line}")
+    assert not bad, "verify is imported outside verify/, the CLI and tests:\n" + "\n".join(bad)
+
+
+def test_the_walker_sees_lazy_imports(tmp_path):
+    # the check itself can fail: an import inside a function is found
+    f = tmp_path / "probe.py"
+    f.write_text("def f():\n    from derivations import slr\n    from . import x\n")
+    found = [top for _, top in _imports(f, pkg="numeric")]
+    assert found == ["derivations", "numeric"] and "derivations" not in ALLOWED["numeric"]
+
+
+def test_light_modules_import_no_sympy():
+    """The command line's parser reads only plain data: symbolic.result and every Result module."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import verify.cli as c; c.build_parser(); "
+            "bad = [m for m in ('sympy', 'torch', 'scipy') if m in sys.modules]; "
+            "print(','.join(bad))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "", f"building the parser imported {out.stdout.strip()}"
