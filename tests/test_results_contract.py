@@ -1,0 +1,135 @@
+"""One contract for every registered result (the two real ones and a test-only toy).
+
+Each result must be discovered (entry points, or registered in-process), have its commands built
+into the command line with ``--help`` and examples, run its commands' parameter parsing, export a
+standalone file when it declares an exporter, and register claims with sizes and sources.  The
+toy result (``tests/plugins``) also runs its command, its export and its claims end to end.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from symbolic.result import REQUIRED, Result, discover_results, register_result, resolve
+
+PLUGINS = Path(__file__).parent / "plugins"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def toy():
+    sys.path.insert(0, str(PLUGINS))
+    import toy_result
+
+    register_result(toy_result.RESULT)
+    yield toy_result.RESULT
+    sys.path.remove(str(PLUGINS))
+
+
+def _names():
+    return ["rmt", "slr", "toy"]
+
+
+def test_real_results_come_from_entry_points():
+    from importlib.metadata import entry_points
+
+    eps = {ep.name for ep in entry_points(group="attnlimits.results")}
+    assert {"rmt", "slr"} <= eps
+
+
+@pytest.mark.parametrize("name", _names())
+def test_discovered_and_declared(name):
+    res = discover_results()[name]
+    assert isinstance(res, Result) and res.title and res.references and res.commands
+    for cmd in res.commands:
+        assert callable(cmd.function()), cmd.run
+        assert cmd.examples, f"{name} {cmd.name}: give at least one example"
+        names = [p.name for p in cmd.parameters]
+        assert len(names) == len(set(names))
+        for p in cmd.parameters:  # every default parses to itself
+            if p.default is not REQUIRED and p.default is not None:
+                p.parse(p.default)
+
+
+@pytest.mark.parametrize("name", _names())
+def test_cli_is_built_from_the_registry(name, capsys):
+    from verify.cli import main
+
+    res = discover_results()[name]
+    for cmd in res.commands:
+        argv = [name] + ([cmd.name] if cmd.name else []) + ["--help"]
+        with pytest.raises(SystemExit) as e:
+            main(argv)
+        out = capsys.readouterr().out
+        assert e.value.code == 0 and "examples:" in out
+        for p in cmd.parameters:
+            assert p.option in out, f"{p.option} missing from {' '.join(argv)}"
+        assert "--threads" in out and "--json" in out
+
+
+@pytest.mark.parametrize("name", _names())
+def test_claims_registered_with_sizes_and_sources(name):
+    from verify.claims import REGISTRY, load_claims
+
+    res = discover_results()[name]
+    load_claims({name: res})
+    mods = res.claims if isinstance(res.claims, tuple) else (res.claims,)
+    mine = [c for c in REGISTRY.values() if c.run.__module__ in mods]
+    assert mine, f"{name}: no claim registered by {mods}"
+    for c in mine:
+        assert c.source and isinstance(c.quick, dict) and isinstance(c.full, dict)
+
+
+def test_toy_runs_end_to_end(tmp_path, capsys):
+    from verify.claims import Context, REGISTRY, load_claims, run_claims
+    from verify.cli import main
+
+    assert main(["toy", "--a", "0.5,1", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["a"] for r in rows] == [0.5, 1.0]
+    assert rows[1]["x"] == pytest.approx(0.7390851332151607, abs=1e-12)  # Dottie's number
+    # exact continuation slope: dx/da = cos x / (1 + a sin x)
+    import math
+
+    x = rows[0]["x"]
+    assert rows[0]["dx_da"] == pytest.approx(math.cos(x) / (1 + 0.5 * math.sin(x)), rel=1e-10)
+    # exported, and the exported file prints the same numbers with only numpy
+    path = tmp_path / "toy.py"
+    assert main(["export", "toy", "-o", str(path)]) == 0
+    capsys.readouterr()
+    proc = subprocess.run([sys.executable, str(path), "--a", "0.5,1", "--json"], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    exported = json.loads(proc.stdout)
+    assert [r["x"] for r in exported] == pytest.approx([r["x"] for r in rows], abs=1e-13)
+    bad = subprocess.run([sys.executable, str(path), "--a", "x"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    # its claims run and pass
+    load_claims({"toy": discover_results()["toy"]})
+    (res,) = run_claims([REGISTRY["TOY-1"]], Context("quick"))
+    assert res.verdict == "pass", res.notes
+
+
+def test_toy_bad_input_is_one_line(capsys):
+    from verify.cli import main
+
+    assert main(["toy", "--a", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--a must be > 0" in err
+
+
+def test_vector_option_may_start_negative(capsys):
+    """Issue: ``--wk -0.5,0.5,0`` was refused as an unknown option (exit 2)."""
+    from verify.cli import main
+
+    rc = main(["rmt", "--activation", "relu", "--c", "3", "--snr", "1.2", "--gamma", "0.5",
+               "--wk", "-0.5,0.5,0", "--wq", "0.8,0,0", "--json"])
+    out = capsys.readouterr().out
+    assert rc == 0 and json.loads(out)[0]["E_attention"] > 0
+
+
+def test_resolve_names_module_attribute():
+    assert resolve("json:dumps") is json.dumps
