@@ -36,6 +36,16 @@ def _inv(a):
     return mpmath.inverse(a)
 
 
+def _msolve(a, b):
+    """``a⁻¹ b`` by LU solve, column by column (never an explicit inverse)."""
+    out = mpmath.matrix(b.rows, b.cols)
+    for j in range(b.cols):
+        col = mpmath.lu_solve(a, b.column(j))
+        for i in range(b.rows):
+            out[i, j] = col[i]
+    return out
+
+
 def _tr(a):
     return a.T
 

@@ -49,6 +49,16 @@ def _inv(a):
     return numpy.linalg.inv(a)
 
 
+def _msolve(a, b):
+    """``a⁻¹ b`` by LU solve (batched over leading axes), never an explicit inverse."""
+    a, b = numpy.asarray(a, dtype=float), numpy.asarray(b, dtype=float)
+    if b.ndim < a.ndim:
+        b = numpy.broadcast_to(b, a.shape[:-2] + b.shape)
+    elif a.ndim < b.ndim:
+        a = numpy.broadcast_to(a, b.shape[:-2] + a.shape[-2:])
+    return numpy.linalg.solve(a, b)
+
+
 def _tr(a):
     return numpy.swapaxes(a, -1, -2)
 

@@ -96,14 +96,25 @@ def _matrix_methods(base):
         def _print_MatMul(self, e):
             scal = [a for a in e.args if not getattr(a, "is_Matrix", False)]
             mats = [a for a in e.args if getattr(a, "is_Matrix", False)]
-            s = mats[0] if len(mats) == 1 else None
-            body = self._print(s) if s is not None else "_mm(" + ", ".join(self._print(m) for m in mats) + ")"
+            body = self._matrix_chain(mats)
             if scal:
                 return f"_msc({self._print(sp.Mul(*scal))}, {body})"
             return body
 
         def _print_MatAdd(self, e):
             return "_madd(" + ", ".join(self._print(a) for a in e.args) + ")"
+
+        def _matrix_chain(self, mats):
+            """A product of matrices; ``A⁻¹·B`` is printed as a linear solve, never an inverse."""
+            for k, m in enumerate(mats):
+                if isinstance(m, sp.Inverse) and k < len(mats) - 1:
+                    solved = f"_msolve({self._print(m.arg)}, {self._matrix_chain(mats[k + 1:])})"
+                    if k == 0:
+                        return solved
+                    return "_mm(" + ", ".join(self._print(h) for h in mats[:k]) + ", " + solved + ")"
+            if len(mats) == 1:
+                return self._print(mats[0])
+            return "_mm(" + ", ".join(self._print(m) for m in mats) + ")"
 
         def _print_Inverse(self, e):
             return f"_inv({self._print(e.arg)})"

@@ -83,9 +83,17 @@ def test_cheap_subset_passes_in_quick_mode():
                                                         for c in r.checks if not c.passed])
         assert r.checks and r.source and r.tags
     v3 = results[1]
-    assert v3.params["n"] == REGISTRY["V3"].quick["n"] and v3.params["seed"] == A.SEED_OFFSETS["V3"]
+    assert v3.params["n"] == REGISTRY["V3"].quick["n"] and v3.params["seed"] == Context("quick").seed_for("V3")
     assert any(s.kind == "points" and s.yerr for s in v3.plots[0].series)
     assert any(s.kind == "line" for s in v3.plots[0].series)
+
+
+def test_seeds_are_derived_from_names():
+    ctx = Context("quick", seed=0)
+    assert ctx.seed_for("V3") == Context("full", seed=0).seed_for("V3")  # reproducible
+    assert ctx.seed_for("V3") != ctx.seed_for("V4") != Context("quick", seed=1).seed_for("V4")
+    assert ctx.seed_for("V19", 1) != ctx.seed_for("V19", 2)
+    assert 0 <= ctx.seed_for("x") < 2**31
 
 
 def test_monte_carlo_runs_are_shared_through_the_context(monkeypatch):
@@ -105,7 +113,7 @@ def test_monte_carlo_runs_are_shared_through_the_context(monkeypatch):
     r2 = A._ri_run(ctx, REGISTRY["V4"].quick, 0.5)
     assert r1 is r2 and len(calls) == 1
     args, kwargs = calls[0]
-    assert kwargs["seed"] == ctx.seed + A.SEED_OFFSETS["random-inputs"] + 50
+    assert kwargs["seed"] == ctx.seed_for("random-inputs", 50)
     assert kwargs["estimator"] == "trace" and kwargs["device"] == ctx.device
     A._ri_run(ctx, REGISTRY["V14"].quick, 1.0)  # another c: a new run
     assert len(calls) == 2

@@ -18,8 +18,8 @@ Every claim compares three things:
 Monte Carlo runs are cached in the :class:`~verify.claims.base.Context` under a key made of all
 their arguments, so claims that share a setting simulate once: V4, V5, V6, V7 and V14 share the
 random-input runs; V8–V11 and V17 share one paired run (w = 0, orthogonal, aligned, anti-aligned,
-key-only, query-only, general-rank L); V15 reuses V2's SNR-4 run.  Seeds are ``ctx.seed`` plus a
-fixed offset per run (:data:`SEED_OFFSETS`).
+key-only, query-only, general-rank L); V15 reuses V2's SNR-4 run.  Seeds are derived from ``ctx.seed`` and the
+run's name by :meth:`~verify.claims.base.Context.seed_for`.
 
 Claims registered here: ``V1`` … ``V20`` (§12), ``mixed-geometry`` (§12, after the table), and the
 identities ``ID-parseval`` (§4.1), ``ID-backends`` (§1, §9: NumPy vs mpmath) and
@@ -34,7 +34,7 @@ import numpy as np
 
 from .base import Check, Claim, PlotSeries, PlotSpec, register
 
-__all__ = ["SPEC_TOLERANCE", "SEED_OFFSETS", "ACTIVATIONS", "spec_checks", "SPEC_CHECKS",
+__all__ = ["SPEC_TOLERANCE", "ACTIVATIONS", "spec_checks", "SPEC_CHECKS",
            "theory_curve", "hermite", "solve_noise_kernel_stieltjes"]
 
 PAPER = "arXiv:2506.18656"
@@ -55,21 +55,6 @@ ACTIVATIONS = {
     "0.6t+0.3He3": "0.6*t + 0.3*(t**3-3*t)/sqrt(6)",
 }
 
-#: Offsets added to ``ctx.seed`` for each Monte Carlo run (one per shared run).
-SEED_OFFSETS = {
-    "V1": 1_000,
-    "fig1c": 2_000,  # V2, V15
-    "V3": 3_000,
-    "random-inputs": 4_000,  # V4, V5, V6, V7, V14 (+ 100·c)
-    "structured": 5_000,  # V8–V11, V17
-    "V12": 6_000,
-    "V13": 7_000,
-    "V16": 8_000,
-    "V18": 9_000,
-    "V19": 10_000,
-    "V20": 11_000,
-    "mixed-geometry": 12_000,
-}
 
 GAMMAS_3 = (0.01, 0.1, 1.0)  #: the γ of T2/T3, V8–V12, V17, V20 and the mixed-geometry check
 
@@ -122,7 +107,9 @@ def theory_curve(ctx, act: str, c: float, gammas, *, snr: float = 0.0, wk=(), wq
 
 
 def _seed(ctx, run: str, extra: int = 0) -> int:
-    return int(ctx.seed) + SEED_OFFSETS[run] + int(extra)
+    """The seed of one Monte Carlo run, derived from its name (runs shared by several claims share
+    a name: "fig1c" for V2 and V15, "random-inputs" for V4–V7 and V14, "structured" for V8–V11, V17)."""
+    return ctx.seed_for(run, extra)
 
 
 def _settings_key(settings: dict) -> tuple:

@@ -198,6 +198,15 @@ class Context:
         self.progress = progress or (lambda msg: None)
         self._cache: dict = {}
 
+    def seed_for(self, name: str, *extra) -> int:
+        """A reproducible seed for the Monte Carlo run ``name`` (and ``extra`` indices), derived from
+        the master seed by hashing: no hand-kept table of offsets, and distinct names never share
+        draws unless they are meant to (same name, same draws: paired comparisons)."""
+        import hashlib
+
+        text = "|".join([str(self.seed), str(name), *map(str, extra)])
+        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF
+
     def cached(self, key, fn: Callable):
         if key not in self._cache:
             self._cache[key] = fn()
