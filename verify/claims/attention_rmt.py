@@ -109,7 +109,7 @@ def theory_curve(ctx, act: str, c: float, gammas, *, snr: float = 0.0, wk=(), wq
 def _seed(ctx, run: str, extra: int = 0) -> int:
     """The seed of one Monte Carlo run, derived from its name (runs shared by several claims share
     a name: "fig1c" for V2 and V15, "random-inputs" for V4–V7 and V14, "structured" for V8–V11, V17)."""
-    return ctx.seed_for(run, extra)
+    return ctx.seed_for(run, *((extra,) if extra else ()))
 
 
 def _settings_key(settings: dict) -> tuple:
