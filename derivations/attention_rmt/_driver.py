@@ -23,7 +23,7 @@ _rt = types.SimpleNamespace(**{k: v for k, v in globals().items() if not k.start
 BULK = SystemKernels(_rt, "rmt_bulk", BULK_UNKNOWNS, BULK_PARAMETERS, BULK_INVARIANTS,  # noqa: F821
                     sensitivity_param="gamma")
 
-#: validated range of the method (attention_rmt.md §9)
+#: validated range of the method (docs/attention_rmt.md §9)
 GAMMA_RANGE = (1e-5, 1e4)
 C_RANGE = (0.05, 10.0)
 MAX_DEGREE = 12  # mpmath midpoint ladder: degree d has 3·2^(d−1) nodes

@@ -3,7 +3,7 @@ r"""Single-location regression (SLR) at population level: written once, in SymPy
 Source: O. Duranthon, P. Marion, C. Boyer, B. Loureiro, L. Zdeborová, *Statistical Advantage of
 Softmax Attention: Insights from Single-Location Regression*, arXiv:2509.21936 ([D]); the
 predecessor P. Marion, R. Berthier, G. Biau, C. Boyer, arXiv:2410.01537 ([M]).  Every formula is
-the independent derivation of ``shared/spec/slr.md`` (section numbers below refer to it).
+the independent derivation of ``docs/slr.md`` (section numbers below refer to it).
 
 Model (§3)
 ----------
@@ -131,7 +131,7 @@ class Activation:
     extra_learned: bool = False
     extra_bounds: tuple = (-30.0, 30.0)
     normalised: bool = False
-    source: str = "spec slr.md §4"
+    source: str = "docs/slr.md §4"
 
     @property
     def extra_name(self) -> str | None:

@@ -1,7 +1,7 @@
-r"""Claims of the attention-vs-ridge random-matrix result (spec ``attention_rmt.md`` §12).
+r"""Claims of the attention-vs-ridge random-matrix result (``docs/attention_rmt.md`` §12).
 
 Source: Liao, Liu, Hou, Zou, Ling, *On the Interpolation Error of Nonlinear Attention versus
-Linear Regression*, arXiv:2506.18656, as derived independently in ``shared/spec/attention_rmt.md``.
+Linear Regression*, arXiv:2506.18656, as derived independently in ``docs/attention_rmt.md``.
 
 Every claim compares three things:
 
@@ -38,7 +38,7 @@ __all__ = ["SPEC_TOLERANCE", "SEED_OFFSETS", "ACTIVATIONS", "spec_checks", "SPEC
            "theory_curve", "hermite", "solve_noise_kernel_stieltjes"]
 
 PAPER = "arXiv:2506.18656"
-SPEC = "spec attention_rmt.md"
+SPEC = "docs/attention_rmt.md"
 #: Tolerance of the theory tables of §11 (regression targets for ``numeric/``).
 SPEC_TOLERANCE = 5e-4
 

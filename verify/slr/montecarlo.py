@@ -1,6 +1,6 @@
 r"""Monte Carlo and online training for single-location regression (SLR), in PyTorch.
 
-Spec ``slr.md`` §2–§8, §12–§15. Everything is float64, device ``"auto"`` (CUDA when available,
+``docs/slr.md`` §2–§8, §12–§15. Everything is float64, device ``"auto"`` (CUDA when available,
 else CPU), and every random number comes from an explicit :class:`torch.Generator`: each public
 function takes ``generator=`` (a generator, or an ``int`` seed from which one is made on the
 compute device). Sub-streams (teacher, data, held-out data, each sequence length) are seeded
