@@ -228,12 +228,12 @@ def run_setting(mod, c, snr, gammas, args, error_estimate):
     est = "ON " if error_estimate else "OFF"
     print(f"\nc={c:g} snr={snr:g}, {len(gl)} gammas in [{gl[0]:g}, {gl[-1]:g}], error estimate {est}, "
           f"nodes={args.nodes}, {args.repeats} repeats (alternating)")
-    print(f"  {'side':<58} {'min':>8} {'median':>8} {'max':>8}  [ms]")
-    print(f"  {'generated (default curve(); Hermite-predicted chord/Newton)':<58} {_fmt(times['generated'])}")
-    print(f"  {'strong baseline: scipy root hybr, warm start, ' + args.derivative + ' dE':<58} "
+    print(f"  {'side':<62} {'min':>8} {'median':>8} {'max':>8}  [ms]")
+    print(f"  {'generated (default curve(); Hermite-predicted chord/Newton)':<62} {_fmt(times['generated'])}")
+    print(f"  {'strong baseline: scipy root hybr, warm start, ' + args.derivative + ' dE':<62} "
           f"{_fmt(times['scipy hybr'])}")
     if args.weak:
-        print(f"  {'WEAK baseline (old; cold damped + central diff, no err. est.)':<58} {_fmt(times['weak'])}")
+        print(f"  {'WEAK baseline (old; cold damped + central diff, no err. est.)':<62} {_fmt(times['weak'])}")
     gmin, gmed, gmax = _stats(times["generated"])
     bmin, bmed, bmax = _stats(times["scipy hybr"])
     print(f"  ratio hybr/generated: median {bmed / gmed:.2f}x (min/min {bmin / gmin:.2f}x, "
