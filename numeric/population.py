@@ -778,7 +778,7 @@ def _linear_optimum(act, setting: Setting, per_length: bool = False) -> Populati
     err = 2.0 * mu_err + 1e-15
     out = PopulationOptimum(name, setting, risk, err, argmin, A, B, False,
                             "" if d["argmin_m_k"] is not None else "scale-degenerate: only m_k m_v is identified",
-                            "closed form (spec §8)" + (", mu from quadrature" if setting.model == "max" else ""), 0)
+                            "closed form (docs/slr.md §8)" + (", mu from quadrature" if setting.model == "max" else ""), 0)
     if per_length and setting.variable:
         vals = {}
         for L, p in setting.lengths:

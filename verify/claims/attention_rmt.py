@@ -163,7 +163,7 @@ def _spec(label: str, spec_value: float, engine_value: float, tol: float = SPEC_
           note: str = "") -> Check:
     """Deterministic check: the engine reproduces the number stated in the spec."""
     return Check(f"spec: {label}", theory=float(spec_value), value=float(engine_value),
-                 se=None, tolerance=tol, note=note or "engine value vs the spec's stated prediction")
+                 se=None, tolerance=tol, note=note or "engine value vs the documented prediction (docs/attention_rmt.md)")
 
 
 def _mc_check(label: str, theory: float, est, i=None, tol: float = 0.0, *, allowance: float = 0.0,

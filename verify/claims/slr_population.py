@@ -153,7 +153,7 @@ def _run_C1(ctx, size):
     checks = [
         Check("freq(ε* = argmax p) vs E max p (spiked L=3 ν=2, D=500)", float(res["mean_max_p"].mean),
               float(res["argmax_freq"].mean), float(res["difference"].se), 0.01,
-              note="paired difference; spec ref 0.7475 vs 0.7469"),
+              note="paired difference; documented ref 0.7475 vs 0.7469 (docs/slr.md §15 C1)"),
         Check("calibration: max |z| over 10 bins of p_ℓ", (0.0, 4.0), float(res["max_abs_z"]), None, 0.0,
               kind="interval", note="z = (freq − mean p)/SE per bin; 4 = a Bonferroni-style bound for 10 bins"),
     ]
@@ -277,7 +277,7 @@ def _run_C5(ctx, size):
                       generator=_seed(ctx, "C5", 1), teacher=(ks, vs), **_mc_kw(ctx))
     checks = [
         _spec("1 − 2m_vA + q_vB at (√2, 2.5, 0.8, 0.64) = 0.4167", 0.4167, theory, 5e-4,
-              "spec value is MC-based (ref 0.4167 ± 0.0017); converged quadrature 0.416531"),
+              "documented value (docs/slr.md §15 C5) is MC-based (ref 0.4167 ± 0.0017); converged quadrature 0.416531"),
         _mc("direct MC at D = 500 vs the §6.2 formula", theory, est, 0.006),
     ]
     return checks, [], {"n": size["n"], "D": D, "theory_error": terr}
