@@ -8,11 +8,13 @@ by default — the quadrature error estimate (a second sweep on half the nodes).
 **Strong baseline** (what a competent user would write): ``scipy.optimize.root(method="hybr")``
 (MINPACK's hybrd/hybrj, the algorithm behind ``fsolve``) on the *same* §5 residual
 F(A) = A − G(A) and the *same* quadrature nodes, sweeping from large γ and warm-started from the
-solution at the previous γ.  The residual, its Jacobian (passed as ``jac=True``), ∂F/∂γ, the traces
-and the §6 Woodbury stage are evaluated with the generated module's kernels
-``rmt_bulk_residual_jacobian``, ``rmt_bulk_dparam_gamma``, ``rmt_bulk_observables``,
-``rmt_bulk_observable_rates_gamma`` and ``rmt_outer`` — so the comparison is between root-finding
-and sweep strategies on identical arithmetic, not between two transcriptions of the formulas.
+solution at the previous γ.  The residual (from the update kernel ``rmt_bulk_update``), its
+symbolic Jacobian (passed as ``jac``; MINPACK evaluates it once per solve and then updates it by
+Broyden steps), ∂F/∂γ, the traces and the §6 Woodbury stage are evaluated with the generated
+module's kernels ``rmt_bulk_residual_jacobian``, ``rmt_bulk_dparam_gamma``, ``rmt_bulk_observables``,
+``rmt_bulk_observable_rates_gamma`` and ``rmt_outer`` (called once for the whole curve, batched
+over γ, as the generated driver does) — so the comparison is between root-finding and sweep
+strategies on identical arithmetic, not between two transcriptions of the formulas.
 Ē = −γ² dȳ/dγ uses the implicit derivative dA/dγ = −J⁻¹ ∂F/∂γ (``--derivative implicit``, the
 default and the stronger choice) or a central difference of ȳ at γ(1 ± h) (``--derivative
 central``).  With the error estimate on (``--error-estimate on``, the generated solver's default)
@@ -78,68 +80,98 @@ class BaselineError(RuntimeError):
     pass
 
 
+#: kernel calls made by hybr in the last baseline run: residual (nfev) and Jacobian (njev)
+CALLS = {"nfev": 0, "njev": 0, "solves": 0}
+
+
 def _solve_hybr(mod, x0, p, nodes, xtol):
     n = 3
 
-    def fun(x):
-        out = mod.rmt_bulk_residual_jacobian(*x, *p, _nodes=nodes)
-        return np.array(out[:n], dtype=float), np.array(out[n:], dtype=float).reshape(n, n)
+    def fun(x):  # F = x − G(x): the update kernel alone (half the cost of F and J together)
+        return x - np.array(mod.rmt_bulk_update(*x, *p, _nodes=nodes), dtype=float)
 
-    sol = root(fun, x0, jac=True, method="hybr", options={"xtol": xtol})
+    def jac(x):  # ∂F/∂x, the generated symbolic Jacobian
+        out = mod.rmt_bulk_residual_jacobian(*x, *p, _nodes=nodes)
+        return np.array(out[n:], dtype=float).reshape(n, n)
+
+    sol = root(fun, x0, jac=jac, method="hybr", options={"xtol": xtol})
     if not sol.success:
         raise BaselineError(f"hybr failed at gamma={p[1]:g}: {sol.message}")
+    CALLS["nfev"] += sol.nfev
+    CALLS["njev"] += getattr(sol, "njev", 0)
+    CALLS["solves"] += 1
     return sol.x
 
 
-def _ybar_E(mod, x, p, nodes, geom):
-    """ȳ and Ē at a solved bulk point, implicit derivative (generated kernels)."""
+def _traces_and_rates(mod, x, p, nodes):
+    """q₀…q₅ and dq/dγ at a solved bulk point: implicit derivative dA/dγ = −J⁻¹ ∂F/∂γ."""
     out = mod.rmt_bulk_residual_jacobian(*x, *p, _nodes=nodes)
     J = np.array(out[3:], dtype=float).reshape(3, 3)
     Fg = np.array(mod.rmt_bulk_dparam_gamma(*x, *p, _nodes=nodes), dtype=float)
     dx = np.linalg.solve(J, -Fg)
     obs = mod.rmt_bulk_observables(*x, *p, _nodes=nodes)
     rates = mod.rmt_bulk_observable_rates_gamma(*x, *p, *dx, _nodes=nodes)
+    return [float(v) for v in obs[:6]], [float(v) for v in rates[:6]]
+
+
+def _outer(mod, c, gams, qs, dqs, geom):
+    """§6 Woodbury stage for all γ in one call of the (vectorised) ``rmt_outer`` kernel."""
     m, Gam, Om, r = geom
-    o = mod.rmt_outer(*obs[:6], *rates[:6], p[0], p[1], p[2], m, Gam, Om, r)
-    return float(o[0]), float(o[2])
+    q = [np.array([row[k] for row in qs]) for k in range(6)]
+    dq = [np.array([row[k] for row in dqs]) for k in range(6)]
+    out = mod.batch(mod.rmt_outer(*q, *dq, c, np.asarray(gams, dtype=float), A1, m, Gam, Om, r), len(gams))
+    return np.asarray(out[0], dtype=float), np.asarray(out[2], dtype=float)  # ȳ, Ē
 
 
-def _ybar_only(mod, x, p, nodes, geom):
-    obs = mod.rmt_bulk_observables(*x, *p, _nodes=nodes)
-    m, Gam, Om, r = geom
-    return float(mod.rmt_outer(*obs[:6], *[0.0] * 6, p[0], p[1], p[2], m, Gam, Om, r)[0])
-
-
-def _point(mod, x0, c, g, geom, nodes, derivative, h, xtol):
-    p = [c, g, A1, NU, KAPPA]
-    x = _solve_hybr(mod, x0, p, nodes, xtol)
+def _sweep(mod, c, gs, geom, nodes, derivative, h, xtol, starts=None):
+    """Ē along descending ``gs``; each solve warm-started from the previous γ's solution (or
+    from ``starts``).  Returns (Ē, solutions)."""
+    xs, qs, dqs = [], [], []
+    qp, qm, gp_, gm_ = [], [], [], []
+    x = None
+    for k, g in enumerate(gs):
+        if starts is not None:
+            x0 = starts[k]
+        else:
+            x0 = np.array([1 / g, 0.0, 0.0]) if x is None else x  # cold only at the largest γ
+        p = [c, g, A1, NU, KAPPA]
+        x = _solve_hybr(mod, x0, p, nodes, xtol)
+        xs.append(x)
+        if derivative == "implicit":
+            q, dq = _traces_and_rates(mod, x, p, nodes)
+            qs.append(q)
+            dqs.append(dq)
+        else:
+            for gg, store, gstore in ((g * (1 + h), qp, gp_), (g * (1 - h), qm, gm_)):
+                pp = [c, gg, A1, NU, KAPPA]
+                xx = _solve_hybr(mod, x, pp, nodes, xtol)
+                store.append([float(v) for v in mod.rmt_bulk_observables(*xx, *pp, _nodes=nodes)[:6]])
+                gstore.append(gg)
     if derivative == "implicit":
-        return x, _ybar_E(mod, x, p, nodes, geom)[1]
-    gp, gm = g * (1 + h), g * (1 - h)
-    xp = _solve_hybr(mod, x, [c, gp, A1, NU, KAPPA], nodes, xtol)
-    xm = _solve_hybr(mod, x, [c, gm, A1, NU, KAPPA], nodes, xtol)
-    yp = _ybar_only(mod, xp, [c, gp, A1, NU, KAPPA], nodes, geom)
-    ym = _ybar_only(mod, xm, [c, gm, A1, NU, KAPPA], nodes, geom)
-    return x, -g * g * (yp - ym) / (gp - gm)
+        return _outer(mod, c, gs, qs, dqs, geom)[1], xs
+    zeros = [[0.0] * 6] * len(gs)
+    yp = _outer(mod, c, gp_, qp, zeros, geom)[0]
+    ym = _outer(mod, c, gm_, qm, zeros, geom)[0]
+    g = np.asarray(gs)
+    return -g * g * (yp - ym) / (np.asarray(gp_) - np.asarray(gm_)), xs
 
 
 def baseline_curve(mod, c, gammas, snr, *, n_nodes, error_estimate, derivative, h, xtol):
     """Ē (and the quadrature error estimate) along ``gammas`` by warm-started hybr."""
     geom = mod.geometry(snr, [1], [1])
-    fine = mod.law_nodes(c, n_nodes)
-    coarse = mod.law_nodes(c, n_nodes // 2) if error_estimate else None
     order = sorted(range(len(gammas)), key=lambda i: -gammas[i])
-    E = [None] * len(gammas)
+    gs = [float(gammas[i]) for i in order]
+    CALLS.update(nfev=0, njev=0, solves=0)
+    Es, xs = _sweep(mod, c, gs, geom, mod.law_nodes(c, n_nodes), derivative, h, xtol)
+    errs = [None] * len(gs)
+    if error_estimate:  # the same estimate as the generated solver: |Ē_N − Ē_{N/2}|
+        Ec, _ = _sweep(mod, c, gs, geom, mod.law_nodes(c, n_nodes // 2), derivative, h, xtol, starts=xs)
+        errs = list(np.abs(Es - Ec))
+    E = np.empty(len(gammas))
     err = [None] * len(gammas)
-    x = None
-    for i in order:
-        g = float(gammas[i])
-        x0 = np.array([1 / g, 0.0, 0.0]) if x is None else x  # cold only at the largest γ
-        x, E[i] = _point(mod, x0, c, g, geom, fine, derivative, h, xtol)
-        if error_estimate:
-            _, Ec = _point(mod, x, c, g, geom, coarse, derivative, h, xtol)
-            err[i] = abs(E[i] - Ec)
-    return np.array(E), err
+    for k, i in enumerate(order):
+        E[i], err[i] = Es[k], errs[k]
+    return E, err
 
 
 # ------------------------------------------------------------------------------------------------
@@ -155,7 +187,9 @@ def _damped_ybar(mod, c, gamma, geom, nodes):
         x = [0.5 * a + 0.5 * b for a, b in zip(x, gx)]
         if change < 1e-13 * (1 + abs(x[0])):
             break
-    return _ybar_only(mod, x, p, nodes, geom)
+    obs = mod.rmt_bulk_observables(*x, *p, _nodes=nodes)
+    m, Gam, Om, r = geom
+    return float(mod.rmt_outer(*obs[:6], *[0.0] * 6, p[0], p[1], p[2], m, Gam, Om, r)[0])
 
 
 def weak_curve(mod, c, gammas, snr, *, n_nodes, h):
@@ -243,6 +277,10 @@ def run_setting(mod, c, snr, gammas, args, error_estimate):
         print(f"  ratio WEAK/generated: median {wmed / gmed:.1f}x;  max |E_gen - E_weak| = {diff_weak:.1e}")
     if line_err:
         print(line_err)
+    its = [r["iterations"] for r in recs]
+    print(f"  work per bulk solve: generated {statistics.mean(its):.1f} iterations (fine sweep); "
+          f"hybr {CALLS['nfev'] / CALLS['solves']:.1f} residual + {CALLS['njev'] / CALLS['solves']:.1f} "
+          f"Jacobian evaluations ({CALLS['solves']} solves per curve)")
     return {"c": c, "snr": snr, "error_estimate": error_estimate, "times": times, "diff": diff}
 
 
