@@ -1,4 +1,4 @@
-"""Benchmark: population optimum of four activations at L = 3 (spec slr.md §6.3).
+"""Benchmark: population optimum of four activations at L = 3 (docs/slr.md §6.3).
 
 attnlimits: generated kernels with exact gradients on a fixed Gauss–Hermite rule, L-BFGS-B
 multistart, error estimated by a finer rule (target < 1e-4; the run reaches ~1e-7).

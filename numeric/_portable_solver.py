@@ -7,7 +7,7 @@ come from a generated module ``rt`` (see :mod:`symbolic.codegen`) whose runtime 
 file is copied verbatim into exported solvers, so the exported solver and the in-process one run
 the same algorithm.
 
-Strategy (attention_rmt.md §9; GUIDE §2): a warm start (from a neighbouring sweep point) goes
+Strategy (docs/attention_rmt.md §9; GUIDE §2): a warm start (from a neighbouring sweep point) goes
 straight to Newton with the symbolic Jacobian; a cold start runs damped iteration, escalates to
 Anderson acceleration when damping stalls, and always finishes with a Newton polish.  Every
 solution is checked against the system's invariants.  Failure raises :class:`ConvergenceError`

@@ -2,7 +2,7 @@ r"""Bayes risk of single-location regression and the [M] formulas, evaluated num
 
 Every integrand is lambdified (NumPy/SciPy or mpmath) from the SymPy expressions of
 :mod:`derivations.slr.bayes` and :mod:`derivations.slr.predecessor`; no formula is retyped here.
-Spec ``shared/spec/slr.md`` §7 (quadratures), §8 (:math:`M_L`, Stein mean), §13 ([M]), claims
+See ``docs/slr.md`` §7 (quadratures), §8 (:math:`M_L`, Stein mean), §13 ([M]), claims
 C2, C3, C8, C10, C11, C20–C23.
 
 Public API

@@ -1,4 +1,4 @@
-r"""Population risks and optima of single-location regression (spec slr.md §6), generated.
+r"""Population risks and optima of single-location regression (docs/slr.md §6), generated.
 
 The attention weights come from :mod:`derivations.slr` as SymPy; this module prints
 their value, their derivative in the key field and their derivative in the extra scalar into a
@@ -192,7 +192,7 @@ def _numeric_activation_cached(act_key):
     expr = act.expr if act.extra is None else act.expr.subs(act.extra, e)
     outs = [expr, sp.diff(expr, S.t), sp.diff(expr, e)]
     k = Kernel("weight", [S.t, e], outs,
-               doc=f"{act.name} ({act.kind}): value, d/dt, d/dextra of {act.expr} (spec slr.md §4).")
+               doc=f"{act.name} ({act.kind}): value, d/dt, d/dextra of {act.expr} (docs/slr.md §4).")
     mb = ModuleBuilder(f"attention weight kernel: {act.name}", "numpy", expression_hash(*outs),
                        description=act.description)
     mb.add_kernel(k)
@@ -778,7 +778,7 @@ def _linear_optimum(act, setting: Setting, per_length: bool = False) -> Populati
     err = 2.0 * mu_err + 1e-15
     out = PopulationOptimum(name, setting, risk, err, argmin, A, B, False,
                             "" if d["argmin_m_k"] is not None else "scale-degenerate: only m_k m_v is identified",
-                            "closed form (spec §8)" + (", mu from quadrature" if setting.model == "max" else ""), 0)
+                            "closed form (docs/slr.md §8)" + (", mu from quadrature" if setting.model == "max" else ""), 0)
     if per_length and setting.variable:
         vals = {}
         for L, p in setting.lengths:

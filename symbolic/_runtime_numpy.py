@@ -168,7 +168,7 @@ def law_nodes(c, n_nodes=3000):
 
     Midpoint rule θ_k = (k + ½)π/N on the generated node map ``law_theta``; weights renormalised
     to exactly the continuous mass; the atom (if any) is appended as a node at t = 0.
-    Convergence is spectral for smooth θ-integrands (attention_rmt.md §9).
+    Convergence is spectral for smooth θ-integrands (docs/attention_rmt.md §9).
     """
     theta = (numpy.arange(n_nodes) + 0.5) * (numpy.pi / n_nodes)
     t, w = law_theta(c, theta)  # noqa: F821 - generated kernel in the same module
@@ -192,5 +192,5 @@ def absval(x):
 
 
 def default_tol():
-    """Residual tolerance of fixed-point solves in float64 (attention_rmt.md §9)."""
+    """Residual tolerance of fixed-point solves in float64 (docs/attention_rmt.md §9)."""
     return 1e-13

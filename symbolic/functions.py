@@ -14,7 +14,7 @@ function                  NumPy                                        mpmath
 ``LogSoftplusPrime(x)``   ``1`` for x < −30, else ``expit(x)/logaddexp(0, x)``  ``Sigmoid/Softplus``
 ========================  ==========================================  =============================
 
-``LogSoftplus`` is the log-domain weight of normalised softplus attention (spec slr.md §4,
+``LogSoftplus`` is the log-domain weight of normalised softplus attention (docs/slr.md §4,
 "Numerics": :math:`\log\mathrm{sp}(x)\approx x` for :math:`x<-30`; the switch costs a relative
 error below :math:`e^{-30}/2\approx5\cdot10^{-14}`).
 

@@ -2,7 +2,7 @@ r"""Expectations over low-dimensional Gaussians: exact (Wick/Isserlis), quadratu
 
 For :math:`x\sim\mathcal N(\mu,\Sigma)` in :math:`d` dimensions this module computes
 :math:`\mathbb E[f(x)]` by the cheapest method that is exact or carries an honest error
-estimate (GUIDE §2, spec slr.md §6–§8).
+estimate (GUIDE §2, docs/slr.md §6–§8).
 
 Public API
 ----------
@@ -739,7 +739,7 @@ def expectation_1d_mp(f, *, dps: int = 30, mean=0, sd=1, splits=(),
     standardised ``splits`` together with the mean, all under ``mpmath.workdps(dps)`` (the
     global precision is never changed). Use it for the spec's one-dimensional representations,
     e.g. the spiked :math:`L=2` Bayes error
-    :math:`E_B=\mathbb E_n[\mathrm{sigmoid}(-\nu-\sqrt{2\nu}\,n)]` (slr.md §7).
+    :math:`E_B=\mathbb E_n[\mathrm{sigmoid}(-\nu-\sqrt{2\nu}\,n)]` (docs/slr.md §7).
 
     Parameters
     ----------

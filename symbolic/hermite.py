@@ -1,4 +1,4 @@
-r"""Hermite coefficients of activation functions (attention_rmt.md §4.1).
+r"""Hermite coefficients of activation functions (docs/attention_rmt.md §4.1).
 
 With :math:`\xi\sim\mathcal N(0,1)` and the normalised probabilists' Hermite polynomials
 :math:`h_k=\mathrm{He}_k/\sqrt{k!}` (so that :math:`\mathbb E[h_j(\xi)h_k(\xi)]=\delta_{jk}`),
@@ -42,7 +42,7 @@ are singular on the real line, or which take complex values are refused with
 
 References
 ----------
-attention_rmt.md §4.1 (Hermite data) and its table of reference values.
+docs/attention_rmt.md §4.1 (Hermite data) and its table of reference values.
 """
 from __future__ import annotations
 
@@ -1097,7 +1097,7 @@ def _tidy(e: sympy.Expr) -> sympy.Expr:
 
 @dataclass(frozen=True)
 class HermiteData:
-    r"""Hermite data of one activation (attention_rmt.md §4.1).
+    r"""Hermite data of one activation (docs/attention_rmt.md §4.1).
 
     Attributes
     ----------
@@ -1223,7 +1223,7 @@ def hermite_coefficients(f: sympy.Expr | str, dps: int = 30, parseval_order: int
 
     Notes
     -----
-    Spec: attention_rmt.md §4.1. Exact when every smooth piece is polynomial × exp/sin/cos of
+    See docs/attention_rmt.md §4.1. Exact when every smooth piece is polynomial × exp/sin/cos of
     polynomials of degree ≤ 2 (Isserlis/Wick after completing the square), or after one
     Gaussian integration by parts (erf); otherwise ``mpmath.quad`` split at the kinks, with
     error estimate below :math:`10^{-\mathrm{dps}}` enforced. Parseval coefficients
@@ -1382,7 +1382,7 @@ def hermite_coefficient(f: sympy.Expr | str, k: int, dps: int = 30) -> mpmath.mp
 
     Notes
     -----
-    Spec: attention_rmt.md §4.1. Cost grows with k (the integrand oscillates k times); for
+    See docs/attention_rmt.md §4.1. Cost grows with k (the integrand oscillates k times); for
     k ≲ 60 at dps ≤ 50 quadrature stays well under a second.
     """
     expr = _as_activation(f)

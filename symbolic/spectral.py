@@ -5,14 +5,14 @@ law.  It behaves like a scalar in SymPy: it can be differentiated with respect t
 the law does not depend on (differentiation passes under the integral), and the code generator
 (:mod:`symbolic.codegen`) turns it into quadrature over the law's nodes.
 
-The law implemented here is the one of attention_rmt.md §5 and §9: ``T = Z_perpᵀ Z_perp / n``
+The law implemented here is the one of docs/attention_rmt.md §5 and §9: ``T = Z_perpᵀ Z_perp / n``
 (n × n) with ``p/n = c``.  In the limit ``T = c S`` where ``S = Zᵀ Z / p`` follows the
 Marchenko–Pastur law with ratio ``y = 1/c``, plus an atom of mass ``1 − c`` at 0 when ``c < 1``.
 
 References
 ----------
 V. A. Marchenko, L. A. Pastur, *Distribution of eigenvalues for some sets of random matrices*,
-1967.  attention_rmt.md §5 (law of T) and §9 (MP quadrature).
+1967.  docs/attention_rmt.md §5 (law of T) and §9 (MP quadrature).
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class MarchenkoPasturLaw(sp.Basic):
 
     .. math:: d\mu = \frac{(x_+-x_-)^2 \sin^2\theta}{8\pi y\, x(\theta)}\, d\theta
 
-    is smooth even at ``c = 1`` (attention_rmt.md §9).  Moments: ``<t> = c``,
+    is smooth even at ``c = 1`` (docs/attention_rmt.md §9).  Moments: ``<t> = c``,
     ``<t²> = c + c²``, ``<t³> = c(1 + 3c + c²)`` (Narayana polynomials, :meth:`moment`).
     """
 

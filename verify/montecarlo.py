@@ -34,7 +34,7 @@ trace estimator :math:`\frac1n\sum_k(\gamma/(\lambda_k+\gamma))^2` has the same 
 References
 ----------
 Liao, Liu, Hou, Zou, Ling, arXiv:2506.18656 (§2 model, Proposition 2 ridge baseline);
-spec ``attention_rmt.md`` §2, §3, §4.2–4.3, §10, §12 (claims V1, V4–V20).
+``docs/attention_rmt.md`` §2, §3, §4.2–4.3, §10, §12 (claims V1, V4–V20).
 """
 from __future__ import annotations
 

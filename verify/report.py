@@ -23,7 +23,7 @@ that made them)
     versions (Python, attnlimits, numpy, scipy, sympy, mpmath, torch, matplotlib), CUDA availability
     and device name, platform and a UTC time stamp. No host name.
 
-Comparison rule shown in the tables (spec ``attention_rmt.md`` §10, :class:`~verify.claims.base.Check`):
+Comparison rule shown in the tables (``docs/attention_rmt.md`` §10, :class:`~verify.claims.base.Check`):
 a check passes iff :math:`|\text{value}-\text{theory}|\le\max(\text{tol},k\,\text{SE})+\text{allowance}`
 (the *threshold* column); interval checks pass iff
 :math:`\text{lo}-\text{thr}\le\text{value}\le\text{hi}+\text{thr}`.

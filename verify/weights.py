@@ -1170,7 +1170,7 @@ class WeightsReport:
     def to_dict(self) -> dict:
         return _clean(
             {
-                "spec": "attention_rmt.md §13 (real pretrained weights)",
+                "spec": "docs/attention_rmt.md §13 (real pretrained weights)",
                 "parameters": self.parameters,
                 **self.meta,
                 "versions": _versions(),

@@ -16,7 +16,7 @@ exported file run the same code.
 """
 import sys
 
-#: validated range of the method (attention_rmt.md §9)
+#: validated range of the method (docs/attention_rmt.md §9)
 GAMMA_RANGE = (1e-5, 1e4)
 C_RANGE = (0.05, 10.0)
 

@@ -3,7 +3,7 @@ r"""Interpolation error of nonlinear attention versus ridge regression (random m
 Source: Liao, Liu, Hou, Zou, Ling, *On the Interpolation Error of Nonlinear Attention versus Linear
 Regression*, arXiv:2506.18656 (v1: *A Random Matrix Analysis of In-context Memorization for
 Nonlinear Attention*).  Every formula below is written once, here, in SymPy, and tagged with its
-section of the project specification ``shared/spec/attention_rmt.md`` — an independent derivation
+section of the project documentation ``docs/attention_rmt.md`` — an independent derivation
 in the paper's framework (Hermite linearisation → deterministic equivalent → Woodbury).
 
 Model (§2)
@@ -113,7 +113,7 @@ bulk_system = EquationSystem(
     source=(
         "Bulk fixed point g = γ − βA₂₂, e = d − βA₁₂, h = 1 + βtA₁₁, Δ = gh + te²; "
         "A₁₁ = ⟨h/Δ⟩, A₁₂ = ⟨te/Δ⟩, A₂₂ = −⟨tg/Δ⟩ over the MP law of T "
-        "(attention_rmt.md §5; arXiv:2506.18656, Proposition-1-type)."
+        "(docs/attention_rmt.md §5; arXiv:2506.18656, Proposition-1-type)."
     ),
 )
 
@@ -315,7 +315,7 @@ def _noise_kernel_system():
         observables={"m_re": m_re, "m_im": m_im},
         initial_guess=(-z_re / z2, z_im / z2),  # m ≈ −1/z: the branch continued from |z| → ∞
         invariants=(Invariant("Im m > 0", m_im > 0, "Stieltjes transform of a measure, Im z > 0"),),
-        source="Stieltjes transform of the zero-diagonal noise kernel K_N (attention_rmt.md §4.2; "
+        source="Stieltjes transform of the zero-diagonal noise kernel K_N (docs/attention_rmt.md §4.2; "
         "Cheng–Singer 2013, Fan–Montanari 2019)",
     )
 
@@ -378,7 +378,7 @@ def _build_kernels():
     GamL, OmL = reduced_geometry_general()
     ks = [
         Kernel("law_theta", [c, theta], [law.theta_to_t(theta), law.theta_weight(theta)],
-               doc="MP node map t(θ) and θ-density (attention_rmt.md §9)."),
+               doc="MP node map t(θ) and θ-density (docs/attention_rmt.md §9)."),
         Kernel("law_masses", [c], [law.continuous_mass(), law.atom_mass()],
                doc="Continuous mass min(1, c) and atom 1 − c at t = 0 (c < 1)."),
         *bulk_system.kernels([gamma]),
@@ -464,7 +464,7 @@ def _make_model():
         title="Interpolation error of nonlinear attention vs ridge regression (p/n -> c).",
         description="""
         Deterministic equivalents of Liao, Liu, Hou, Zou, Ling, arXiv:2506.18656, as derived in
-        attnlimits' spec attention_rmt.md: bulk fixed point (§5), Woodbury over the reduced
+        attnlimits' docs/attention_rmt.md: bulk fixed point (§5), Woodbury over the reduced
         geometry (§6), ridge baseline (Proposition 2, §7).  E_attention = -gamma^2 d ybar/d gamma
         with the derivative from the implicit-function theorem (no finite differences).
         """,

@@ -2,7 +2,7 @@ r"""Bayes side of single-location regression (SLR), written once in SymPy.
 
 Source: [D] Duranthon, Marion, Boyer, Loureiro, Zdeborová, *Statistical Advantage of Softmax
 Attention: Insights from Single-Location Regression*, arXiv:2509.21936 (Prop. 4.2 of v1; numbering
-varies by version).  Spec: ``shared/spec/slr.md`` §3.5 (ratio condition, posterior), §7 (Bayes
+varies by version).  See ``docs/slr.md`` §3.5 (ratio condition, posterior), §7 (Bayes
 risk, Nishimori identity, one-dimensional and Laplace-type representations), §8 (Stein identity)
 and §9 (asymptotics).  Every formula here is an independent derivation for the model definitions
 of the spec (tag [DC]); the numeric side (:mod:`numeric.bayes`) lambdifies these expressions and
@@ -68,7 +68,7 @@ __all__ = [
     "expected_max_by_parts_residual",
 ]
 
-SOURCE = "Duranthon et al., arXiv:2509.21936; spec shared/spec/slr.md §3.5, §7, §8, §9"
+SOURCE = "Duranthon et al., arXiv:2509.21936; docs/slr.md §3.5, §7, §8, §9"
 
 #: What a computation with this result rests on (printed by ``verify.claims.citation``).
 REFERENCES = (

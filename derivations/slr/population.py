@@ -3,7 +3,7 @@ r"""Single-location regression (SLR) at population level: written once, in SymPy
 Source: O. Duranthon, P. Marion, C. Boyer, B. Loureiro, L. Zdeborová, *Statistical Advantage of
 Softmax Attention: Insights from Single-Location Regression*, arXiv:2509.21936 ([D]); the
 predecessor P. Marion, R. Berthier, G. Biau, C. Boyer, arXiv:2410.01537 ([M]).  Every formula is
-the independent derivation of ``shared/spec/slr.md`` (section numbers below refer to it).
+the independent derivation of ``docs/slr.md`` (section numbers below refer to it).
 
 Model (§3)
 ----------
@@ -131,7 +131,7 @@ class Activation:
     extra_learned: bool = False
     extra_bounds: tuple = (-30.0, 30.0)
     normalised: bool = False
-    source: str = "spec slr.md §4"
+    source: str = "docs/slr.md §4"
 
     @property
     def extra_name(self) -> str | None:
@@ -483,14 +483,14 @@ def _quoted():
         "Q1", "linear decay constant (spiked, ν → ∞)",
         L / (L - 1) / nu,
         {v: linear_closed_form(v, "spiked")["risk"] for v in ("linear_uncentred", "linear_centred", "linear_pure")},
-        "[D] eq. (12) (v1); spec §16 Q1",
+        "[D] eq. (12) (v1); docs/slr.md §16 Q1",
         "The quoted constant matches uncentred and pure only at L = 2; a reading of v2 quotes (L−1)/ν "
         "(linear_centred). The 1/ν law holds for every variant.")
     q2 = Quoted(
         "Q2", "softmax (= Bayes) decay on spiked-SLR",
         (L - 1) * sp.exp(-nu),
         {"softmax": spiked_asymptotic()},  # derived in _slr_bayes (completed square, §9)
-        "[D] (quoted form); spec §9, §16 Q2",
+        "[D] (quoted form); docs/slr.md §9, §16 Q2",
         "Multiplicity (L−1) agrees; the exponent differs by a factor 4 and the prefactor by √π/2 ν^{-1/2}.")
     q3 = Quoted(
         "Q3", "finite-sample figure readings (α = 20): softmax / linear / BO",
@@ -498,7 +498,7 @@ def _quoted():
         {"spiked nu=1 L=3": (sp.Rational(35, 100), sp.Rational(55, 100), sp.Rational(30, 100)),
          "spiked nu=2 L=3": (sp.Rational(15, 100), sp.Rational(40, 100), sp.Rational(10, 100)),
          "max nu=inf L=3": (sp.Rational(20, 100), sp.Rational(55, 100), sp.Rational(15, 100))},
-        "figure readings circulated for [D]; spec §16 Q3",
+        "figure readings circulated for [D]; docs/slr.md §16 Q3",
         "No predictor can go below the population Bayes error at finite α: spiked softmax/BO readings "
         "are impossible; linear readings cannot identify the variant.")
     return {q.name: q for q in (q1, q2, q3)}

@@ -2,7 +2,7 @@ r"""The predecessor [M]: single-location regression solved by an erf attention l
 
 Source: [M] P. Marion, R. Berthier, G. Biau, C. Boyer, *Attention Layers Provably Solve
 Single-Location Regression*, ICLR 2025, arXiv:2410.01537 (Theorem 1 on the manifold,
-Corollary 2, Proposition 3).  Spec: ``shared/spec/slr.md`` §13 (claims C20–C22, numbers R7).
+Corollary 2, Proposition 3).  See ``docs/slr.md`` §13 (claims C20–C22, numbers R7).
 
 Model (§13.1)
 -------------
@@ -39,7 +39,7 @@ __all__ = [
     "prop3_beta", "cor2_leading_term", "NOTATION_MAP", "SOURCE", "REFERENCES",
 ]
 
-SOURCE = "Marion et al., arXiv:2410.01537 (ICLR 2025); spec shared/spec/slr.md §13"
+SOURCE = "Marion et al., arXiv:2410.01537 (ICLR 2025); docs/slr.md §13"
 
 #: What a computation with this result rests on.
 REFERENCES = (

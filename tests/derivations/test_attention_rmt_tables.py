@@ -1,4 +1,4 @@
-"""Regression targets of attention_rmt.md §11 (tolerance 5e-4, as the spec states) and the
+"""Regression targets of docs/attention_rmt.md §11 (tolerance 5e-4, as the spec states) and the
 numbers stated in §7, §8 and §12 for the theory side.
 
 Expected values are the spec's tables, typed from the spec (an independent implementation);

@@ -1,4 +1,4 @@
-"""numeric.population: the generated population optimiser (spec slr.md §6) against the spec's numbers."""
+"""numeric.population: the generated population optimiser (docs/slr.md §6) against the spec's numbers."""
 from __future__ import annotations
 
 import math

@@ -1,9 +1,9 @@
-"""Tests for symbolic.gaussian (GUIDE §2; spec slr.md §6–§8).
+"""Tests for symbolic.gaussian (GUIDE §2; docs/slr.md §6–§8).
 
 Expected values are independent of the code under test: Gaussian moments written out by hand
 (E x^{2k} = (2k-1)!!, E[x^2 y^2] = 1 + 2 rho^2), closed forms (E e^{ax} = e^{a^2/2},
 E[erf(ax)^2] = (2/pi) asin(2a^2/(1+2a^2)), E max(g1, g2) = 1/sqrt(pi), E|x| = sqrt(2/pi)) and the
-spec's reference Bayes errors (slr.md §9 R3).
+spec's reference Bayes errors (docs/slr.md §9 R3).
 """
 from __future__ import annotations
 
@@ -276,7 +276,7 @@ def test_expectation_1d_quad_problem_becomes_integration_error():
 
 @pytest.mark.parametrize("nu, expected", [(5, 0.084397), (1, 0.32494)])
 def test_expectation_1d_mp_spiked_bayes_error(nu, expected):
-    # spiked-SLR L = 2 Bayes error E_n[sigmoid(-nu - sqrt(2 nu) n)] (slr.md §7, §9 R3)
+    # spiked-SLR L = 2 Bayes error E_n[sigmoid(-nu - sqrt(2 nu) n)] (docs/slr.md §7, §9 R3)
     def f(n):
         return 1 / (1 + mpmath.exp(nu + mpmath.sqrt(2 * nu) * n))
 

@@ -1,4 +1,4 @@
-"""Tests for symbolic.hermite (attention_rmt.md §4.1).
+"""Tests for symbolic.hermite (docs/attention_rmt.md §4.1).
 
 Expected values come from sources independent of the code under test: closed forms written out
 with mpmath, the spec's six-digit table, direct ``mpmath.quad`` integrals written here, and

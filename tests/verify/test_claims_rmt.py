@@ -1,4 +1,4 @@
-"""Claims of the attention-vs-ridge result (verify/claims/attention_rmt.py; spec attention_rmt.md §12)."""
+"""Claims of the attention-vs-ridge result (verify/claims/attention_rmt.py; docs/attention_rmt.md §12)."""
 from __future__ import annotations
 
 import math
@@ -22,7 +22,7 @@ def test_every_claim_is_registered_with_source_tags_and_sizes():
     for name in V_CLAIMS + EXTRA_CLAIMS:
         assert name in REGISTRY, name
         claim = REGISTRY[name]
-        assert "arXiv:2506.18656" in claim.source and "attention_rmt.md" in claim.source
+        assert "arXiv:2506.18656" in claim.source and "docs/attention_rmt.md" in claim.source
         assert claim.tags and claim.title and claim.statement
         assert set(claim.tags) <= {"rmt", "ridge", "random-inputs", "alignment", "hermite", "identity", "mc",
                                    "theory-only", "slow-in-full"}
@@ -143,7 +143,7 @@ def test_all_claims_pass(mode):
 
     results = run_claims(select(), Context(mode, seed=0))
     # every claim passes, except statements quoted from a paper that the derivation contradicts
-    # (slr.md §16 Q1–Q3): those must be reported as discrepancies, never as failures
+    # (docs/slr.md §16 Q1–Q3): those must be reported as discrepancies, never as failures
     expected = {r.claim: ("discrepancy" if REGISTRY[r.claim].quoted else "pass") for r in results}
     bad = [(r.claim, r.verdict, r.notes) for r in results if r.verdict != expected[r.claim]]
     assert not bad, bad

@@ -1,4 +1,4 @@
-"""Claims of slr.md: the registry and the quoted-vs-derived verdicts (fast, theory-only parts)."""
+"""Claims of docs/slr.md: the registry and the quoted-vs-derived verdicts (fast, theory-only parts)."""
 from __future__ import annotations
 
 from verify.claims import REGISTRY, Context, run_claims, select

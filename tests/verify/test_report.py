@@ -53,7 +53,7 @@ def fake_results() -> list[ClaimResult]:
             plots=_curve_specs(),
             params={"n": 1000, "p": 500, "gammas": [0.01, 0.1, 1.0], "draws": np.int64(8),
                     "kappa": np.float64(0.0), "bad": float("nan")},
-            elapsed=3.25, source="spec attention_rmt.md §12", tags=("rmt", "tanh"),
+            elapsed=3.25, source="docs/attention_rmt.md §12", tags=("rmt", "tanh"),
         ),
         ClaimResult(
             "V9", "Cosine activation gives no gain", "fail",

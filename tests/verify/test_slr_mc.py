@@ -1,4 +1,4 @@
-"""Tests of the SLR Monte Carlo and online training (spec slr.md §2–§7, §13; claims C1–C3, C5,
+"""Tests of the SLR Monte Carlo and online training (docs/slr.md §2–§7, §13; claims C1–C3, C5,
 C20, C21). Statistical checks use k standard errors as stated in each test; sizes are reduced
 from the claims' sizes so that the default run stays fast."""
 from __future__ import annotations

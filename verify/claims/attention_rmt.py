@@ -1,7 +1,7 @@
-r"""Claims of the attention-vs-ridge random-matrix result (spec ``attention_rmt.md`` §12).
+r"""Claims of the attention-vs-ridge random-matrix result (``docs/attention_rmt.md`` §12).
 
 Source: Liao, Liu, Hou, Zou, Ling, *On the Interpolation Error of Nonlinear Attention versus
-Linear Regression*, arXiv:2506.18656, as derived independently in ``shared/spec/attention_rmt.md``.
+Linear Regression*, arXiv:2506.18656, as derived independently in ``docs/attention_rmt.md``.
 
 Every claim compares three things:
 
@@ -38,7 +38,7 @@ __all__ = ["SPEC_TOLERANCE", "ACTIVATIONS", "spec_checks", "SPEC_CHECKS",
            "theory_curve", "hermite", "solve_noise_kernel_stieltjes"]
 
 PAPER = "arXiv:2506.18656"
-SPEC = "spec attention_rmt.md"
+SPEC = "docs/attention_rmt.md"
 #: Tolerance of the theory tables of §11 (regression targets for ``numeric/``).
 SPEC_TOLERANCE = 5e-4
 
@@ -150,7 +150,7 @@ def _spec(label: str, spec_value: float, engine_value: float, tol: float = SPEC_
           note: str = "") -> Check:
     """Deterministic check: the engine reproduces the number stated in the spec."""
     return Check(f"spec: {label}", theory=float(spec_value), value=float(engine_value),
-                 se=None, tolerance=tol, note=note or "engine value vs the spec's stated prediction")
+                 se=None, tolerance=tol, note=note or "engine value vs the documented prediction (docs/attention_rmt.md)")
 
 
 def _mc_check(label: str, theory: float, est, i=None, tol: float = 0.0, *, allowance: float = 0.0,

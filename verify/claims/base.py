@@ -5,7 +5,7 @@ compute the theory side and the Monte Carlo side at ``--quick`` and ``--full`` s
 compare them.  Running it returns a :class:`ClaimResult`: a list of :class:`Check` (theory, MC mean
 ± SE, threshold, verdict), plot series for the report, and the parameters and seeds that made it.
 
-Comparison rule (spec attention_rmt.md §10): a check passes iff
+Comparison rule (docs/attention_rmt.md §10): a check passes iff
 
     |value − theory| ≤ max(tolerance, k·SE) + allowance,
 

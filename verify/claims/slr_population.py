@@ -1,9 +1,9 @@
-r"""Claims of single-location regression at population level (spec ``slr.md`` §15, §16).
+r"""Claims of single-location regression at population level (``docs/slr.md`` §15, §16).
 
 Source: Duranthon, Marion, Boyer, Loureiro, Zdeborová, *Statistical Advantage of Softmax
 Attention: Insights from Single-Location Regression*, arXiv:2509.21936 ([D]), and the predecessor
 Marion, Berthier, Biau, Boyer, arXiv:2410.01537 ([M]), as derived independently in
-``shared/spec/slr.md``.
+``docs/slr.md``.
 
 Each claim compares up to three things, as for the random-matrix result:
 
@@ -29,7 +29,7 @@ from .base import Check, Claim, PlotSeries, PlotSpec, register
 __all__ = ["SEED_OFFSETS", "population_optimum", "bayes_value"]
 
 PAPER = "arXiv:2509.21936"
-SPEC = "spec slr.md"
+SPEC = "docs/slr.md"
 INF = math.inf
 
 #: Offsets added to ``ctx.seed`` for each Monte Carlo run.
@@ -153,7 +153,7 @@ def _run_C1(ctx, size):
     checks = [
         Check("freq(ε* = argmax p) vs E max p (spiked L=3 ν=2, D=500)", float(res["mean_max_p"].mean),
               float(res["argmax_freq"].mean), float(res["difference"].se), 0.01,
-              note="paired difference; spec ref 0.7475 vs 0.7469"),
+              note="paired difference; documented ref 0.7475 vs 0.7469 (docs/slr.md §15 C1)"),
         Check("calibration: max |z| over 10 bins of p_ℓ", (0.0, 4.0), float(res["max_abs_z"]), None, 0.0,
               kind="interval", note="z = (freq − mean p)/SE per bin; 4 = a Bonferroni-style bound for 10 bins"),
     ]
@@ -277,7 +277,7 @@ def _run_C5(ctx, size):
                       generator=_seed(ctx, "C5", 1), teacher=(ks, vs), **_mc_kw(ctx))
     checks = [
         _spec("1 − 2m_vA + q_vB at (√2, 2.5, 0.8, 0.64) = 0.4167", 0.4167, theory, 5e-4,
-              "spec value is MC-based (ref 0.4167 ± 0.0017); converged quadrature 0.416531"),
+              "documented value (docs/slr.md §15 C5) is MC-based (ref 0.4167 ± 0.0017); converged quadrature 0.416531"),
         _mc("direct MC at D = 500 vs the §6.2 formula", theory, est, 0.006),
     ]
     return checks, [], {"n": size["n"], "D": D, "theory_error": terr}
@@ -786,14 +786,14 @@ _CLAIMS = [
     Claim("C14", "orthogonal key noise never helps", "The optimum over q_k ≥ m_k² has s_k = √(q_k − m_k²) < .02.",
           _src("§3", "§6.2, §15 C14"), _run_C14, quick={}, full={}, tags=("slr", "activations", "theory-only")),
     Claim("C20", "[M] Prop. 3: best linear regression", "Least squares on Σ X_ℓ, d=50: risk .48368 (±.005).",
-          "arXiv:2410.01537 Prop. 3; spec slr.md §13, §15 C20", _run_C20, quick={"d": 50, "n": 200_000},
+          "arXiv:2410.01537 Prop. 3; docs/slr.md §13, §15 C20", _run_C20, quick={"d": 50, "n": 200_000},
           full={"d": 50, "n": 1_000_000}, tags=("slr", "predecessor", "mc")),
     Claim("C21", "[M] manifold risk formula", "d=400, L=10, γ²=.5, λ=.1, κ=.6, ν_M=.8: .29364 (±.003).",
-          "arXiv:2410.01537 Thm. 1; spec slr.md §13, §15 C21", _run_C21,
+          "arXiv:2410.01537 Thm. 1; docs/slr.md §13, §15 C21", _run_C21,
           quick={"n": 400_000, "method": "projected"}, full={"n": 400_000, "method": "direct"},
           tags=("slr", "predecessor", "mc")),
     Claim("C22", "[M] Cor. 2: risk → Bayes at (k*, v*)", "λ = d^(-1/4): .9594/.11235/.011436/.0011457 at "
-          "d = 1e2/1e4/1e6/1e8; slope −1/2 in log d (±.05).", "arXiv:2410.01537 Cor. 2; spec slr.md §13, §15 C22",
+          "d = 1e2/1e4/1e6/1e8; slope −1/2 in log d (±.05).", "arXiv:2410.01537 Cor. 2; docs/slr.md §13, §15 C22",
           _run_C22, quick={}, full={}, tags=("slr", "predecessor", "rates", "theory-only")),
     Claim("C23", "Bayes parameters independent of L", "Spiked ν=5, L ~ U{1,2,3}: shared softmax optimum = "
           "averaged E_B = .07655 (±2e-3).", _src("§4 (variable length)", "§7, §15 C23"), _run_C23,

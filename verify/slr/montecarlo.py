@@ -1,6 +1,6 @@
 r"""Monte Carlo and online training for single-location regression (SLR), in PyTorch.
 
-Spec ``slr.md`` §2–§8, §12–§15. Everything is float64, device ``"auto"`` (CUDA when available,
+``docs/slr.md`` §2–§8, §12–§15. Everything is float64, device ``"auto"`` (CUDA when available,
 else CPU), and every random number comes from an explicit :class:`torch.Generator`: each public
 function takes ``generator=`` (a generator, or an ``int`` seed from which one is made on the
 compute device). Sub-streams (teacher, data, held-out data, each sequence length) are seeded
@@ -115,7 +115,7 @@ def _check_activation(name: str) -> str:
     if name not in ACTIVATIONS:
         hint = ""
         if name in ("linear", "erf", "softplus"):
-            hint = f" (a bare {name!r} is ambiguous, spec §2)"
+            hint = f" (a bare {name!r} is ambiguous, docs/slr.md §2)"
         raise ValueError(f"unknown activation {name!r}{hint}; variants: {', '.join(ACTIVATIONS)}")
     return name
 
@@ -127,7 +127,7 @@ def _check_model(model: str, nu: float) -> float:
     if math.isnan(nu) or nu < 0:
         raise ValueError(f"nu must be >= 0, got {nu}")
     if math.isinf(nu) and model != "max":
-        raise ValueError("nu = inf is accepted for max-SLR only (spec §2)")
+        raise ValueError("nu = inf is accepted for max-SLR only (docs/slr.md §2)")
     return nu
 
 
