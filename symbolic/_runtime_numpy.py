@@ -147,17 +147,6 @@ def isfinite(x):
     return math.isfinite(float(x))
 
 
-def solve_batched(J, r):
-    """Solve ``J x = r`` for a batch: ``J`` nested lists (n × n) of arrays (G,), ``r`` a list of
-    n arrays; returns a list of n arrays (G,)."""
-    n = len(r)
-    Jb = numpy.stack([numpy.stack([numpy.asarray(J[i][j], dtype=float) for j in range(n)], -1)
-                      for i in range(n)], -2)
-    rb = numpy.stack([numpy.asarray(v, dtype=float) for v in r], -1)
-    x = numpy.linalg.solve(Jb, rb[..., None])[..., 0]
-    return [x[..., i] for i in range(n)]
-
-
 def batch(values, size):
     """Outputs of a kernel called on a batch, as arrays of shape (size,)."""
     return [numpy.broadcast_to(numpy.reshape(v, -1) if numpy.ndim(v) else v, (size,)) for v in values]

@@ -1,18 +1,6 @@
-"""Docstring examples of the public API run as tests."""
+"""Continuation checked against independent root finding (docstring examples of every module are
+collected by pytest itself: ``--doctest-modules`` in ``pyproject.toml``)."""
 from __future__ import annotations
-
-import doctest
-
-import pytest
-
-import numeric.models
-import symbolic.hermite
-
-
-@pytest.mark.parametrize("module", [numeric.models, symbolic.hermite])
-def test_docstring_examples(module):
-    result = doctest.testmod(module)
-    assert result.attempted > 0 and result.failed == 0
 
 
 def test_sweep_matches_independent_root_finding():
