@@ -85,7 +85,8 @@ class Param:
     comma-separated list of ``choices``).  ``check``: comma-separated rules for numbers:
     ``positive``, ``nonnegative``, ``inf`` (allow ±inf), ``>=X``, ``<=X``.  ``flag`` overrides the
     command-line spelling (default ``--name`` with ``_`` → ``-``).  ``raw=True`` keeps numbers as
-    their exact text (for an mpmath backend) after validating them.
+    their exact text (for an mpmath backend) after validating them.  Text longer than
+    ``max_length`` characters is refused (a one-line message, never the input repeated back).
     """
 
     name: str
@@ -97,6 +98,7 @@ class Param:
     flag: str | None = None
     metavar: str | None = None
     raw: bool = False
+    max_length: int = 500
 
     def __post_init__(self):
         if self.kind not in _KINDS:
@@ -114,6 +116,8 @@ class Param:
         name = self.option.lstrip("-")
         if base == "str":
             s = str(text).strip()
+            if len(s) > self.max_length:
+                raise InputError(f"--{name} is too long ({len(s)} characters; at most {self.max_length})")
             if self.choices and s not in self.choices:
                 raise InputError(f"--{name} must be one of {', '.join(map(str, self.choices))}, got {s!r}")
             return s

@@ -331,6 +331,8 @@ def _cmd_hermite(args) -> int:
 
     if not 5 <= args.dps <= 500:
         raise CLIError("--dps must be between 5 and 500")
+    if len(args.activation) > 500:
+        raise CLIError(f"--activation is too long ({len(args.activation)} characters; at most 500)")
     from symbolic.hermite import hermite_coefficients
 
     h = hermite_coefficients(args.activation, dps=args.dps)
@@ -355,6 +357,34 @@ def _cmd_hermite(args) -> int:
     return 0
 
 
+_DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
+
+
+def _check_device(text: str) -> str:
+    if not _DEVICE.match(str(text).strip().lower()):
+        raise CLIError(f"--device must be auto, cpu, cuda, cuda:N or mps, got {text!r}")
+    return str(text).strip().lower()
+
+
+def _check_out_dir(path, option="--out"):
+    """Refuse an output folder that cannot be written before any work is done (creating it)."""
+    import os
+    from pathlib import Path
+
+    if path is None or not str(path).strip():
+        raise CLIError(f"{option} must name a folder")
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"{option} {path} exists and is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CLIError(f"{option} {path}: cannot create the folder ({exc.strerror or exc})") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise CLIError(f"{option} {path}: the folder is not writable")
+    return out
+
+
 def _cmd_verify(args) -> int:
     import time
 
@@ -370,6 +400,9 @@ def _cmd_verify(args) -> int:
             print(f"{c.name:<14} [{', '.join(c.tags)}] {c.title}\n{'':<14} {c.source}")
         return 0
     mode = "full" if args.full else "quick"
+    _check_device(args.device)
+    if not args.no_report:
+        _check_out_dir(args.out)
     from verify.montecarlo import resolve_device
 
     try:
@@ -386,7 +419,8 @@ def _cmd_verify(args) -> int:
     elapsed = time.perf_counter() - t0
     print(format_table(results, color=sys.stdout.isatty()))
     if not args.no_report:
-        meta = {"mode": mode, "device": device, "seed": args.seed, "elapsed_s": round(elapsed, 1),
+        meta = {"mode": mode, "device": device, "seed": args.seed, "threads": args._threads,
+                "elapsed_s": round(elapsed, 1),
                 "command": "attnlimits " + " ".join(sys.argv[1:]) if sys.argv else "attnlimits verify",
                 "references": citation(claims)}
         path = write_report(results, args.out, meta=meta)
@@ -408,6 +442,9 @@ def _cmd_weights(args) -> int:
 
     ranks = _int_list(args.ranks, "--ranks") or DEFAULT_RANKS
     layers = _int_list(args.layers, "--layers")
+    if args.heads is not None and args.heads < 1:
+        raise CLIError(f"--heads must be a positive integer, got {args.heads}")
+    _check_out_dir(args.out)
     try:
         rep = analyze_checkpoint(
             args.checkpoint, ranks=ranks, fold_layernorm=args.fold_layernorm, per_head=not args.no_per_head,

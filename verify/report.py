@@ -723,6 +723,8 @@ def write_report(results: Sequence, out_dir: str | os.PathLike, *, meta: Mapping
     plot_errors: dict[int, str] = {}
     try:
         out.mkdir(parents=True, exist_ok=True)
+        for stale in (out / "plots").glob("*.png") if (out / "plots").is_dir() else ():
+            stale.unlink()  # a rerun into the same folder must not leave the previous run's figures
         if any(r.plots for r in results):
             (out / "plots").mkdir(exist_ok=True)
         for i, r in enumerate(results):
