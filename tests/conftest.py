@@ -32,6 +32,12 @@ settings.register_profile(
 _profile = os.environ.get("ATTNLIMITS_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 settings.load_profile(_profile)
 
+# The thread setting the command line uses (1 on small machines; ATTNLIMITS_THREADS overrides):
+# threaded BLAS/torch on a busy 2-core machine is many times slower (benchmarks/bench_threads.py).
+from numeric.threads import apply_threads, resolve_threads  # noqa: E402
+
+apply_threads(resolve_threads())
+
 
 @pytest.fixture(autouse=True)
 def _restore_mpmath_precision():
