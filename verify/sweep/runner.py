@@ -1,0 +1,358 @@
+"""Run a grid on Dask: one task per point, each finished point written to the table at once.
+
+:func:`run_sweep` runs the points of a :class:`~verify.sweep.grid.Grid` that the results table
+(:class:`~verify.sweep.table.ResultsTable`) does not hold yet:
+
+- on a ``distributed.LocalCluster`` sized to the machine (one worker process per core, one
+  thread per worker, BLAS/OpenMP/torch threads pinned to 1 inside the workers), on an existing
+  scheduler (``scheduler="tcp://host:8786"``; the workers need attnlimits installed), on a
+  ``client`` you pass, or in this process (``workers=0``);
+- points of one :meth:`~verify.sweep.grid.Grid.chains` chain are submitted as a chain of tasks,
+  each depending on the previous one, so Dask runs the chain in order on the worker that holds
+  its predecessor and what the points share (a compiled solver, a warm start cached by the
+  command) stays in that process, while every point still reports as soon as it finishes;
+- the client takes results as they complete (``distributed.as_completed``) and appends each to
+  the table atomically, so Ctrl-C, a killed worker (Dask reruns its tasks elsewhere) or a killed
+  client loses no finished point; a rerun completes only what is missing;
+- a point whose command raises is recorded with ``status="failed"`` and its one-line error; the
+  sweep goes on.  A point that kills every worker it runs on (Dask's ``KilledWorker``) is
+  recorded failed too.
+
+Progress goes to stderr: points done / failed / remaining, rate and ETA.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import os
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from symbolic.result import InputError
+
+from .grid import Grid
+from ._worker import THREAD_ENV, PinThreads, _one_line, _versions, execute_point, plain
+from .table import ResultsTable
+
+__all__ = ["run_sweep", "execute_point", "SweepSummary", "PinThreads", "THREAD_ENV", "default_workers",
+           "point_rows"]
+
+def point_rows(record: dict, params: dict, command_name: str, code_version: str) -> list[dict]:
+    """Table rows of one point record (see :mod:`verify.sweep.table` for the columns)."""
+    from .grid import canonical_params
+    from .table import META_COLUMNS
+
+    base = {k: plain(v) for k, v in params.items()}
+    meta = {"point_key": record["key"], "attempt": record["attempt"], "status": record["status"],
+            "error": record["error"], "elapsed_s": float(record["elapsed_s"]), "command": command_name,
+            "code_version": code_version, "versions": record["versions"], "worker": record["worker"],
+            "finished_at": record["finished_at"], "params_json": canonical_params(params)}
+    outs = record["rows"] or [{}]
+    rows = []
+    for i, out in enumerate(outs):
+        row = dict(base)
+        for k, v in out.items():
+            row[f"output_{k}" if (k in META_COLUMNS and k != "seed") else k] = v
+        seed = params.get("seed", out.get("seed"))
+        row.update(meta)
+        row["row_index"] = i
+        row["seed"] = seed if isinstance(seed, (int, float, str)) and not isinstance(seed, bool) else None
+        rows.append(row)
+    return rows
+
+
+def default_workers() -> int:
+    """Worker processes for a local cluster: the cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class SweepSummary:
+    """What a run did: points planned, skipped (already in the table), done (ok), failed, not run."""
+
+    planned: int
+    skipped: int
+    to_run: int
+    done: int = 0
+    failed: int = 0
+    not_run: int = 0
+    elapsed_s: float = 0.0
+    interrupted: bool = False
+    workers: int = 0
+    out: str = ""
+    errors: list = field(default_factory=list)
+
+    @property
+    def remaining(self) -> int:
+        return self.to_run - self.done - self.failed
+
+    def line(self) -> str:
+        parts = [f"{self.done} ok", f"{self.failed} failed"]
+        if self.skipped:
+            parts.append(f"{self.skipped} already in the table")
+        if self.remaining:
+            parts.append(f"{self.remaining} not run")
+        head = "sweep interrupted" if self.interrupted else "sweep"
+        return f"{head}: {self.planned} points: {', '.join(parts)} ({self.elapsed_s:.1f} s); table {self.out}"
+
+
+class _Progress:
+    """A one-line progress bar on ``stream``: done / failed / remaining, rate, ETA."""
+
+    def __init__(self, total: int, stream, enabled: bool):
+        self.total, self.stream, self.enabled = total, stream, enabled and total > 0
+        self.t0 = time.monotonic()
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.last = 0.0
+        self.done = self.failed = 0
+        self.printed = None
+
+    def start(self) -> None:
+        """Restart the clock (the rate and ETA count from the first submitted task)."""
+        self.t0 = time.monotonic()
+
+    def update(self, done: int, failed: int, force: bool = False) -> None:
+        self.done, self.failed = done, failed
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        finished = done + failed
+        if not force and finished < self.total and now - self.last < (0.2 if self.tty else 10.0):
+            return
+        self.last = now
+        if (done, failed) == self.printed:
+            return
+        self.printed = (done, failed)
+        el = now - self.t0
+        rate = finished / el if el > 0 else 0.0
+        left = self.total - finished
+        eta = _hms(left / rate) if rate > 0 else "?"
+        width = 24
+        fill = int(width * finished / self.total)
+        bar = "#" * fill + "." * (width - fill)
+        line = (f"sweep [{bar}] {finished}/{self.total}: {done} done, {failed} failed, {left} remaining"
+                f" | {rate:.2f} pt/s | ETA {eta}")
+        self.stream.write(("\r" + line + "\033[K") if self.tty else line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.update(self.done, self.failed, force=True)
+            if self.tty:
+                self.stream.write("\n")
+                self.stream.flush()
+
+
+def _hms(s: float) -> str:
+    s = int(round(s))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+def _select(grid: Grid, table: ResultsTable, force: bool, retry_failed: bool) -> list[int]:
+    if force:
+        return list(range(len(grid)))
+    have = table.statuses()
+    todo = []
+    for i, k in enumerate(grid.keys):
+        st = have.get(k)
+        if st is None or (st == "failed" and retry_failed):
+            todo.append(i)
+    return todo
+
+
+def run_sweep(grid: Grid, out, *, client=None, scheduler: str | None = None, workers: int | None = None,
+              force: bool = False, retry_failed: bool = False, progress: bool = True, csv: bool = False,
+              stream=None, compact_above: int = 256) -> SweepSummary:
+    """Run the points of ``grid`` missing from the table in ``out``; return a :class:`SweepSummary`.
+
+    Parameters
+    ----------
+    grid : Grid
+        a validated grid (:func:`~verify.sweep.grid.load_grid`).
+    out : path
+        the output folder (created); see :mod:`verify.sweep.table`.
+    client : distributed.Client, optional
+        run on this client (not closed afterwards).
+    scheduler : str, optional
+        address of an existing Dask scheduler (``tcp://host:8786``) or a scheduler file path.
+    workers : int, optional
+        worker processes of the local cluster (default :func:`default_workers`, at most one per
+        chain); ``0`` runs the points in this process, one after the other.
+    force : bool
+        rerun every point, including those already in the table.
+    retry_failed : bool
+        rerun the points whose latest attempt failed (they are skipped otherwise).
+    progress : bool
+        draw the progress bar on ``stream`` (default ``sys.stderr``).
+    csv : bool
+        write ``out/results.csv`` at the end (also after an interrupt).
+    compact_above : int
+        merge the part files into one at the end when there are more than this many.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        re-raised after cleanup, with ``exc.summary`` the :class:`SweepSummary` so far; every
+        point finished before it is in the table.
+    """
+    stream = sys.stderr if stream is None else stream
+    t0 = time.monotonic()
+    table = ResultsTable(out)
+    table.directory.mkdir(parents=True, exist_ok=True)
+    table.clean_temporaries()
+    todo = _select(grid, table, force, retry_failed)
+    summary = SweepSummary(planned=len(grid), skipped=len(grid) - len(todo), to_run=len(todo), out=str(table.directory))
+    table.start_run(grid, len(grid), len(todo))
+    chains = grid.chains(todo)
+    bar = _Progress(len(todo), stream, progress)
+
+    def record(i: int, rec: dict) -> None:
+        table.append(point_rows(rec, grid.points[i], grid.command_name, grid.code_version))
+        if rec["status"] == "ok":
+            summary.done += 1
+        else:
+            summary.failed += 1
+            if len(summary.errors) < 20:
+                summary.errors.append((grid.points[i], rec["error"]))
+        bar.update(summary.done, summary.failed)
+
+    try:
+        if todo and workers == 0:
+            summary.workers = 0
+            bar.start()
+            _run_serial(grid, chains, record)
+        elif todo:
+            _run_dask(grid, chains, record, summary, client=client, scheduler=scheduler, workers=workers,
+                      on_start=bar.start)
+    except KeyboardInterrupt as exc:
+        summary.interrupted = True
+        summary.elapsed_s = time.monotonic() - t0
+        bar.close()
+        if csv:
+            table.to_csv()
+        exc.summary = summary  # type: ignore[attr-defined]
+        raise
+    bar.close()
+    if len(table.part_files()) > compact_above:
+        table.compact()
+    if csv:
+        table.to_csv()
+    summary.elapsed_s = time.monotonic() - t0
+    return summary
+
+
+def _run_serial(grid: Grid, chains, record) -> None:
+    try:
+        from threadpoolctl import threadpool_limits
+    except Exception:  # noqa: BLE001
+        threadpool_limits = None
+    torch = sys.modules.get("torch")
+    saved = torch.get_num_threads() if torch is not None else None
+    ctx = threadpool_limits(1) if threadpool_limits else None
+    try:
+        if torch is not None:
+            torch.set_num_threads(1)
+        for chain in chains:
+            for i in chain:
+                record(i, execute_point(grid.command.run, grid.points[i], grid.keys[i], pin=False))
+    finally:
+        if ctx is not None:
+            ctx.restore_original_limits()
+        if torch is not None and saved is not None:
+            torch.set_num_threads(saved)
+
+
+def _run_dask(grid: Grid, chains, record, summary: SweepSummary, *, client, scheduler, workers, on_start) -> None:
+    try:
+        from distributed import Client, LocalCluster, as_completed
+        from distributed.scheduler import KilledWorker
+    except ImportError as exc:  # pragma: no cover - declared dependency
+        raise InputError(f"sweeps need dask[distributed] ({exc}); or run in this process with --workers 0") from None
+
+    cluster = None
+    own_client = client is None
+    futures: dict = {}
+    try:
+        if client is None:
+            if scheduler:
+                kw = {"scheduler_file": scheduler} if Path(scheduler).is_file() else {"address": scheduler}
+                try:
+                    client = Client(timeout="30s", **kw)
+                except (OSError, TimeoutError) as exc:
+                    raise InputError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
+            else:
+                n = workers if workers is not None else min(default_workers(), len(chains))
+                if n < 0:
+                    raise InputError(f"--workers must be >= 0, got {n}")
+                cluster = LocalCluster(n_workers=max(1, n), threads_per_worker=1, processes=True,
+                                       dashboard_address=None, worker_dashboard_address=None,
+                                       env=dict(THREAD_ENV), silence_logs=logging.ERROR)
+                client = Client(cluster)
+        client.register_plugin(PinThreads(), name=PinThreads.name)
+        summary.workers = len(client.scheduler_info().get("workers", {}))
+
+        nonce = uuid.uuid4().hex[:8]
+        index = {}
+        for chain in chains:
+            prev = None
+            for i in chain:
+                fut = client.submit(execute_point, grid.command.run, grid.points[i], grid.keys[i], prev,
+                                    key=f"attnlimits-sweep-{grid.keys[i]}-{nonce}", pure=False)
+                futures[fut.key] = fut
+                index[fut.key] = i
+                prev = fut
+        on_start()
+        for fut in as_completed(list(futures.values())):
+            i = index[fut.key]
+            if fut.status == "cancelled":  # cancelled by the scheduler: not run, rerun later
+                summary.not_run += 1
+                futures.pop(fut.key, None)
+                continue
+            if fut.status == "finished":
+                try:
+                    rec = fut.result()
+                except Exception as exc:  # noqa: BLE001 - result lost in transfer
+                    rec = _infra_record(grid.keys[i], exc)
+            else:
+                exc = fut.exception()
+                if isinstance(exc, KilledWorker) and exc.task != fut.key:
+                    summary.not_run += 1  # its chain predecessor killed its workers; rerun later
+                    futures.pop(fut.key, None)
+                    continue
+                rec = _infra_record(grid.keys[i], exc)
+                if isinstance(exc, KilledWorker):
+                    rec["error"] = (f"KilledWorker: the worker process died each of "
+                                    f"{exc.allowed_failures + 1} times it ran this point")
+            record(i, rec)
+            futures.pop(fut.key, None)  # release it (a chain successor may still hold it)
+    finally:
+        if futures and client is not None:
+            try:
+                client.cancel(list(futures.values()), force=True)
+            except Exception:  # noqa: BLE001 - shutting down anyway
+                pass
+        futures.clear()
+        if own_client and client is not None:
+            try:
+                client.close(timeout=10)
+            except Exception:  # noqa: BLE001
+                pass
+        if cluster is not None:
+            try:
+                cluster.close(timeout=10)
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def _infra_record(key: str, exc: BaseException) -> dict:
+    return {"key": key, "attempt": uuid.uuid4().hex, "status": "failed", "error": _one_line(exc), "rows": [],
+            "elapsed_s": 0.0, "worker": "", "versions": _versions(),
+            "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")}
