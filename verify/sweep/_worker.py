@@ -17,7 +17,7 @@ import time
 import traceback
 import uuid
 
-__all__ = ["execute_point", "PinThreads", "THREAD_ENV", "plain", "resolve_run"]
+__all__ = ["execute_point", "PinThreads", "THREAD_ENV", "plain", "resolve_run", "thread_settings"]
 
 #: environment given to worker processes (read by OpenMP, MKL, OpenBLAS, numexpr, torch at import)
 THREAD_ENV = {v: "1" for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
@@ -80,7 +80,7 @@ class PinThreads(_WorkerPlugin):
 def _one_line(exc: BaseException) -> str:
     text = next((s.strip() for s in str(exc).splitlines() if s.strip()), "")
     msg = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-    tb = traceback.extract_tb(exc.__traceback__)
+    tb = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
     if tb:
         fr = tb[-1]
         msg += f" [at {os.path.basename(fr.filename)}:{fr.lineno} in {fr.name}]"
@@ -159,3 +159,21 @@ def plain(v):
         return float(v)  # mpmath mpf and friends
     except (TypeError, ValueError):
         return str(v)
+
+
+def thread_settings() -> dict:
+    """This process's thread settings: the pinning variables, BLAS/OpenMP pools, torch (if loaded).
+
+    Run it on every worker with ``client.run(thread_settings)`` to check the pinning.
+    """
+    out = {"env": {k: os.environ.get(k) for k in THREAD_ENV}}
+    try:
+        import numpy  # noqa: F401 - loads BLAS, so that its pool is listed
+        from threadpoolctl import threadpool_info
+
+        out["pools"] = sorted({(i.get("internal_api", "?"), i["num_threads"]) for i in threadpool_info()})
+    except Exception:  # noqa: BLE001 - diagnostics only
+        out["pools"] = []
+    torch = sys.modules.get("torch")
+    out["torch"] = torch.get_num_threads() if torch is not None else None
+    return out

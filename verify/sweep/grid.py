@@ -32,6 +32,7 @@ solver, a continuation along α) survives distribution.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -106,9 +107,14 @@ class _Lines:
 # ---------------------------------------------------------------------------------------------
 # commands, keys, code versions
 # ---------------------------------------------------------------------------------------------
+def registry() -> dict[str, Result]:
+    """The registered results (:func:`symbolic.result.discover_results`)."""
+    return discover_results()
+
+
 def find_command(name: str, results: dict[str, Result] | None = None) -> tuple[Result, Command]:
     """The registered ``(Result, Command)`` called ``name`` (``"rmt"``, ``"slr population"``)."""
-    results = discover_results() if results is None else results
+    results = registry() if results is None else results
     words = str(name).split()
     known = sorted(" ".join(w for w in (r.name, c.name) if w) for r in results.values() for c in r.commands)
     if not words or words[0] not in results:
@@ -119,6 +125,13 @@ def find_command(name: str, results: dict[str, Result] | None = None) -> tuple[R
         if c.name == sub:
             return res, c
     raise InputError(f"unknown command {name!r}; known: {', '.join(known)}")
+
+
+@functools.lru_cache(maxsize=None)
+def _distribution_of(top: str) -> str:
+    from importlib import metadata
+
+    return (metadata.packages_distributions().get(top) or ["attnlimits"])[0]
 
 
 def code_version_of(command: Command) -> str:
@@ -132,8 +145,7 @@ def code_version_of(command: Command) -> str:
 
     top = command.run.partition(":")[0].split(".")[0]
     try:
-        dists = metadata.packages_distributions().get(top) or ["attnlimits"]
-        dist = dists[0]
+        dist = _distribution_of(top)
         return f"{dist}=={metadata.version(dist)}"
     except Exception:  # noqa: BLE001 - provenance only; never stop a sweep for it
         try:

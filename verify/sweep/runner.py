@@ -274,6 +274,7 @@ def _run_dask(grid: Grid, chains, record, summary: SweepSummary, *, client, sche
     try:
         from distributed import Client, LocalCluster, as_completed
         from distributed.scheduler import KilledWorker
+        from distributed.utils import CancelledError
     except ImportError as exc:  # pragma: no cover - declared dependency
         raise InputError(f"sweeps need dask[distributed] ({exc}); or run in this process with --workers 0") from None
 
@@ -310,29 +311,26 @@ def _run_dask(grid: Grid, chains, record, summary: SweepSummary, *, client, sche
                 index[fut.key] = i
                 prev = fut
         on_start()
-        for fut in as_completed(list(futures.values())):
+        # with_results: each result is fetched as soon as its task finishes, which keeps short the
+        # window in which a killed worker takes a finished (but not yet recorded) result with it
+        for fut, res in as_completed(list(futures.values()), with_results=True, raise_errors=False):
             i = index[fut.key]
-            if fut.status == "cancelled":  # cancelled by the scheduler: not run, rerun later
-                summary.not_run += 1
-                futures.pop(fut.key, None)
-                continue
-            if fut.status == "finished":
-                try:
-                    rec = fut.result()
-                except Exception as exc:  # noqa: BLE001 - result lost in transfer
-                    rec = _infra_record(grid.keys[i], exc)
-            else:
-                exc = fut.exception()
-                if isinstance(exc, KilledWorker) and exc.task != fut.key:
-                    summary.not_run += 1  # its chain predecessor killed its workers; rerun later
-                    futures.pop(fut.key, None)
-                    continue
-                rec = _infra_record(grid.keys[i], exc)
-                if isinstance(exc, KilledWorker):
-                    rec["error"] = (f"KilledWorker: the worker process died each of "
-                                    f"{exc.allowed_failures + 1} times it ran this point")
-            record(i, rec)
             futures.pop(fut.key, None)  # release it (a chain successor may still hold it)
+            if isinstance(res, dict) and "attempt" in res:
+                record(i, res)
+                continue
+            if isinstance(res, CancelledError) or fut.status == "cancelled":
+                summary.not_run += 1  # cancelled by the scheduler: not run, a rerun does it
+                continue
+            if isinstance(res, KilledWorker) and res.task != fut.key:
+                summary.not_run += 1  # its chain predecessor killed its workers; a rerun does it
+                continue
+            rec = _infra_record(grid.keys[i], res if isinstance(res, BaseException) else
+                                RuntimeError(f"unexpected task result {type(res).__name__}"))
+            if isinstance(res, KilledWorker):
+                rec["error"] = (f"KilledWorker: the worker process died each of "
+                                f"{res.allowed_failures + 1} times it ran this point")
+            record(i, rec)
     finally:
         if futures and client is not None:
             try:
