@@ -141,12 +141,23 @@ def resolve_run(dotted: str):
     return obj
 
 
+def _nested(v):
+    if isinstance(v, dict):
+        return {str(k): _nested(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_nested(x) for x in v]
+    x = plain(v)
+    if isinstance(x, float) and not math.isfinite(x):
+        return repr(x)
+    return x
+
+
 def plain(v):
-    """``v`` as a plain Python value for a table cell (lists as JSON text; numpy scalars unwrapped)."""
+    """``v`` as a plain Python value for a table cell (lists and dicts as JSON text; numpy scalars unwrapped)."""
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
-    if isinstance(v, (list, tuple)):
-        return json.dumps([plain(x) for x in v])
+    if isinstance(v, (list, tuple, dict)):  # e.g. an argmin {m_k: .., q_k: ..}: JSON text in one cell
+        return json.dumps(_nested(v), sort_keys=True)
     item = getattr(v, "item", None)  # numpy / torch scalars
     if callable(item):
         try:

@@ -208,20 +208,29 @@ def run_sweep(grid: Grid, out, *, client=None, scheduler: str | None = None, wor
     table = ResultsTable(out)
     table.directory.mkdir(parents=True, exist_ok=True)
     table.clean_temporaries()
+    if len(table.part_files()) > compact_above:
+        table.compact()
     todo = _select(grid, table, force, retry_failed)
     summary = SweepSummary(planned=len(grid), skipped=len(grid) - len(todo), to_run=len(todo), out=str(table.directory))
     table.start_run(grid, len(grid), len(todo))
     chains = grid.chains(todo)
     bar = _Progress(len(todo), stream, progress)
 
-    def record(i: int, rec: dict) -> None:
-        table.append(point_rows(rec, grid.points[i], grid.command_name, grid.code_version))
-        if rec["status"] == "ok":
-            summary.done += 1
-        else:
-            summary.failed += 1
-            if len(summary.errors) < 20:
-                summary.errors.append((grid.points[i], rec["error"]))
+    def record(batch: list[tuple[int, dict]]) -> None:
+        """Append the finished points of ``batch`` to the table (one part file), then count them."""
+        if not batch:
+            return
+        rows = []
+        for i, rec in batch:
+            rows.extend(point_rows(rec, grid.points[i], grid.command_name, grid.code_version))
+        table.append(rows)
+        for i, rec in batch:
+            if rec["status"] == "ok":
+                summary.done += 1
+            else:
+                summary.failed += 1
+                if len(summary.errors) < 20:
+                    summary.errors.append((grid.points[i], rec["error"]))
         bar.update(summary.done, summary.failed)
 
     try:
@@ -262,7 +271,7 @@ def _run_serial(grid: Grid, chains, record) -> None:
             torch.set_num_threads(1)
         for chain in chains:
             for i in chain:
-                record(i, execute_point(grid.command.run, grid.points[i], grid.keys[i], pin=False))
+                record([(i, execute_point(grid.command.run, grid.points[i], grid.keys[i], pin=False))])
     finally:
         if ctx is not None:
             ctx.restore_original_limits()
@@ -313,24 +322,21 @@ def _run_dask(grid: Grid, chains, record, summary: SweepSummary, *, client, sche
         on_start()
         # with_results: each result is fetched as soon as its task finishes, which keeps short the
         # window in which a killed worker takes a finished (but not yet recorded) result with it
-        for fut, res in as_completed(list(futures.values()), with_results=True, raise_errors=False):
-            i = index[fut.key]
-            futures.pop(fut.key, None)  # release it (a chain successor may still hold it)
-            if isinstance(res, dict) and "attempt" in res:
-                record(i, res)
-                continue
-            if isinstance(res, CancelledError) or fut.status == "cancelled":
-                summary.not_run += 1  # cancelled by the scheduler: not run, a rerun does it
-                continue
-            if isinstance(res, KilledWorker) and res.task != fut.key:
-                summary.not_run += 1  # its chain predecessor killed its workers; a rerun does it
-                continue
-            rec = _infra_record(grid.keys[i], res if isinstance(res, BaseException) else
-                                RuntimeError(f"unexpected task result {type(res).__name__}"))
-            if isinstance(res, KilledWorker):
-                rec["error"] = (f"KilledWorker: the worker process died each of "
-                                f"{res.allowed_failures + 1} times it ran this point")
-            record(i, rec)
+        # with_results: each result is fetched as soon as its task finishes, which keeps short the
+        # window in which a killed worker takes a finished (but not yet recorded) result with it;
+        # batches(): the results that arrived while the last part file was written go in one file
+        ac = as_completed(list(futures.values()), with_results=True, raise_errors=False)
+        for finished in ac.batches():
+            batch = []
+            for fut, res in finished:
+                i = index[fut.key]
+                futures.pop(fut.key, None)  # release it (a chain successor may still hold it)
+                rec = _record_of(fut, res, grid.keys[i], KilledWorker, CancelledError)
+                if rec is None:
+                    summary.not_run += 1  # cancelled, or its chain predecessor killed its workers
+                else:
+                    batch.append((i, rec))
+            record(batch)
     finally:
         if futures and client is not None:
             try:
@@ -348,6 +354,22 @@ def _run_dask(grid: Grid, chains, record, summary: SweepSummary, *, client, sche
                 cluster.close(timeout=10)
             except Exception:  # noqa: BLE001
                 pass
+
+
+def _record_of(fut, res, key: str, KilledWorker, CancelledError) -> dict | None:
+    """The point record of a finished future, or ``None`` when the point did not run."""
+    if isinstance(res, dict) and "attempt" in res:
+        return res
+    if isinstance(res, CancelledError) or fut.status == "cancelled":
+        return None  # cancelled by the scheduler: a rerun does it
+    if isinstance(res, KilledWorker) and res.task != fut.key:
+        return None  # its chain predecessor killed its workers: a rerun does it
+    rec = _infra_record(key, res if isinstance(res, BaseException) else
+                        RuntimeError(f"unexpected task result {type(res).__name__}"))
+    if isinstance(res, KilledWorker):
+        rec["error"] = (f"KilledWorker: the worker process died each of "
+                        f"{res.allowed_failures + 1} times it ran this point")
+    return rec
 
 
 def _infra_record(key: str, exc: BaseException) -> dict:
