@@ -404,9 +404,12 @@ def test_ctrl_c_in_process_keeps_finished_points(tmp_path, client):
         th.join()
     s = ei.value.summary
     before = {r["point_key"]: r["attempt"] for r in ResultsTable(out).rows()}
-    assert s.interrupted and s.done == len(before) and 3 <= len(before) < 16
+    # workers write their points themselves, so the table may hold a point the client had not counted
+    assert s.interrupted and s.done <= len(before) and 3 <= len(before) < 16
+    assert not list(out.glob(".writers-*"))  # the run's token is gone: no more writes from it
     s = run_sweep(grid(text), out, client=client, progress=False)
-    assert (s.skipped, s.done, s.failed) == (len(before), 16 - len(before), 0)
+    # a write already under way when the run stopped may land just after the snapshot: >=, not ==
+    assert s.skipped >= len(before) and s.skipped + s.done == 16 and s.failed == 0
     after = {r["point_key"]: r["attempt"] for r in ResultsTable(out).rows()}
     assert len(after) == 16 and all(after[k] == a for k, a in before.items())
 
@@ -434,6 +437,20 @@ def test_killed_or_interrupted_client_then_resume(tmp_path, client, how):
     before = {r["point_key"]: r["attempt"] for r in ResultsTable(out).rows()}
     assert 3 <= len(before) < 16 and all(s == "ok" for s in ResultsTable(out).statuses().values())
     s = run_sweep(grid(text), out, client=client, progress=False)
-    assert (s.skipped, s.done, s.failed) == (len(before), 16 - len(before), 0)
+    assert s.skipped >= len(before) and s.skipped + s.done == 16 and s.failed == 0  # see the Ctrl-C test
     after = {r["point_key"]: r["attempt"] for r in ResultsTable(out).rows()}
     assert len(after) == 16 and all(after[k] == a for k, a in before.items())  # nothing lost, nothing redone
+
+
+def test_worker_writes_its_point_only_while_it_sees_the_run(tmp_path):
+    from verify.sweep._worker import execute_point
+
+    g = grid('command = "toy"\n[axes]\nx = [2]\n')
+    (tmp_path / ".writers-tok").write_text("tok")
+    kw = {"command_name": g.command_name, "code_version": g.code_version, "out": str(tmp_path)}
+    rec = execute_point(g.command.run, g.points[0], g.keys[0], pin=False, token="tok", **kw)
+    assert "table_rows" not in rec and Path(rec["written"]).parent == tmp_path / "parts"
+    assert ResultsTable(tmp_path).rows()[0]["f"] == 2.0
+    rec = execute_point(g.command.run, g.points[0], g.keys[0], pin=False, token="other", **kw)  # another machine
+    assert "written" not in rec and rec["table_rows"][0]["f"] == 2.0 and rec["table_rows"][0]["status"] == "ok"
+    assert len(ResultsTable(tmp_path).part_files()) == 1

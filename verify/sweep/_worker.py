@@ -13,11 +13,14 @@ import math
 import os
 import socket
 import sys
+import tempfile
 import time
 import traceback
 import uuid
+from pathlib import Path
 
-__all__ = ["execute_point", "PinThreads", "THREAD_ENV", "plain", "resolve_run", "thread_settings"]
+__all__ = ["execute_point", "PinThreads", "THREAD_ENV", "plain", "resolve_run", "thread_settings", "point_rows",
+           "write_part", "canonical_params", "META_COLUMNS"]
 
 #: environment given to worker processes (read by OpenMP, MKL, OpenBLAS, numexpr, torch at import)
 THREAD_ENV = {v: "1" for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
@@ -87,7 +90,8 @@ def _one_line(exc: BaseException) -> str:
     return msg[:500]
 
 
-def execute_point(run: str, params: dict, key: str, after=None, pin: bool = True) -> dict:
+def execute_point(run: str, params: dict, key: str, after=None, pin: bool = True, *, command_name: str = "",
+                  code_version: str = "", out: str | None = None, token: str | None = None) -> dict:
     """Run the command function ``run`` on one point; never raises (a failure is a record).
 
     Parameters
@@ -102,32 +106,45 @@ def execute_point(run: str, params: dict, key: str, after=None, pin: bool = True
         the previous point of a chain (ignored: it only orders the chain on one worker).
     pin : bool
         pin BLAS/torch threads to 1 first (True in workers).
+    command_name, code_version : str
+        written into the rows.
+    out, token : str, optional
+        the output folder and the run's token: when this process sees ``out/.writers-<token>``
+        (same machine, or a shared filesystem), it writes the point's part file itself, at once,
+        and returns only the record; otherwise the client writes the returned rows.
 
     Returns
     -------
-    dict with ``key, attempt, status ("ok"/"failed"), error, rows, elapsed_s, worker, versions,
-    finished_at``.
+    dict with ``key, attempt, status ("ok"/"failed"), error, elapsed_s, worker, finished_at``,
+    and either ``written`` (the part file's path) or ``table_rows`` (for the client to write).
     """
     if pin:
         _pin_threads()
     t0 = time.perf_counter()
     status, error, rows = "ok", "", []
     try:
-        out = resolve_run(run)(dict(params), progress=None)
-        if out is None:
-            out = []
-        if isinstance(out, dict):
-            out = [out]
-        rows = [dict(r) for r in out]
-        rows = [{k: plain(v) for k, v in r.items()} for r in rows]
+        result = resolve_run(run)(dict(params), progress=None)
+        if result is None:
+            result = []
+        if isinstance(result, dict):
+            result = [result]
+        rows = [{k: plain(v) for k, v in dict(r).items()} for r in result]
     except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
         status, error, rows = "failed", _one_line(exc), []
-    return {"key": key, "attempt": uuid.uuid4().hex, "status": status, "error": error, "rows": rows,
-            "elapsed_s": time.perf_counter() - t0, "worker": f"{socket.gethostname()}:{os.getpid()}",
-            "versions": _versions(),
-            "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")}
-
-
+    rec = {"key": key, "attempt": uuid.uuid4().hex, "status": status, "error": error, "rows": rows,
+           "elapsed_s": time.perf_counter() - t0, "worker": f"{socket.gethostname()}:{os.getpid()}",
+           "versions": _versions(),
+           "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")}
+    table_rows = point_rows(rec, params, command_name, code_version)
+    del rec["rows"], rec["versions"]
+    if out is not None and token is not None and sees_folder(out, token):
+        try:
+            rec["written"] = str(write_part(Path(out) / "parts", table_rows))
+            return rec
+        except Exception:  # noqa: BLE001 - cannot write here after all: the client writes
+            pass
+    rec["table_rows"] = table_rows
+    return rec
 
 
 def resolve_run(dotted: str):
@@ -170,6 +187,111 @@ def plain(v):
         return float(v)  # mpmath mpf and friends
     except (TypeError, ValueError):
         return str(v)
+
+
+META_COLUMNS = ("point_key", "attempt", "row_index", "status", "error", "elapsed_s", "seed", "command",
+                "code_version", "versions", "worker", "finished_at", "params_json")
+
+
+def _jsonable(v):
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    return v
+
+
+def canonical_params(params: dict) -> str:
+    """Parsed parameters as canonical JSON (sorted keys, floats by ``repr``)."""
+    return json.dumps({k: _jsonable(params[k]) for k in sorted(params)}, sort_keys=True,
+                      separators=(",", ":"), default=str)
+
+
+def point_rows(record: dict, params: dict, command_name: str, code_version: str) -> list[dict]:
+    """Table rows of one point record (see :mod:`verify.sweep.table` for the columns)."""
+    base = {k: plain(v) for k, v in params.items()}
+    meta = {"point_key": record["key"], "attempt": record["attempt"], "status": record["status"],
+            "error": record["error"], "elapsed_s": float(record["elapsed_s"]), "command": command_name,
+            "code_version": code_version, "versions": record["versions"], "worker": record["worker"],
+            "finished_at": record["finished_at"], "params_json": canonical_params(params)}
+    outs = record["rows"] or [{}]
+    rows = []
+    for i, out in enumerate(outs):
+        row = dict(base)
+        for k, v in out.items():
+            row[f"output_{k}" if (k in META_COLUMNS and k != "seed") else k] = v
+        seed = params.get("seed", out.get("seed"))
+        row.update(meta)
+        row["row_index"] = i
+        row["seed"] = seed if isinstance(seed, (int, float, str)) and not isinstance(seed, bool) else None
+        rows.append(row)
+    return rows
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _atomic_write(path: Path, write, sync_dir: bool = False) -> None:
+    """Call ``write(tmp_path)``, flush it to disk, rename it to ``path`` (same folder).
+
+    The rename is atomic, so a reader (or a process that crashes mid-write) sees the whole file
+    or none.  ``sync_dir`` also flushes the folder entry (power-loss durability of the rename;
+    without it a power cut may drop the newest parts, whose points then simply run again).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if sync_dir:
+        _fsync_dir(path.parent)
+
+
+def write_part(parts_dir, rows: list[dict]):
+    """Write ``rows`` as a new uniquely named Parquet part in ``parts_dir``, atomically; return its path."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not rows:
+        raise ValueError("write_part needs at least one row")
+    parts_dir = Path(parts_dir)
+    table = pa.Table.from_pylist([{k: plain(v) for k, v in r.items()} for r in rows])
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    path = parts_dir / f"part-{stamp}-{uuid.uuid4().hex[:8]}.parquet"
+    _atomic_write(path, lambda tmp: pq.write_table(table, tmp))
+    return path
+
+
+def sees_folder(out: str, token: str) -> bool:
+    """True when this process sees the client's output folder and the run is still on.
+
+    The client writes ``out/.writers-<token>`` when a run starts and removes it when the run ends
+    or is interrupted; checked before every write (a small read), so that a task still running
+    after Ctrl-C does not write into a table that a new run may be reading.
+    """
+    try:
+        return (Path(out) / f".writers-{token}").read_text() == token
+    except OSError:
+        return False
 
 
 def thread_settings() -> dict:

@@ -44,6 +44,8 @@ from typing import Any
 
 from symbolic.result import REQUIRED, Command, InputError, Result, discover_results
 
+from ._worker import canonical_params
+
 try:  # Python >= 3.11
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -152,20 +154,6 @@ def code_version_of(command: Command) -> str:
             return f"attnlimits=={metadata.version('attnlimits')}"
         except Exception:  # noqa: BLE001
             return "attnlimits==unknown"
-
-
-def _jsonable(v):
-    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
-        return repr(v)
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    return v
-
-
-def canonical_params(params: dict) -> str:
-    """Parsed parameters as canonical JSON (sorted keys, floats by ``repr``)."""
-    return json.dumps({k: _jsonable(params[k]) for k in sorted(params)}, sort_keys=True,
-                      separators=(",", ":"), default=str)
 
 
 def point_key(command_name: str, params: dict, code_version: str) -> str:

@@ -34,35 +34,10 @@ from pathlib import Path
 from symbolic.result import InputError
 
 from .grid import Grid
-from ._worker import THREAD_ENV, PinThreads, _one_line, _versions, execute_point, plain
+from ._worker import THREAD_ENV, PinThreads, _one_line, _versions, execute_point, point_rows
 from .table import ResultsTable
 
-__all__ = ["run_sweep", "execute_point", "SweepSummary", "PinThreads", "THREAD_ENV", "default_workers",
-           "point_rows"]
-
-def point_rows(record: dict, params: dict, command_name: str, code_version: str) -> list[dict]:
-    """Table rows of one point record (see :mod:`verify.sweep.table` for the columns)."""
-    from .grid import canonical_params
-    from .table import META_COLUMNS
-
-    base = {k: plain(v) for k, v in params.items()}
-    meta = {"point_key": record["key"], "attempt": record["attempt"], "status": record["status"],
-            "error": record["error"], "elapsed_s": float(record["elapsed_s"]), "command": command_name,
-            "code_version": code_version, "versions": record["versions"], "worker": record["worker"],
-            "finished_at": record["finished_at"], "params_json": canonical_params(params)}
-    outs = record["rows"] or [{}]
-    rows = []
-    for i, out in enumerate(outs):
-        row = dict(base)
-        for k, v in out.items():
-            row[f"output_{k}" if (k in META_COLUMNS and k != "seed") else k] = v
-        seed = params.get("seed", out.get("seed"))
-        row.update(meta)
-        row["row_index"] = i
-        row["seed"] = seed if isinstance(seed, (int, float, str)) and not isinstance(seed, bool) else None
-        rows.append(row)
-    return rows
-
+__all__ = ["run_sweep", "execute_point", "SweepSummary", "PinThreads", "THREAD_ENV", "default_workers"]
 
 def default_workers() -> int:
     """Worker processes for a local cluster: the cores this process may use."""
@@ -216,32 +191,38 @@ def run_sweep(grid: Grid, out, *, client=None, scheduler: str | None = None, wor
     chains = grid.chains(todo)
     bar = _Progress(len(todo), stream, progress)
 
-    def record(batch: list[tuple[int, dict]]) -> None:
-        """Append the finished points of ``batch`` to the table (one part file), then count them."""
-        if not batch:
-            return
-        rows = []
-        for i, rec in batch:
-            rows.extend(point_rows(rec, grid.points[i], grid.command_name, grid.code_version))
-        table.append(rows)
-        for i, rec in batch:
+    def record(batch: list[dict]) -> None:
+        """Count the finished points of ``batch``; write (as one part) those no worker wrote."""
+        rows = [row for rec in batch if "written" not in rec for row in rec["table_rows"]]
+        if rows:
+            table.append(rows)
+        for rec in batch:
             if rec["status"] == "ok":
                 summary.done += 1
             else:
                 summary.failed += 1
                 if len(summary.errors) < 20:
-                    summary.errors.append((grid.points[i], rec["error"]))
-        bar.update(summary.done, summary.failed)
+                    summary.errors.append((grid.points[where[rec["key"]]], rec["error"]))
+        if batch:
+            bar.update(summary.done, summary.failed)
+
+    where = {k: i for i, k in enumerate(grid.keys)}
+    token = uuid.uuid4().hex
+    token_file = table.directory / f".writers-{token}"
+    token_file.write_text(token)
+    task = {"command_name": grid.command_name, "code_version": grid.code_version,
+            "out": str(table.directory.resolve()), "token": token}
 
     try:
         if todo and workers == 0:
             summary.workers = 0
             bar.start()
-            _run_serial(grid, chains, record)
+            _run_serial(grid, chains, record, task)
         elif todo:
-            _run_dask(grid, chains, record, summary, client=client, scheduler=scheduler, workers=workers,
+            _run_dask(grid, chains, record, summary, task, client=client, scheduler=scheduler, workers=workers,
                       on_start=bar.start)
     except KeyboardInterrupt as exc:
+        _unlink(token_file)
         summary.interrupted = True
         summary.elapsed_s = time.monotonic() - t0
         bar.close()
@@ -249,6 +230,10 @@ def run_sweep(grid: Grid, out, *, client=None, scheduler: str | None = None, wor
             table.to_csv()
         exc.summary = summary  # type: ignore[attr-defined]
         raise
+    except BaseException:
+        _unlink(token_file)
+        raise
+    _unlink(token_file)
     bar.close()
     if len(table.part_files()) > compact_above:
         table.compact()
@@ -258,7 +243,14 @@ def run_sweep(grid: Grid, out, *, client=None, scheduler: str | None = None, wor
     return summary
 
 
-def _run_serial(grid: Grid, chains, record) -> None:
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+def _run_serial(grid: Grid, chains, record, task: dict) -> None:
     try:
         from threadpoolctl import threadpool_limits
     except Exception:  # noqa: BLE001
@@ -271,7 +263,7 @@ def _run_serial(grid: Grid, chains, record) -> None:
             torch.set_num_threads(1)
         for chain in chains:
             for i in chain:
-                record([(i, execute_point(grid.command.run, grid.points[i], grid.keys[i], pin=False))])
+                record([execute_point(grid.command.run, grid.points[i], grid.keys[i], pin=False, **task)])
     finally:
         if ctx is not None:
             ctx.restore_original_limits()
@@ -279,7 +271,8 @@ def _run_serial(grid: Grid, chains, record) -> None:
             torch.set_num_threads(saved)
 
 
-def _run_dask(grid: Grid, chains, record, summary: SweepSummary, *, client, scheduler, workers, on_start) -> None:
+def _run_dask(grid: Grid, chains, record, summary: SweepSummary, task: dict, *, client, scheduler, workers,
+              on_start) -> None:
     try:
         from distributed import Client, LocalCluster, as_completed
         from distributed.scheduler import KilledWorker
@@ -314,7 +307,7 @@ def _run_dask(grid: Grid, chains, record, summary: SweepSummary, *, client, sche
         for chain in chains:
             prev = None
             for i in chain:
-                fut = client.submit(execute_point, grid.command.run, grid.points[i], grid.keys[i], prev,
+                fut = client.submit(execute_point, grid.command.run, grid.points[i], grid.keys[i], prev, **task,
                                     key=f"attnlimits-sweep-{grid.keys[i]}-{nonce}", pure=False)
                 futures[fut.key] = fut
                 index[fut.key] = i
@@ -331,11 +324,11 @@ def _run_dask(grid: Grid, chains, record, summary: SweepSummary, *, client, sche
             for fut, res in finished:
                 i = index[fut.key]
                 futures.pop(fut.key, None)  # release it (a chain successor may still hold it)
-                rec = _record_of(fut, res, grid.keys[i], KilledWorker, CancelledError)
+                rec = _record_of(fut, res, grid, i, KilledWorker, CancelledError)
                 if rec is None:
                     summary.not_run += 1  # cancelled, or its chain predecessor killed its workers
                 else:
-                    batch.append((i, rec))
+                    batch.append(rec)
             record(batch)
     finally:
         if futures and client is not None:
@@ -356,7 +349,7 @@ def _run_dask(grid: Grid, chains, record, summary: SweepSummary, *, client, sche
                 pass
 
 
-def _record_of(fut, res, key: str, KilledWorker, CancelledError) -> dict | None:
+def _record_of(fut, res, grid: Grid, i: int, KilledWorker, CancelledError) -> dict | None:
     """The point record of a finished future, or ``None`` when the point did not run."""
     if isinstance(res, dict) and "attempt" in res:
         return res
@@ -364,15 +357,12 @@ def _record_of(fut, res, key: str, KilledWorker, CancelledError) -> dict | None:
         return None  # cancelled by the scheduler: a rerun does it
     if isinstance(res, KilledWorker) and res.task != fut.key:
         return None  # its chain predecessor killed its workers: a rerun does it
-    rec = _infra_record(key, res if isinstance(res, BaseException) else
-                        RuntimeError(f"unexpected task result {type(res).__name__}"))
+    exc = res if isinstance(res, BaseException) else RuntimeError(f"unexpected task result {type(res).__name__}")
+    error = _one_line(exc)
     if isinstance(res, KilledWorker):
-        rec["error"] = (f"KilledWorker: the worker process died each of "
-                        f"{res.allowed_failures + 1} times it ran this point")
+        error = f"KilledWorker: the worker process died each of {res.allowed_failures + 1} times it ran this point"
+    rec = {"key": grid.keys[i], "attempt": uuid.uuid4().hex, "status": "failed", "error": error, "rows": [],
+           "elapsed_s": 0.0, "worker": "", "versions": _versions(),
+           "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")}
+    rec["table_rows"] = point_rows(rec, grid.points[i], grid.command_name, grid.code_version)
     return rec
-
-
-def _infra_record(key: str, exc: BaseException) -> dict:
-    return {"key": key, "attempt": uuid.uuid4().hex, "status": "failed", "error": _one_line(exc), "rows": [],
-            "elapsed_s": 0.0, "worker": "", "versions": _versions(),
-            "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")}

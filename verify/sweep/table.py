@@ -36,7 +36,6 @@ import datetime as _dt
 import json
 import math
 import os
-import tempfile
 import uuid
 import warnings
 from pathlib import Path
@@ -46,50 +45,10 @@ import pyarrow.parquet as pq
 
 from symbolic.result import InputError
 
-from ._worker import plain
+from ._worker import META_COLUMNS, _atomic_write, _fsync_dir, plain, write_part  # noqa: F401
 
 __all__ = ["ResultsTable", "META_COLUMNS", "plain"]
 
-META_COLUMNS = ("point_key", "attempt", "row_index", "status", "error", "elapsed_s", "seed", "command",
-                "code_version", "versions", "worker", "finished_at", "params_json")
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _atomic_write(path: Path, write, sync_dir: bool = False) -> None:
-    """Call ``write(tmp_path)``, flush it to disk, rename it to ``path`` (same folder).
-
-    The rename is atomic, so a reader (or a process that crashes mid-write) sees the whole file
-    or none.  ``sync_dir`` also flushes the folder entry (power-loss durability of the rename;
-    without it a power cut may drop the newest parts, whose points then simply run again).
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    if sync_dir:
-        _fsync_dir(path.parent)
 
 
 def _unify(tables: list[pa.Table]) -> pa.Table:
@@ -166,11 +125,7 @@ class ResultsTable:
         """Write ``rows`` (of one point attempt, or several) as one new part file, atomically."""
         if not rows:
             raise ValueError("append needs at least one row")
-        table = pa.Table.from_pylist([{k: plain(v) for k, v in r.items()} for r in rows])
-        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
-        path = self.parts / f"part-{stamp}-{uuid.uuid4().hex[:8]}.parquet"
-        _atomic_write(path, lambda tmp: pq.write_table(table, tmp))
-        return path
+        return write_part(self.parts, rows)
 
     def part_files(self) -> list[Path]:
         if not self.parts.is_dir():
@@ -178,11 +133,12 @@ class ResultsTable:
         return sorted(p for p in self.parts.glob("*.parquet") if not p.name.startswith("."))
 
     def clean_temporaries(self) -> int:
-        """Remove temporary files left by a crash mid-write (never part of the table)."""
+        """Remove temporary files left by a crash mid-write (never part of the table), and the
+        writer tokens of runs that did not end cleanly (so their workers, if any, stop writing)."""
         n = 0
-        for folder in (self.parts, self.directory):
+        for folder, pattern in ((self.parts, ".tmp-*"), (self.directory, ".tmp-*"), (self.directory, ".writers-*")):
             if folder.is_dir():
-                for p in folder.glob(".tmp-*"):
+                for p in folder.glob(pattern):
                     try:
                         p.unlink()
                         n += 1
