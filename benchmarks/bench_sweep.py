@@ -42,14 +42,18 @@ def _stats(xs):
 def _timed_sweep(grid, client, workers, tmp: Path, repeats: int):
     from verify.sweep.runner import run_sweep
 
-    times = []
+    from verify.sweep.table import ResultsTable
+
+    times, inside = [], []
     for r in range(repeats):
         out = tmp / f"run-{workers}-{r}-{time.monotonic_ns()}"
         t0 = time.perf_counter()
         s = run_sweep(grid, out, client=client, workers=workers, progress=False)
         times.append(time.perf_counter() - t0)
         assert s.done == len(grid), s.line()
+        inside.append(statistics.median(r["elapsed_s"] for r in ResultsTable(out).rows()))
         shutil.rmtree(out, ignore_errors=True)
+    _timed_sweep.inside = statistics.median(inside)  # median seconds a point's command ran
     return times
 
 
@@ -126,12 +130,16 @@ def main(argv=None) -> int:
         toy(g.points[0])
         per_point = time.perf_counter() - t1
         serial = _timed_sweep(g, None, 0, tmp, args.repeats)
+        in_serial = _timed_sweep.inside
         dask = _timed_sweep(g, client, None, tmp, args.repeats)
+        in_dask = _timed_sweep.inside
         print(f"\n1. throughput, {args.points} toy points (~{per_point * 1e3:.0f} ms each here):")
         print(f"   one process : {_stats(serial)}  ({args.points / statistics.median(serial):.1f} points/s)")
         print(f"   2 workers   : {_stats(dask)}  ({args.points / statistics.median(dask):.1f} points/s)")
         print(f"   ratio one-process / 2-workers (median): {statistics.median(serial) / statistics.median(dask):.2f}"
               "  (ideal 2.00 on two free cores)")
+        print(f"   median time inside one point's command: one process {in_serial * 1e3:.0f} ms, "
+              f"in a worker {in_dask * 1e3:.0f} ms (equal on free cores; larger = CPU contention)")
 
         g0 = toy_grid(f'command = "toy"\n[axes]\nx = {{ start = 1, stop = {args.noop_points}, step = 1 }}\n')
         s0 = _timed_sweep(g0, None, 0, tmp, args.repeats)
@@ -235,8 +243,6 @@ def main(argv=None) -> int:
             for name, trig in (("killed worker", kill_worker), ("Ctrl-C", ctrl_c), ("killed client", kill_client)):
                 f = _fault(name, text, toy_grid, client, tmp, n, trig)
                 print(f"   {f['fault']:<14} {f['planned']:>7}  {f['recorded_before_rerun']:>8}  {f['lost']:>4}  "
-                      f"{f['redone']:>6}  {f['rerun_ran']:>9}  {f['complete']:>8}" if "complete" in f else
-                      f"   {f['fault']:<14} {f['planned']:>7}  {f['recorded_before_rerun']:>8}  {f['lost']:>4}  "
                       f"{f['redone']:>6}  {f['rerun_ran']:>9}  {f['complete_after_rerun']:>8}")
             print("   (recorded: points in the table after the fault; for the killed worker the sweep itself"
                   " completes, so the rerun has nothing to do)")

@@ -336,6 +336,9 @@ def test_dask_sweep_chains_stay_on_one_worker_in_order(tmp_path, client):
         assert [c[1] for c in chain] == [0.4, 0.1, 0.3, 0.2]  # grid order along the expensive axis
         assert len({c[2] for c in chain}) == 1  # one worker process per chain
     assert all(r["f"] == r["x"] + r["seed"] for r in rows)
+    s = run_sweep(grid('command = "toy"\n[axes]\nx = [5, 6]\n'), tmp_path / "sched",
+                  scheduler=client.scheduler.address, progress=False)  # --scheduler ADDRESS
+    assert (s.done, s.workers) == (2, 2)
     for info in client.run(thread_settings).values():  # BLAS/OpenMP pinned to one thread per worker
         assert set(info["env"].values()) == {"1"}
         assert info["pools"] and {n for _, n in info["pools"]} == {1}

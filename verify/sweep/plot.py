@@ -64,9 +64,17 @@ def curves(directory, x: str, y: str, hue: str | None = None, where=()) -> dict:
     swept = [a for a in man.get("axes", []) if a not in (x, hue, "seed") and a in columns]
     err_col = f"{y}_error" if f"{y}_error" in columns else None
 
+    def number(v):  # raw-text parameters (an mpmath backend's exact "0.5") count as numbers
+        if isinstance(v, str):
+            try:
+                return float(v)
+            except ValueError:
+                return v
+        return v
+
     groups: dict = {}
     for r in rows:
-        xv, yv = r.get(x), r.get(y)
+        xv, yv = number(r.get(x)), number(r.get(y))
         if not isinstance(xv, (int, float)) or not isinstance(yv, (int, float)) or isinstance(yv, bool):
             continue
         if not (math.isfinite(float(xv)) and math.isfinite(float(yv))):

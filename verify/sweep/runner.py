@@ -11,9 +11,11 @@
   each depending on the previous one, so Dask runs the chain in order on the worker that holds
   its predecessor and what the points share (a compiled solver, a warm start cached by the
   command) stays in that process, while every point still reports as soon as it finishes;
-- the client takes results as they complete (``distributed.as_completed``) and appends each to
-  the table atomically, so Ctrl-C, a killed worker (Dask reruns its tasks elsewhere) or a killed
-  client loses no finished point; a rerun completes only what is missing;
+- each finished point is written at once, atomically: by the worker itself when it sees the
+  output folder (same machine or shared filesystem), else by the client as results complete
+  (``distributed.as_completed``, in batches); so Ctrl-C, a killed worker (Dask reruns its tasks
+  elsewhere) or a killed client loses no finished point, and a rerun completes only what is
+  missing (a point that was running at the fault runs again);
 - a point whose command raises is recorded with ``status="failed"`` and its one-line error; the
   sweep goes on.  A point that kills every worker it runs on (Dask's ``KilledWorker``) is
   recorded failed too.

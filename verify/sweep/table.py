@@ -8,7 +8,10 @@ Layout of an output folder ``DIR``::
 
 Every file is written to a temporary name in the same folder, flushed to disk and renamed into
 place (``os.replace``), so a reader sees a whole file or none: the table is readable after any
-crash, and a point is either recorded or not run.  Only the client process writes.
+crash, and a point is either recorded or not.  Part names are unique, so several writers never
+collide: the worker that computed a point writes its part itself the moment it finishes, when it
+sees the folder (a local cluster or a shared filesystem: checked through the run's token file
+``DIR/.writers-<token>``); otherwise the client writes the rows it receives.
 
 Rows
 ----
