@@ -117,8 +117,8 @@ def test_grid_chains_follow_expensive_axes():
 
 
 BAD = [
-    ('command = "toyy"\n', 1, "unknown command 'toyy'; known: toy, toy chain"),
-    ('command = "toy"\n[fixed]\ny = 1\n[axes]\nx = [1]\nz = [1, 2]\n', 6, "unknown parameter 'z' of toy"),
+    ('command = "toyy"\n', 1, "unknown command 'toyy'; known: toy, toy chain, toy merge"),
+    ('command = "toy"\n[fixed]\ny = 1\n[axes]\nx = [1]\nw = [1, 2]\n', 6, "unknown parameter 'w' of toy"),
     ('command = "toy"\n[fixed]\nsleep = -1\n[axes]\nx = [1]\n', 3, "--sleep must be >= 0"),
     ('command = "toy"\n[axes]\nx = [1, 2]\nseed = [0, -3]\n', 4, "axis seed: --seed must be >= 0, got -3"),
     ('command = "toy"\n[axes]\nx = [1, "a"]\n', 3, "axis x: --x must be a number, got 'a'"),
@@ -155,7 +155,7 @@ def test_cli_bad_grid_exit_2_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
     assert err[-1] == (f"attnlimits sweep: error: {p}:6: unknown parameter 'seeds' of toy; known: x, y, seed, "
-                       "rows, sleep, work, fail_above, input_error_below, log, die_at, die_flag, kind")
+                       "rows, sleep, work, fail_above, input_error_below, log, die_at, die_flag, kind, z, unnamed")
     assert not (tmp_path / "out").exists()  # validated before anything ran
     assert main([str(tmp_path / "missing.toml"), "--out", "x"]) == 2
     assert "cannot read grid file" in capsys.readouterr().err
@@ -212,6 +212,34 @@ def test_resume_force_and_failure_rows(tmp_path):
     assert len(ResultsTable(out).read_all()) == 6 + 2 + 2 + 6  # every attempt is kept on disk
     man = json.loads((out / "sweep.json").read_text())
     assert man["command"] == "toy" and len(man["runs"]) == 5
+
+
+@pytest.mark.parametrize("workers", [0, "dask"])
+def test_merged_chains_one_call_each_rows_back_to_points(tmp_path, workers, request):
+    client = request.getfixturevalue("client") if workers == "dask" else None
+    log = tmp_path / "log.jsonl"
+    text = f'command = "toy merge"\n[fixed]\nlog = "{log}"\n[axes]\nx = [1, 2]\nz = [0.5, 0.25, 3]\n'
+    g = grid(text)
+    assert g.together == ("z",) and g.merge and [len(c) for c in g.chains()] == [3, 3]
+    s = run_sweep(g, tmp_path / "out", client=client, workers=0 if client is None else None, progress=False)
+    assert (s.done, s.failed) == (6, 0)
+    rows = ResultsTable(tmp_path / "out").rows()
+    assert sorted((r["x"], r["z"], r["f"], r["calls_z"]) for r in rows) == [
+        (1.0, 0.25, 1.25, 3), (1.0, 0.5, 1.5, 3), (1.0, 3.0, 4.0, 3),
+        (2.0, 0.25, 2.25, 3), (2.0, 0.5, 2.5, 3), (2.0, 3.0, 5.0, 3)]  # each from one call of 3 z
+    assert len({r["point_key"] for r in rows}) == 6 and len(log_lines(log)) == 2
+    # the call fails (z = 3 > 2.5): every point of the chain runs alone, errors stay per point
+    out2 = tmp_path / "out2"
+    s = run_sweep(grid(text.replace("[fixed]", "[fixed]\nfail_above = 2.5")), out2, client=client,
+                  workers=0 if client is None else None, progress=False)
+    assert (s.done, s.failed) == (4, 2)
+    assert sorted(r["z"] for r in ResultsTable(out2).rows() if r["status"] == "failed") == [3.0, 3.0]
+    # rows that do not name their z: one call per point
+    s = run_sweep(grid(text.replace("[fixed]", "[fixed]\nunnamed = true")), tmp_path / "out3", client=client,
+                  workers=0 if client is None else None, progress=False)
+    assert s.done == 6 and {r["calls_z"] for r in ResultsTable(tmp_path / "out3").rows()} == {1}
+    assert not grid(text.replace("[fixed]", "merge = false\n[fixed]")).merge
+    assert not grid('command = "toy merge"\n[fixed]\nx = 1\n[axes]\nz = [[1, 2], [3]]\n').merge  # list values
 
 
 def test_command_input_error_and_several_rows(tmp_path):

@@ -3,7 +3,8 @@
 ``toy`` returns ``f = x*y + seed`` with ``f_error = |x|/10``; options make it slow (``sleep``),
 CPU-bound (``work``), fail (``fail_above``), log each finished point to a file (``log``) or kill
 its own process once (``die_at`` with the flag file ``die_flag``), which is how the fault tests
-simulate a worker killed mid-sweep.  ``toy chain`` is the same function with ``expensive=("x",)``.
+simulate a worker killed mid-sweep.  ``toy chain`` is the same function with ``expensive=("x",)``,
+``toy merge`` with ``expensive=("z",)`` (a list parameter: its chains are merged into one call).
 
 Register it in a process with :func:`register` (tests, benchmarks); workers need no
 registration, since a sweep ships the :class:`~symbolic.result.Command` itself.
@@ -27,6 +28,8 @@ _PARAMS = (
     Param("die_at", "float", default=float("inf"), check="inf", help="x at which the process kills itself once"),
     Param("die_flag", "str", default="", help="flag file: the kill happens only while it is absent"),
     Param("kind", "choice", default="a", choices=("a", "b"), help="a label"),
+    Param("z", "floats", default=(0.0,), help="added to f; one row per value (a list parameter)"),
+    Param("unnamed", "flag", default=False, help="rows omit z (they do not say which z made them)"),
 )
 
 
@@ -38,6 +41,8 @@ TOY_RESULT = Result(
                 table=("x", "y", "f")),
         Command(name="chain", help="f = x*y + seed, chained along x", run="verify.sweep._toyrun:toy",
                 parameters=_PARAMS, expensive=("x",)),
+        Command(name="merge", help="f = x*y + seed + z, one call along the list parameter z",
+                run="verify.sweep._toyrun:toy", parameters=_PARAMS, expensive=("z",)),
     ),
 )
 

@@ -20,7 +20,7 @@ def _burn(units: int) -> float:
 
 
 def toy(params: dict, *, progress=None) -> list[dict]:
-    """Rows ``{x, y, seed, kind, row, f = x*y + seed + row, f_error = |x|/10, g = x + y}``."""
+    """Rows ``{x, y, seed, kind, row, z, f = x*y + seed + row + z, f_error = |x|/10, g = x + y}``, per z."""
     x, y, seed = params["x"], params["y"], params["seed"]
     if x < params["input_error_below"]:
         from symbolic.result import InputError  # only on this path: workers skip SymPy
@@ -34,12 +34,14 @@ def toy(params: dict, *, progress=None) -> list[dict]:
         time.sleep(params["sleep"])
     if params["work"]:
         _burn(params["work"])
-    if x > params["fail_above"]:
+    zs = list(params.get("z", (0.0,)))
+    if x > params["fail_above"] or any(z > params["fail_above"] for z in zs):
         raise ValueError(f"toy diverges for x = {x:g} > {params['fail_above']:g}\nsecond line")
     if progress is not None:
         progress(f"toy x={x:g}")
-    rows = [{"x": x, "y": y, "seed": seed, "kind": params["kind"], "row": r,
-             "f": x * y + seed + r, "f_error": abs(x) / 10, "g": x + y} for r in range(params["rows"])]
+    rows = [{"x": x, "y": y, "seed": seed, "kind": params["kind"], "row": r, "f": x * y + seed + r + z,
+             "f_error": abs(x) / 10, "g": x + y, "calls_z": len(zs), **({} if params.get("unnamed") else {"z": z})}
+            for z in zs for r in range(params["rows"])]
     if params["log"]:
         with open(params["log"], "a") as fh:
             fh.write(json.dumps({"x": x, "y": y, "seed": seed, "pid": os.getpid()}) + "\n")

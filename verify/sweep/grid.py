@@ -8,6 +8,7 @@ fixed, and the axes that vary::
     mode = "product"                  # or "zip" (all axes zipped; equal lengths)
     # zip = [["alpha", "lam"]]        # zip some axes together inside the product
     # together = ["alpha"]            # run these axes in one chain (default: Command.expensive)
+    # merge = false                   # list-valued together-axes: one call per chain (default true)
     # code_version = "2026-12-01"     # pin/bump the code version in the point keys
 
     [fixed]
@@ -28,7 +29,12 @@ point must pass :meth:`Command.parse`.  A problem is one line ``FILE:LINE: messa
 Points are ordered as the axes are written (the first axis varies slowest).  Points that differ
 only along the *together* axes (``Command.expensive`` unless the file says otherwise) form one
 :meth:`Grid.chains` chain, run in order on one worker, so that the work they share (a compiled
-solver, a continuation along α) survives distribution.
+solver, a continuation along α) survives distribution.  When every together-axis is a list-valued
+parameter (``floats``, ``strs``, ... such as ``rmt --gamma`` or ``slr population --activation``)
+and each axis value is one value, the chain is *merged* (:attr:`Grid.merge`): the command is
+called once with the lists of the chain's values, as on the command line, and its rows are
+assigned back to the points by those parameters (falling back to one call per point when the
+rows do not say which point they belong to, or when the call fails).
 """
 from __future__ import annotations
 
@@ -54,7 +60,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 __all__ = ["Grid", "load_grid", "parse_grid", "find_command", "point_key", "code_version_of",
            "canonical_params"]
 
-_TOP_KEYS = ("command", "mode", "zip", "together", "code_version", "fixed", "axes", "description")
+_TOP_KEYS = ("command", "mode", "zip", "together", "merge", "code_version", "fixed", "axes", "description")
 _RANGE_KEYS = {"start", "stop", "num", "step", "log"}
 _MAX_POINTS = 1_000_000
 
@@ -182,6 +188,7 @@ class Grid:
     points : list[dict]      parsed ``params`` of every point (defaults filled in)
     keys : list[str]         :func:`point_key` of every point
     together : tuple         axes kept in one chain (see :meth:`chains`)
+    merge : bool             run each chain as one call (list-valued together-axes; module docstring)
     code_version : str       the code version in the keys (:func:`code_version_of` by default)
     """
 
@@ -193,6 +200,7 @@ class Grid:
     points: list
     keys: list
     together: tuple = ()
+    merge: bool = False
     code_version: str = ""
     mode: str = "product"
     text: str = ""
@@ -398,6 +406,12 @@ def parse_grid(text: str, source: str = "<grid>", results: dict[str, Result] | N
                 raise err(f"together names {a!r}, which is not an axis; axes: {', '.join(axes) or '(none)'}", "", "together")
         together = tuple(together)
 
+    merge_opt = doc.get("merge", True)
+    if not isinstance(merge_opt, bool):
+        raise err(f"merge must be true or false, got {merge_opt!r}", "", "merge")
+    merge = bool(merge_opt and together
+                 and all(params[a].kind in listy and all(not isinstance(v, list) for v in axes[a]) for a in together))
+
     cv = doc.get("code_version")
     if cv is not None and not isinstance(cv, str):
         raise err(f"code_version must be a string, got {cv!r}", "", "code_version")
@@ -437,7 +451,7 @@ def parse_grid(text: str, source: str = "<grid>", results: dict[str, Result] | N
         dup = next(k for k in keys if keys.count(k) > 1)
         raise err(f"the grid lists the same point twice: {points[keys.index(dup)]}", "axes")
     return Grid(command_name=cmd_name, result=result, command=command, fixed=dict(fixed), axes=axes,
-                points=points, keys=keys, together=together, code_version=code_version, mode=mode,
+                points=points, keys=keys, together=together, merge=merge, code_version=code_version, mode=mode,
                 text=text, source=source, raw_points=raw_points)
 
 

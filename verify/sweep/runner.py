@@ -36,7 +36,7 @@ from pathlib import Path
 from symbolic.result import InputError
 
 from .grid import Grid
-from ._worker import THREAD_ENV, PinThreads, _one_line, _versions, execute_point, point_rows
+from ._worker import THREAD_ENV, PinThreads, _one_line, _versions, execute_chain, execute_point, point_rows
 from .table import ResultsTable
 
 __all__ = ["run_sweep", "execute_point", "SweepSummary", "PinThreads", "THREAD_ENV", "default_workers"]
@@ -264,6 +264,10 @@ def _run_serial(grid: Grid, chains, record, task: dict) -> None:
         if torch is not None:
             torch.set_num_threads(1)
         for chain in chains:
+            if grid.merge and len(chain) > 1:
+                record(execute_chain(grid.command.run, [grid.points[i] for i in chain], [grid.keys[i] for i in chain],
+                                     grid.together, pin=False, **task))
+                continue
             for i in chain:
                 record([execute_point(grid.command.run, grid.points[i], grid.keys[i], pin=False, **task)])
     finally:
@@ -305,32 +309,38 @@ def _run_dask(grid: Grid, chains, record, summary: SweepSummary, task: dict, *, 
         summary.workers = len(client.scheduler_info().get("workers", {}))
 
         nonce = uuid.uuid4().hex[:8]
-        index = {}
+        index: dict = {}  # task key -> the point indices it runs
         for chain in chains:
+            if grid.merge and len(chain) > 1:  # one call for the whole chain
+                fut = client.submit(execute_chain, grid.command.run, [grid.points[i] for i in chain],
+                                    [grid.keys[i] for i in chain], grid.together, **task,
+                                    key=f"attnlimits-sweep-chain-{grid.keys[chain[0]]}-{nonce}", pure=False)
+                futures[fut.key] = fut
+                index[fut.key] = list(chain)
+                continue
             prev = None
             for i in chain:
                 fut = client.submit(execute_point, grid.command.run, grid.points[i], grid.keys[i], prev, **task,
                                     key=f"attnlimits-sweep-{grid.keys[i]}-{nonce}", pure=False)
                 futures[fut.key] = fut
-                index[fut.key] = i
+                index[fut.key] = [i]
                 prev = fut
         on_start()
-        # with_results: each result is fetched as soon as its task finishes, which keeps short the
-        # window in which a killed worker takes a finished (but not yet recorded) result with it
-        # with_results: each result is fetched as soon as its task finishes, which keeps short the
-        # window in which a killed worker takes a finished (but not yet recorded) result with it;
-        # batches(): the results that arrived while the last part file was written go in one file
+        # with_results: each result is fetched as soon as its task finishes (when no worker wrote
+        # it, the client does); batches(): results that arrived meanwhile go in one part file
         ac = as_completed(list(futures.values()), with_results=True, raise_errors=False)
         for finished in ac.batches():
             batch = []
             for fut, res in finished:
-                i = index[fut.key]
+                members = index[fut.key]
                 futures.pop(fut.key, None)  # release it (a chain successor may still hold it)
-                rec = _record_of(fut, res, grid, i, KilledWorker, CancelledError)
-                if rec is None:
-                    summary.not_run += 1  # cancelled, or its chain predecessor killed its workers
-                else:
-                    batch.append(rec)
+                results = res if isinstance(res, list) else [res] * len(members)
+                for i, one in zip(members, results):
+                    rec = _record_of(fut, one, grid, i, KilledWorker, CancelledError)
+                    if rec is None:
+                        summary.not_run += 1  # cancelled, or its chain predecessor killed its workers
+                    else:
+                        batch.append(rec)
             record(batch)
     finally:
         if futures and client is not None:

@@ -29,7 +29,7 @@ outputs (including error estimates such as ``E_test_error``), and these columns:
 dask, pyarrow of the process that computed it), ``worker`` (host:pid), ``finished_at`` (UTC ISO),
 ``params_json`` (the exact parsed parameters).
 
-List values (a ``floats`` parameter) are stored as JSON text.  An output whose name collides
+List values (a ``floats`` parameter) are stored as JSON text, a one-element list as its element.  An output whose name collides
 with one of these columns is stored as ``output_<name>``.
 """
 from __future__ import annotations
