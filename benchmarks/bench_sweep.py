@@ -14,7 +14,8 @@
    the same grid rerun.  Printed: points planned, recorded before the fault, lost (recorded
    before and missing or changed after: must be 0), redone (executions beyond one per point,
    from the toy's execution log), and complete after the rerun.
-``--real "slr population"`` adds the throughput of a 16-point grid of that registered command.
+``--real rmt`` (or ``"slr population"``) adds the throughput of a 16-point grid of that registered
+command (needs the registry of the lead's branch).
 Times are min/median/max over the repeats.
 """
 from __future__ import annotations
@@ -156,6 +157,9 @@ def main(argv=None) -> int:
             if args.real == "slr population":
                 text = ('command = "slr population"\n[fixed]\nmodel = "spiked"\nactivation = ["softmax"]\n'
                         '[axes]\nnu = [0.5, 1, 2, 4]\nL = [[2], [3], [4], [5]]\n')
+            elif args.real == "rmt":
+                text = ('command = "rmt"\n[fixed]\nactivation = "tanh"\nwk = [1, 0, 0]\nwq = [1, 0, 0]\n'
+                        'gamma = [0.01, 0.1, 1]\n[axes]\nc = [0.25, 0.5, 1, 2]\nsnr = [0, 0.5, 1, 2]\n')
             else:
                 raise SystemExit(f"--real: no benchmark grid written for {args.real!r}")
             gr = G.parse_grid(text)
