@@ -8,7 +8,8 @@ plot DIR --x alpha --y E_test --hue activation`` draws the curves (:mod:`.plot`)
 Public API (re-exported lazily, so that a Dask worker imports only :mod:`._worker`)
 ----------
 - grids: :func:`load_grid`, :func:`parse_grid`, :class:`Grid`, :func:`point_key`, :func:`find_command`
-- running: :func:`run_sweep`, :class:`SweepSummary`, :func:`execute_point`, :class:`PinThreads`
+- running: :func:`run_sweep`, :class:`SweepSummary`, :func:`execute_point`, :func:`execute_chain`,
+  :class:`PinThreads`, :func:`thread_settings`
 - the table: :class:`ResultsTable`
 - plots: :func:`plot_table`
 - command line: :func:`add_subparser`, :func:`run`, :func:`main`
@@ -20,7 +21,7 @@ import importlib
 _EXPORTS = {
     "grid": ["load_grid", "parse_grid", "Grid", "point_key", "find_command", "code_version_of"],
     "runner": ["run_sweep", "SweepSummary", "default_workers"],
-    "_worker": ["execute_point", "PinThreads", "THREAD_ENV"],
+    "_worker": ["execute_point", "execute_chain", "PinThreads", "THREAD_ENV", "thread_settings"],
     "table": ["ResultsTable"],
     "plot": ["plot_table"],
     "cli": ["add_subparser", "run", "main"],

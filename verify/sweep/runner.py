@@ -10,7 +10,9 @@
 - points of one :meth:`~verify.sweep.grid.Grid.chains` chain are submitted as a chain of tasks,
   each depending on the previous one, so Dask runs the chain in order on the worker that holds
   its predecessor and what the points share (a compiled solver, a warm start cached by the
-  command) stays in that process, while every point still reports as soon as it finishes;
+  command) stays in that process, while every point still reports as soon as it finishes; a
+  *merged* chain (list-valued expensive axis, :attr:`~verify.sweep.grid.Grid.merge`) is one task
+  making one call, as ``attnlimits rmt --gamma 0.01,0.1,1`` does (:func:`execute_chain`);
 - each finished point is written at once, atomically: by the worker itself when it sees the
   output folder (same machine or shared filesystem), else by the client as results complete
   (``distributed.as_completed``, in batches); so Ctrl-C, a killed worker (Dask reruns its tasks
