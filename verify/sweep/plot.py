@@ -1,0 +1,154 @@
+"""Curves from a results table: ``attnlimits sweep plot DIR --x alpha --y E_test --hue activation``.
+
+One curve per value of ``hue`` (or one curve), ``y`` against ``x`` over the points whose status
+is ``ok``.  Error bars: when several points share a curve and an ``x`` (seeds), the standard
+error of their mean, ``std(ddof=1)/sqrt(n)``; for a single point, its ``<y>_error`` column when
+the table has one.  A swept parameter that varies within a curve (other than ``seed``) is an
+error: fix it with ``--where name=value`` or make it the ``--hue``.  Drawn with matplotlib's Agg
+canvas (no display, no global backend change).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from symbolic.result import InputError
+
+from .table import ResultsTable
+
+__all__ = ["plot_table", "curves"]
+
+
+def _match(value, wanted: str) -> bool:
+    if value is None:
+        return wanted.lower() in ("", "none", "null")
+    if isinstance(value, bool):
+        return str(value).lower() == wanted.strip().lower()
+    if isinstance(value, (int, float)):
+        try:
+            return math.isclose(float(value), float(wanted), rel_tol=1e-9, abs_tol=1e-300)
+        except ValueError:
+            return False
+    return str(value) == wanted
+
+
+def _parse_where(where) -> list[tuple[str, str]]:
+    out = []
+    for w in where or ():
+        name, sep, val = str(w).partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"--where needs name=value, got {w!r}")
+        out.append((name.strip(), val.strip()))
+    return out
+
+
+def curves(directory, x: str, y: str, hue: str | None = None, where=()) -> dict:
+    """The curves as data: ``{hue value: [(x, y, y_err or None, n), ...]}`` sorted by ``x``."""
+    table = ResultsTable(directory)
+    if not table.part_files():
+        raise InputError(f"{directory} holds no sweep results (no {table.parts}/*.parquet)")
+    rows = [r for r in table.rows() if r.get("status") == "ok"]
+    if not rows:
+        raise InputError(f"{directory} has no point with status ok")
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    for what, name in (("--x", x), ("--y", y), ("--hue", hue)):
+        if name is not None and name not in columns:
+            raise InputError(f"{what} {name!r} is not a column; columns: {', '.join(columns)}")
+    for name, val in _parse_where(where):
+        if name not in columns:
+            raise InputError(f"--where {name!r} is not a column; columns: {', '.join(columns)}")
+        rows = [r for r in rows if _match(r.get(name), val)]
+    if not rows:
+        raise InputError("no point matches --where " + " ".join(map(str, where)))
+    man = table.manifest() or {}
+    swept = [a for a in man.get("axes", []) if a not in (x, hue, "seed") and a in columns]
+    err_col = f"{y}_error" if f"{y}_error" in columns else None
+
+    def number(v):  # raw-text parameters (an mpmath backend's exact "0.5") count as numbers
+        if isinstance(v, str):
+            try:
+                return float(v)
+            except ValueError:
+                return v
+        return v
+
+    groups: dict = {}
+    for r in rows:
+        xv, yv = number(r.get(x)), number(r.get(y))
+        if not isinstance(xv, (int, float)) or not isinstance(yv, (int, float)) or isinstance(yv, bool):
+            continue
+        if not (math.isfinite(float(xv)) and math.isfinite(float(yv))):
+            continue
+        groups.setdefault(r.get(hue) if hue else None, {}).setdefault(float(xv), []).append(r)
+    if not groups:
+        raise InputError(f"no numeric values of {x!r} and {y!r} to plot")
+    out = {}
+    for h, by_x in groups.items():
+        pts = []
+        for xv in sorted(by_x):
+            rs = by_x[xv]
+            for a in swept:
+                vals = sorted({repr(r.get(a)) for r in rs})
+                if len(vals) > 1:
+                    label = f" (hue {hue}={h})" if hue else ""
+                    raise InputError(f"parameter {a} takes {', '.join(vals[:5])} at {x}={xv:g}{label}: "
+                                     f"give --where {a}=VALUE or --hue {a}")
+            ys = [float(r[y]) for r in rs]
+            n = len(ys)
+            mean = sum(ys) / n
+            if n > 1:
+                var = sum((v - mean) ** 2 for v in ys) / (n - 1)
+                err = math.sqrt(var / n)
+            else:
+                e = rs[0].get(err_col) if err_col else None
+                err = float(e) if isinstance(e, (int, float)) and math.isfinite(float(e)) else None
+            pts.append((xv, mean, err, n))
+        out[h] = pts
+    return out
+
+
+def plot_table(directory, x: str, y: str, hue: str | None = None, where=(), output=None,
+               logx: bool = False, logy: bool = False, title: str | None = None) -> Path:
+    """Draw ``y`` against ``x`` (one curve per ``hue``) from the table in ``directory``; return the PNG path.
+
+    ``output`` defaults to ``DIR/<y>_vs_<x>[_by_<hue>].png``.  See the module docstring for the
+    error bars.  Raises :class:`~symbolic.result.InputError` for an unknown column, an empty
+    selection, or a swept parameter varying within a curve.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    data = curves(directory, x, y, hue, where)
+    if output is None:
+        output = Path(directory) / (f"{y}_vs_{x}" + (f"_by_{hue}" if hue else "") + ".png")
+    output = Path(output)
+    fig = Figure(figsize=(6.4, 4.4), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    def order(h):
+        return (0, float(h)) if isinstance(h, (int, float)) else (1, str(h))
+    for h in sorted(data, key=order):
+        pts = data[h]
+        xs = [p[0] for p in pts]
+        ys = [p[1] for p in pts]
+        errs = [p[2] if p[2] is not None else 0.0 for p in pts]
+        label = f"{hue} = {h}" if hue else None
+        if any(p[2] is not None for p in pts):
+            ax.errorbar(xs, ys, yerr=errs, marker="o", ms=3, capsize=2, label=label)
+        else:
+            ax.plot(xs, ys, marker="o", ms=3, label=label)
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    man = ResultsTable(directory).manifest() or {}
+    ax.set_title(title or man.get("command", ""))
+    if hue:
+        ax.legend(fontsize="small")
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(output)
+    return output
