@@ -88,6 +88,7 @@ def build_parser(results=None) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=_examples(*first, "attnlimits export rmt --activation tanh --backend numpy -o rmt_tanh.py",
                          "attnlimits hermite --activation relu", "attnlimits verify --quick",
+                         "attnlimits sweep grid.toml --out results/",
                          "attnlimits weights path/to/model.safetensors"),
     )
     parser.add_argument("--version", action="version", version=f"attnlimits {_version()}")
@@ -128,6 +129,13 @@ def build_parser(results=None) -> argparse.ArgumentParser:
         _add_common(ep, json_option=False)
         ep.set_defaults(_handler=_run_export, _result=res.name)
     p.set_defaults(_handler=_need_export_result)
+
+    # --- sweep ---------------------------------------------------------------------------------
+    from verify.sweep.cli import add_subparser as _add_sweep
+
+    p = _add_sweep(sub)
+    _add_common(p, json_option=False)
+    p.set_defaults(_handler=lambda args: args.sweep_run(args))
 
     # --- verify --------------------------------------------------------------------------------
     p = sub.add_parser(
