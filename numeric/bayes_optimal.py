@@ -194,7 +194,7 @@ def _clip(x):
     return np.clip(np.asarray(x, float), _Q_MIN, _Q_MAX)
 
 
-def _solve(G, x0, params, *, tol, max_iter, damping):
+def _solve(G, x0, params, *, tol, max_iter, damping, warm=False):
     """Fixed point x = G(x) in (0,1)^2: damped iteration, then Newton (finite-difference Jacobian of the
     deterministic frozen-rule map) with backtracking; damped iteration continues if Newton stalls."""
     x = _clip(x0)
@@ -202,7 +202,7 @@ def _solve(G, x0, params, *, tol, max_iter, damping):
     gx = G(x)
     res = float(np.max(np.abs(x - gx)))
     method = "damped"
-    for _ in range(25):
+    for _ in range(0 if warm else 8):
         if res < tol:
             break
         x = _clip((1 - damping) * x + damping * gx)
@@ -279,10 +279,12 @@ def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, sta
         h = bo_map(mod, rule, lengths, nu, delta, x, form=form).mean(0) * alpha
         return np.array([upd(h[0])[0], upd(h[1])[0]], float)
 
+    warm = x0 is not None
     if x0 is None:
         q0 = START_INFORMED if start == "informed" else START_UNINFORMED
         x0 = (q0, q0)
-    x, it, res, method = _solve(G, np.asarray(x0, float), params, tol=tol, max_iter=max_iter, damping=damping)
+    x, it, res, method = _solve(G, np.asarray(x0, float), params, tol=tol, max_iter=max_iter, damping=damping,
+                                warm=warm)
     hat_r, psi_r = bo_map(mod, rule, lengths, nu, delta, x, form=form, with_phi=True)
     hat = hat_r.mean(0) * alpha
     # Jacobian of the map (for the error propagation and stability)
