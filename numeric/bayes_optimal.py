@@ -131,7 +131,10 @@ def bo_map(mod, rule: BORule, lengths, nu, delta, q, *, form: str = "ibp", with_
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             A = _kernel(mod, L, "log_terms")(*cols, qk, qv, nu, delta)
             Mx = np.max(np.stack([np.broadcast_to(a, x.shape[:-1]) for a in A]), axis=0)
-            res = _kernel(mod, L, "integrands")(*cols, qk, qv, nu, delta, Mx)
+            if form == "ibp" and not with_phi:
+                res = (None,) + tuple(_kernel(mod, L, "ibp")(*cols, qk, qv, nu, delta, Mx))
+            else:
+                res = _kernel(mod, L, "integrands")(*cols, qk, qv, nu, delta, Mx)
         for i, c in enumerate(col):
             out[:, i] += p * (np.broadcast_to(res[c], x.shape[:-1]) * w).sum(-1)
         if with_phi:

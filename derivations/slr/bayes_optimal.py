@@ -323,6 +323,7 @@ def kernels(L):
 
     - ``log_terms(samples..., q_k, q_v, nu, Delta)`` → :math:`A_1..A_L` at the sample (for M);
     - ``integrands(samples..., q_k, q_v, nu, Delta, M)`` → (log Z, ibp_k, ibp_v, direct_k, direct_v);
+    - ``ibp(samples..., q_k, q_v, nu, Delta, M)`` → (ibp_k, ibp_v) only (cheaper: the solver's map);
     - ``gout_terms(y, omx..., omz..., V_k, V_v, nu, Delta)`` → :math:`A_1..A_L` at general variances;
     - ``gout(y, omx..., omz..., V_k, V_v, nu, Delta, M)`` → (g^χ, g^z, ∂g^χ, ∂g^z) flattened.
     """
@@ -342,6 +343,8 @@ def kernels(L):
         Kernel(f"bo_L{L}_log_terms", base, A, doc=f"log terms A_eps of Z_out at the teacher sample, L={L}; {src}"),
         Kernel(f"bo_L{L}_integrands", [*base, M], [lz, ik, iv, dk, dv],
                doc=f"log Z_out, ibp and direct integrands of qhat/alpha at the teacher sample, L={L}; {src}"),
+        Kernel(f"bo_L{L}_ibp", [*base, M], [ik, iv],
+               doc=f"ibp integrands of qhat/alpha at the teacher sample (the solver's map), L={L}; {src}"),
         Kernel(f"bo_L{L}_gout_terms", gargs, _ordered_log_terms(L, False),
                doc=f"log terms of Z_out at general variances V_k, V_v, L={L}; {src}"),
         Kernel(f"bo_L{L}_gout", [*gargs, M], [*gx, *gz, *dgx, *dgz],
