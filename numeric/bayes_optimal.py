@@ -188,8 +188,11 @@ class BOPoint:
         d = asdict(self)
         d.pop("branches")
         d["lengths"] = ",".join(f"{L}:{p:g}" for L, p in self.lengths)
-        d["identity_gap"] = list(self.identity_gap)
-        d["identity_gap_se"] = list(self.identity_gap_se)
+        for i, b in enumerate(("k", "v")):  # tidy scalars: direct − ibp estimate of q̂_b/α and its SE
+            d[f"identity_gap_{b}"] = self.identity_gap[i] if self.identity_gap else None
+            d[f"identity_gap_{b}_se"] = self.identity_gap_se[i] if self.identity_gap_se else None
+        d.pop("identity_gap")
+        d.pop("identity_gap_se")
         return d
 
 

@@ -223,7 +223,7 @@ def teacher_measure_shift(L):
     w, key, _ = _smoothed_pieces()
     tilt = key.subs({w: x, V_k: 1 - q_k})
     ratio = _gauss_density(x, 0, q_k) * tilt / _gauss_density(x, sp.sqrt(nu) * q_k, q_k)
-    return sp.simplify(ratio)
+    return sp.exp(sp.simplify(sp.expand(sp.expand_log(sp.log(ratio), force=True))))
 
 
 def _S():
