@@ -203,3 +203,27 @@ AMP_COMMAND = Command(
     examples=("attnlimits slr amp --model spiked --nu 2 --L 2 --alpha 4 --delta 0.1 --D 1000 --seeds 0,1",),
     table=("seed", "q_k", "SE_q_k", "q_v", "SE_q_v", "test_error", "test_error_se", "SE_E_BO"),
 )
+
+
+def phase_scan(Ls=(2, 3, 5), nus=(0.5, 1.0, 2.0, 5.0), alphas=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0), delta: float = 0.1,
+               *, points: int = 2 ** 12, progress=None) -> list[dict]:
+    """(α, ν) scan of spiked-SLR for each L: informed and uninformed fixed points with continuation in α.
+
+    One row per (L, ν, α): both branches' E_BO and free entropy, ``hard`` = True when they differ and the
+    informed one has the larger free entropy (a computationally hard phase: AMP, which follows the
+    uninformed branch, would not reach the BO error).  Plain continuation (no pseudo-arclength).
+    """
+    rows = []
+    for L in Ls:
+        for nu in nus:
+            pts = bo_state_evolution("spiked", nu, L, list(alphas), delta, points=points, progress=progress)
+            for p in pts:
+                br = {b["start"]: b for b in p.branches}
+                uninf = br.get("uninformed") or next(b for b in p.branches)
+                inf = br.get("informed", uninf)
+                distinct = len(p.branches) > 1
+                rows.append({"L": L, "nu": nu, "alpha": p.alpha, "delta": delta, "distinct": distinct,
+                             "E_BO": p.E_BO, "E_uninformed": uninf["E_BO"], "E_informed": inf["E_BO"],
+                             "phi_uninformed": uninf["phi"], "phi_informed": inf["phi"],
+                             "hard": bool(distinct and inf["phi"] > uninf["phi"])})
+    return rows
