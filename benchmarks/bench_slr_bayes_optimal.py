@@ -98,6 +98,9 @@ def main(argv=None):
     ratios = [curve[alphas.index(a)].E_BO_se / b[1] for a, b in zip(sub, base)]
     print(f"SE ratio frozen/baseline per baseline point: {', '.join(f'{r:.2f}' for r in ratios)}")
     diffs = [abs(p.E_BO - b[0]) for p, b in zip([curve[alphas.index(a)] for a in sub], base)]
+    print("alpha, frozen E_BO ± SE, baseline E_BO ± SE: " + "; ".join(
+        f"{a:.3g}: {curve[alphas.index(a)].E_BO:.5f} ± {curve[alphas.index(a)].E_BO_se:.1e}, {b[0]:.5f} ± {b[1]:.1e}"
+        for a, b in zip(sub, base)))
     print(f"max |frozen - baseline| over the baseline points: {max(diffs):.2e}")
     print(f"ratio baseline / frozen (median): {t_base / statistics.median(times):.1f}")
 

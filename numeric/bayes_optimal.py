@@ -116,14 +116,12 @@ def _kernel(mod, L, name):
     return fn
 
 
-def bo_map(mod, rule: BORule, lengths, nu, delta, q, *, form: str = "ibp", with_phi: bool = False):
-    r"""Replicate-wise means of :math:`\hat q_b/\alpha` (shape (replicates, 2)), and of
-    :math:`\Psi_{\rm out}` (shape (replicates,)) with ``with_phi``; the length law mixed in."""
+def _integrate(mod, rule, lengths, nu, delta, q, outputs):
+    """Replicate-wise rule averages of the generated integrands; ``outputs`` = "ibp" (the map only)
+    or "all" (log Z, ibp_k, ibp_v, direct_k, direct_v).  Shape (replicates, n_outputs)."""
     qk, qv = float(q[0]), float(q[1])
-    col = {"ibp": (1, 2), "direct": (3, 4)}[form]
     R = rule.replicates
-    out = np.zeros((R, 2))
-    psi = np.zeros(R)
+    acc = None
     for L, p in lengths:
         x = rule.nodes[L]
         w = rule.weights[L]
@@ -131,19 +129,28 @@ def bo_map(mod, rule: BORule, lengths, nu, delta, q, *, form: str = "ibp", with_
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             A = _kernel(mod, L, "log_terms")(*cols, qk, qv, nu, delta)
             Mx = np.max(np.stack([np.broadcast_to(a, x.shape[:-1]) for a in A]), axis=0)
-            if form == "ibp" and not with_phi:
-                res = (None,) + tuple(_kernel(mod, L, "ibp")(*cols, qk, qv, nu, delta, Mx))
-            else:
-                res = _kernel(mod, L, "integrands")(*cols, qk, qv, nu, delta, Mx)
-        for i, c in enumerate(col):
-            out[:, i] += p * (np.broadcast_to(res[c], x.shape[:-1]) * w).sum(-1)
-        if with_phi:
-            psi += p * (np.broadcast_to(res[0], x.shape[:-1]) * w).sum(-1)
-    if not (np.all(np.isfinite(out)) and np.all(np.isfinite(psi))):
+            name = "ibp" if outputs == "ibp" else "integrands"
+            res = _kernel(mod, L, name)(*cols, qk, qv, nu, delta, Mx)
+        part = np.stack([(np.broadcast_to(r, x.shape[:-1]) * w).sum(-1) for r in res], axis=1)
+        acc = p * part if acc is None else acc + p * part
+    if not np.all(np.isfinite(acc)):
         raise ConvergenceError(SYSTEM, {"q_k": qk, "q_v": qv, "nu": nu, "Delta": delta}, float("nan"),
                                "non-finite channel integrands", "check nu and Delta (Delta > 0); for very large "
                                "nu the log-sum-exp terms overflow float64")
-    return (out, psi) if with_phi else out
+    assert acc.shape[0] == R
+    return acc
+
+
+def bo_map(mod, rule: BORule, lengths, nu, delta, q, *, form: str = "ibp", with_phi: bool = False):
+    r"""Replicate-wise means of :math:`\hat q_b/\alpha` (shape (replicates, 2)), and of
+    :math:`\Psi_{\rm out}` (shape (replicates,)) with ``with_phi``; the length law mixed in."""
+    if form not in ("ibp", "direct"):
+        raise ValueError(f"unknown form {form!r}; choose 'ibp' or 'direct'")
+    if form == "ibp" and not with_phi:
+        return _integrate(mod, rule, lengths, nu, delta, q, "ibp")
+    a = _integrate(mod, rule, lengths, nu, delta, q, "all")
+    out = a[:, 1:3] if form == "ibp" else a[:, 3:5]
+    return (out, a[:, 0]) if with_phi else out
 
 
 @dataclass
@@ -291,7 +298,9 @@ def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, sta
         x0 = (q0, q0)
     x, it, res, method = _solve(G, np.asarray(x0, float), params, tol=tol, max_iter=max_iter, damping=damping,
                                 warm=warm)
-    hat_r, psi_r = bo_map(mod, rule, lengths, nu, delta, x, form=form, with_phi=True)
+    full = _integrate(mod, rule, lengths, nu, delta, x, "all")
+    hat_r = full[:, 1:3] if form == "ibp" else full[:, 3:5]
+    psi_r = full[:, 0]
     hat = hat_r.mean(0) * alpha
     # Jacobian of the map (for the error propagation and stability)
     J = np.zeros((2, 2))
@@ -332,9 +341,7 @@ def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, sta
     E_se = float(abs(dE[0]) * se_q[0] + abs(dE[1]) * se_q[1])
     gap, gap_se = (), ()
     if _with_error:
-        d_r = bo_map(mod, rule, lengths, nu, delta, x, form="direct")
-        i_r = bo_map(mod, rule, lengths, nu, delta, x, form="ibp")
-        diff = d_r - i_r
+        diff = full[:, 3:5] - full[:, 1:3]
         gap = tuple(float(v) for v in diff.mean(0))
         gap_se = tuple(float(v) for v in (diff.std(0, ddof=1) / math.sqrt(R) if R > 1 else np.zeros(2)))
     if rule.finer is not None and _with_error:  # Gauss–Hermite: error = rule difference
