@@ -302,14 +302,14 @@ def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, sta
     hat_r = full[:, 1:3] if form == "ibp" else full[:, 3:5]
     psi_r = full[:, 0]
     hat = hat_r.mean(0) * alpha
-    # Jacobian of the map (for the error propagation and stability)
+    # Jacobian of the map (for the error propagation and stability): forward differences from G(x)
+    Gx = np.array([upd(hat[0])[0], upd(hat[1])[0]], float)
     J = np.zeros((2, 2))
     for j in range(2):
         hstep = 1e-6 * max(1e-3, min(x[j], 1 - x[j]))
-        xp, xm = x.copy(), x.copy()
+        xp = x.copy()
         xp[j] += hstep
-        xm[j] -= hstep
-        J[:, j] = (G(xp) - G(xm)) / (2 * hstep)
+        J[:, j] = (G(xp) - Gx) / hstep
     stability = float(max(abs(np.linalg.eigvals(J))))
     # replicate maps: δq_r = (I − J)^{-1} (G_r − G)
     dq_dqhat = 1.0 / (1.0 + hat) ** 2

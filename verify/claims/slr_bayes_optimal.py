@@ -12,8 +12,9 @@ Source: Duranthon, Marion, Boyer, Loureiro, Zdeborová, arXiv:2509.21936 ([D]), 
 - ``C19-order`` — :math:`E_B^{\rm pop}\le E_{BO}(\alpha)`, decreasing in α, and
   :math:`E_{BO}-E_B^{\rm pop}\propto\alpha^{-1}` (fitted log–log slope in [−1.2, −0.8]).
 
-Not registered here: "E_BO below the RS softmax test error" needs the replica solver (``numeric/replica.py``,
-another branch), which did not exist when this module was written.
+- ``C19-softmax`` — :math:`E_{BO}(\alpha)` lies below the RS test error of softmax ridge ERM
+  (:func:`verify.slr.replica.rs_fixed_point`, informed branch) at the same α for every λ of the
+  grid, by more than 3 combined SE (spec C19: 0.247 < 0.378 at α = 4, λ = 0.1).
 """
 from __future__ import annotations
 
@@ -148,3 +149,34 @@ register(Claim(
     quick={"alphas": [1, 2, 4, 10, 20, 40, 80, 160], "points": 2 ** 12},
     full={"alphas": [0.5, 1, 2, 4, 10, 20, 40, 80, 160, 320, 640], "points": 2 ** 14},
     tags=("slr", "bayes-optimal", "finite-alpha"), references=_refs()))
+
+
+def _run_softmax(ctx, size):
+    from verify.slr.replica import rs_fixed_point
+
+    checks = []
+    L, nu = 2, 2.0
+    rows = []
+    for a in size["alphas"]:
+        bo = bo_curve_cached(ctx, L, nu, [a], size["points"], starts=("uninformed",))[0]
+        for lam in size["lams"]:
+            fp = rs_fixed_point("softmax", "spiked", nu, L, a, lam, DELTA, points=size["rs_points"])
+            se = math.hypot(bo.E_BO_se, float(fp.E_test_error))
+            # E_BO < E_RS by more than 3 SE: value = E_RS − E_BO must exceed 3 SE ("lower" check at 3 SE)
+            checks.append(Check(f"E_RS(softmax, λ={lam:g}) − E_BO > 3 SE (L={L}, ν={nu:g}, α={a:g})", 3 * se,
+                                float(fp.E_test) - bo.E_BO, None, 0.0, kind="lower",
+                                note=f"E_RS = {float(fp.E_test):.4f} ± {float(fp.E_test_error):.1e}, "
+                                     f"E_BO = {bo.E_BO:.4f} ± {bo.E_BO_se:.1e}"))
+            rows.append({"alpha": a, "lam": lam, "E_RS": float(fp.E_test), "E_BO": bo.E_BO})
+    return checks, [], {"rows": rows}
+
+
+register(Claim(
+    "C19-softmax", "E_BO below the RS softmax test error",
+    "At finite α the Bayes-optimal error of spiked-SLR is below the RS test error of softmax ridge ERM for "
+    "every λ (softmax is no longer Bayes-optimal at finite α).",
+    f"{PAPER}; {SPEC} §10, §11, §15 C19", _run_softmax,
+    quick={"alphas": [4.0], "lams": [0.1, 1.0], "points": 2 ** 12, "rs_points": 1024},
+    full={"alphas": [1.0, 4.0, 10.0, 20.0], "lams": [1e-3, 1e-2, 0.1, 1.0, 10.0], "points": 2 ** 14,
+          "rs_points": 4096},
+    tags=("slr", "bayes-optimal", "finite-alpha", "replica"), references=_refs()))
