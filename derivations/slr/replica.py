@@ -414,7 +414,7 @@ def _replica_kernels_cached(key):
     kernels["prior"] = Kernel("prior", [m_hat, q_hat, V_hat, lam], [pr["m"], pr["q"], pr["V"]],
                               doc="§10.2 ridge prior part: m, q, V from m̂, q̂, V̂ and λ.")
     tin, texpr = test_error()
-    kernels["test_error"] = Kernel("test_error", tin, [texpr], doc=test_error.__doc__.split("\n")[0])
+    kernels["test_error"] = Kernel("test_error", tin, [texpr], doc="§10.5 test error 1 - 2 m_v A + q_v B + noisy Delta^2.")
     return kernels
 
 
