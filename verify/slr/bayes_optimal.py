@@ -8,6 +8,7 @@ r"""Bayes-optimal error of SLR at finite α: glue, Python API and commands (spec
 - :data:`BAYES_OPTIMAL_COMMAND`, :data:`AMP_COMMAND` — the ``attnlimits slr bayes-optimal`` and
   ``attnlimits slr amp`` commands (:mod:`symbolic.result` contract); :func:`run_bayes_optimal`,
   :func:`run_amp` return tidy rows.
+- :func:`phase_scan` — informed vs uninformed fixed points over an (α, ν) grid per L (issue item 6).
 
 Only spiked-SLR is derived; ``--model max`` is refused with :data:`derivations.slr.bayes_optimal.MAX_SLR_STATUS`.
 """
@@ -21,7 +22,7 @@ from pathlib import Path
 from symbolic.result import Command, InputError, Param
 
 __all__ = ["bo_module", "bo_state_evolution", "run_bayes_optimal", "run_amp", "BAYES_OPTIMAL_COMMAND",
-           "AMP_COMMAND", "lengths_law"]
+           "AMP_COMMAND", "lengths_law", "phase_scan"]
 
 _LOADED: dict = {}
 
