@@ -233,10 +233,14 @@ def _solve(G, x0, params, *, tol, max_iter, damping, warm=False):
         return J
 
     stalled = 0
+    Jb = None  # Broyden approximation of ∂F/∂x (refreshed by finite differences when a step fails)
     while res >= tol and it < max_iter:
         fx = x - gx
+        fresh = Jb is None
+        if fresh:
+            Jb = jac(x, fx)
         try:
-            step = np.linalg.solve(jac(x, fx), -fx)
+            step = np.linalg.solve(Jb, -fx)
         except np.linalg.LinAlgError:
             step = None
         accepted = False
@@ -247,12 +251,18 @@ def _solve(G, x0, params, *, tol, max_iter, damping, warm=False):
                 gn = G(xn)
                 rn = float(np.max(np.abs(xn - gn)))
                 if rn < res:
+                    dx, df = xn - x, (xn - gn) - fx
+                    if float(dx @ dx) > 0:
+                        Jb = Jb + np.outer(df - Jb @ dx, dx) / float(dx @ dx)
                     x, gx, res, accepted = xn, gn, rn, True
                     break
                 t *= 0.5
         it += 1
         if accepted:
             method = "damped+newton"
+            continue
+        Jb = None  # next step with a fresh finite-difference Jacobian
+        if not fresh:
             continue
         stalled += 1
         for _ in range(50):  # Newton stalled: damped iteration
