@@ -12,7 +12,8 @@ expectation).  The state evolution with Nishimori built in is
            \qquad E_{BO}=\sum_LP(L)\,\big(1-q_v[1-E_B^{\rm pop}(\nu q_k;L)]\big).
 
 Integration rule (frozen: the same points for every :math:`q`, so the map is deterministic and
-smooth and Newton applies):
+smooth and Newton applies; the solver runs a few damped steps from a cold start, then Newton with a
+finite-difference Jacobian refreshed only when a Broyden-updated step fails):
 
 - ``"sobol"`` (default): scrambled Sobol points in dimension :math:`2L+1`, ``replicates``
   independent scramblings of ``points`` each.  The error estimate propagates the replicate spread
