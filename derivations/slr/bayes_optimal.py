@@ -1,0 +1,405 @@
+r"""Bayes-optimal (BO) error of spiked-SLR at finite :math:`\alpha=N/D`: the replica-symmetric system, once.
+
+Spec ``shared/spec/slr.md`` §11 (equations), §14 R6 (numbers), §15 C19 (claims), §17.4 (open
+points); model §3.  Source: Duranthon, Marion, Boyer, Loureiro, Zdeborová, arXiv:2509.21936 ([D]),
+derived independently for the spec's definitions; the RS/Nishimori machinery is the standard one
+of Zdeborová & Krzakala, *Statistical physics of inference*, Adv. Phys. 2016, and Barbier, Krzakala,
+Macris, Miolane, Zdeborová, *Optimal errors and phase transitions in high-dimensional generalized
+linear models*, PNAS 2019.
+
+The model in Gaussian-input language
+------------------------------------
+Priors :math:`k^*,v^*\sim\mathcal N(0,I_D)`; the tokens of a sequence are i.i.d.
+:math:`\mathcal N(0,I_D)` reweighted by the *unnormalised* channel
+
+.. math::  P_{\rm out}(y\mid\chi,z)=\frac1L\sum_{\varepsilon=1}^L g_\nu(\varepsilon,\chi)\,
+           \mathcal N(y;z_\varepsilon,\Delta^2),\qquad
+           g_\nu(\varepsilon,\chi)=e^{\sqrt\nu\chi_\varepsilon-\nu/2}\quad\text{(spiked)}.
+
+Everything below is derived here by SymPy from :math:`P_{\rm out}` and the Gaussian prior:
+
+1. :func:`output_partition` — :math:`Z_{\rm out}(y,\omega^\chi,\omega^z;V_k,V_v)=
+   \mathbb E_{h\sim\mathcal N(\omega^\chi,V_kI)}\mathbb E_{z\sim\mathcal N(\omega^z,V_vI)}P_{\rm out}`
+   by Gaussian integration:
+   :math:`\frac1L\sum_\varepsilon e^{\sqrt\nu\omega^\chi_\varepsilon+\nu V_k/2-\nu/2}
+   \mathcal N(y;\omega^z_\varepsilon,V_v+\Delta^2)`; with Nishimori :math:`V_b=1-q_b` this is §11's
+   closed form (:math:`S=1-q_v+\Delta^2`).
+2. :func:`prior_free_entropy` — :math:`\psi_P(\hat q)=\mathbb E\log Z_P(\sqrt{\hat q}\xi+\hat q w^*,\hat q)`
+   for the standard Gaussian prior, and the RS free entropy
+
+   .. math::  \Phi(q_k,\hat q_k,q_v,\hat q_v)=\sum_{b\in\{k,v\}}\Big[-\frac{q_b\hat q_b}{2}+\psi_P(\hat q_b)\Big]
+              +\alpha\sum_LP(L)\,\Psi^{(L)}_{\rm out}(q_k,q_v),\qquad
+              \Psi_{\rm out}=\mathbb E\big[\log Z_{\rm out}\big]
+
+   where the expectation is over the teacher measure
+   :math:`\int dy\,Z_{\rm out}(y,\omega;1-q)\,\mathcal N(\omega;0,q)`, a mixture over the location
+   :math:`\varepsilon^*` whose component is (:func:`teacher_measure_shift`, checked symbolically)
+   :math:`\omega^\chi\sim\mathcal N(\sqrt\nu q_ke_{\varepsilon^*},q_kI)`,
+   :math:`\omega^z\sim\mathcal N(0,q_vI)`, :math:`y=\omega^z_{\varepsilon^*}+\sqrt Sn`.  By
+   exchangeability :math:`\varepsilon^*=1`; the integration variables are the standard normals
+   :math:`(g_1..g_L,h_1..h_L,n)` of :func:`sample_map`.
+3. :func:`stationarity` — :math:`\partial\Phi/\partial\hat q_b=0` gives the prior update
+   :math:`q_b=\hat q_b/(1+\hat q_b)` (solved by SymPy); :math:`\partial\Phi/\partial q_b=0` gives
+   :math:`\hat q_b=2\alpha\,\partial_{q_b}\Psi_{\rm out}`, in two forms derived from the same
+   :math:`\log Z_{\rm out}`:
+
+   - ``direct``: the total derivative of :math:`\log Z_{\rm out}` along the reparametrised sample
+     (differentiation under the expectation);
+   - ``ibp``: :math:`\hat q_k=\alpha\mathbb E\sum_\ell(\partial_{\omega^\chi_\ell}\log Z_{\rm out})^2`,
+     :math:`\hat q_v=\alpha\mathbb E\sum_\ell(\partial_{\omega^z_\ell}\log Z_{\rm out})^2` (Gaussian
+     integration by parts plus the heat equation of :math:`Z_{\rm out}` in :math:`(\omega,V)`; it
+     needs no normalisation of :math:`P_{\rm out}` in :math:`y`).
+
+   They agree in expectation (not pointwise); ``tests/derivations/test_slr_bayes_optimal.py``
+   checks the identity within the integration error.  Written out, ``ibp`` is §11's
+   :math:`\hat q_k=\alpha\nu\mathbb E\sum_\ell\pi_\ell^2`,
+   :math:`\hat q_v=\alpha\mathbb E\sum_\ell\pi_\ell^2(y-\omega^z_\ell)^2/S^2`.
+4. :func:`test_error` — :math:`E_{BO}=1-q_v[1-E_B^{\rm pop}(\nu q_k)]`, obtained from the manifold
+   risk :math:`1-2m_vA+q_vB` (§6.2) with :math:`m_v=q_v` (Nishimori) and :math:`A=B=1-E_B` at SNR
+   :math:`\nu q_k` (the BO predictor is softmax with key :math:`\sqrt\nu\hat k`; its logits are those
+   of the spiked problem at SNR :math:`\nu q_k`).  :math:`E_B^{\rm pop}` itself is
+   :func:`numeric.bayes.bayes_risk`.
+
+The generated kernels (:func:`kernels`, :func:`module_source`) are evaluated by
+:mod:`numeric.bayes_optimal` (which never imports this module) and by the GAMP of
+:mod:`verify.slr.amp` (the channel functions :math:`g_{\rm out}` at general variances).
+
+Numerical stability
+-------------------
+:math:`\log Z_{\rm out}=M+\log\sum_\varepsilon e^{A_\varepsilon-M}` holds for every :math:`M`;
+the kernels take :math:`M` as an input (held constant when differentiating), and the numeric side
+passes :math:`M=\max_\varepsilon A_\varepsilon` computed by the generated ``log_terms`` kernel.
+
+Max-SLR
+-------
+Not derived (spec §11, §17.4): :math:`Z_{\rm out}` needs
+:math:`\mathbb E_{h\sim\mathcal N(\omega,V_kI)}\mathrm{softmax}(\nu h)_\varepsilon` (finite
+:math:`\nu`) or :math:`\int\mathcal N(t;\omega_\varepsilon,V_k)\prod_{\ell\ne\varepsilon}
+\Phi((t-\omega_\ell)/\sqrt{V_k})dt` (:math:`\nu=\infty`), neither of which is a closed form; the
+teacher measure is then no longer a Gaussian mixture with a closed-form shift.  See
+:data:`MAX_SLR_STATUS`.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy as sp
+
+from symbolic.codegen import Kernel, ModuleBuilder, expression_hash
+from symbolic.gaussian import wick_expectation
+
+from . import population as _pop
+
+__all__ = [
+    "q_k", "q_v", "qhat_k", "qhat_v", "alpha", "nu", "Delta", "V_k", "V_v", "y", "M", "EB",
+    "omega_chi", "omega_z", "sample_variables", "channel", "output_partition", "log_terms",
+    "teacher_measure_shift", "sample_map", "prior_free_entropy", "rs_free_entropy", "prior_update",
+    "stationarity", "channel_functions", "test_error", "kernels", "module_source", "MAX_SLR_STATUS",
+    "REFERENCES",
+]
+
+q_k, q_v = sp.symbols("q_k q_v", positive=True)
+qhat_k, qhat_v = sp.symbols("qhat_k qhat_v", nonnegative=True)
+qhat = sp.Symbol("qhat", nonnegative=True)
+q = sp.Symbol("q", positive=True)
+alpha = sp.Symbol("alpha", positive=True)
+nu = sp.Symbol("nu", positive=True)
+Delta = sp.Symbol("Delta", positive=True)
+V_k, V_v = sp.symbols("V_k V_v", positive=True)
+y = sp.Symbol("y", real=True)
+M = sp.Symbol("M", real=True)  #: log-sum-exp shift (any value; numeric passes max_ε A_ε)
+EB = sp.Symbol("E_B", nonnegative=True)  #: population Bayes risk at SNR ν q_k (numeric.bayes)
+n = sp.Symbol("n", real=True)
+
+REFERENCES = (
+    "O. Duranthon, P. Marion, C. Boyer, B. Loureiro, L. Zdeborová. Statistical Advantage of Softmax "
+    "Attention: Insights from Single-Location Regression. arXiv:2509.21936.",
+    "L. Zdeborová, F. Krzakala. Statistical physics of inference: thresholds and algorithms. Advances in "
+    "Physics, 2016.",
+    "J. Barbier, F. Krzakala, N. Macris, L. Miolane, L. Zdeborová. Optimal errors and phase transitions in "
+    "high-dimensional generalized linear models. PNAS, 2019.",
+    "S. Rangan. Generalized approximate message passing for estimation with random linear mixing. ISIT, 2011.",
+    "H. Nishimori. Statistical Physics of Spin Glasses and Information Processing. Oxford University Press, 2001.",
+)
+
+MAX_SLR_STATUS = (
+    "max-SLR BO is not implemented: Z_out needs E_{h~N(omega, V_k I)} softmax(nu h)_eps (finite nu) or the "
+    "1-D integral of N(t; omega_eps, V_k) prod_{l != eps} Phi((t - omega_l)/sqrt(V_k)) (nu = inf), which are "
+    "not closed forms; a generated 1-D quadrature inside the channel kernel, the matching teacher measure "
+    "(no longer a Gaussian mixture) and its own cross-check against AMP are missing (spec §11, §17.4)."
+)
+
+
+def _sym_vec(name, L, **kw):
+    return sp.symbols(f"{name}_1:{int(L) + 1}", **kw)
+
+
+def omega_chi(L):
+    """Cavity key fields ω^χ_1..ω^χ_L."""
+    return _sym_vec("omx", L, real=True)
+
+
+def omega_z(L):
+    """Cavity value fields ω^z_1..ω^z_L."""
+    return _sym_vec("omz", L, real=True)
+
+
+def sample_variables(L):
+    """Standard normal integration variables ``(g_1..g_L, h_1..h_L, n)`` of the teacher measure."""
+    return (*_sym_vec("g", L, real=True), *_sym_vec("h", L, real=True), n)
+
+
+def _gauss_density(x, mean, var):
+    return sp.exp(-(x - mean) ** 2 / (2 * var)) / sp.sqrt(2 * sp.pi * var)
+
+
+def channel(L):
+    r""":math:`P_{\rm out}(y\mid\chi,z)` of spiked-SLR as a list of its :math:`L` terms
+    (``(g_nu, noise density)`` per location, functions of one key field ``h`` and one value ``zz``)."""
+    h, zz = sp.symbols("h zz", real=True)
+    g_nu = sp.exp(sp.sqrt(nu) * h - nu / 2)  # §3.2
+    noise = _gauss_density(y, zz, Delta ** 2)  # §3.1
+    return h, zz, g_nu, noise
+
+
+@lru_cache(maxsize=None)
+def _gaussian_integral_rule():
+    r""":math:`\int_{\mathbb R}e^{-ax^2+bx}dx` for :math:`a>0`, derived once by SymPy (symbolic ``a, b``)."""
+    x = sp.Symbol("x", real=True)
+    a, b = sp.Symbol("a", positive=True), sp.Symbol("b", real=True)
+    return a, b, sp.simplify(sp.integrate(sp.exp(-a * x ** 2 + b * x), (x, -sp.oo, sp.oo), conds="none"))
+
+
+def _integrate_gaussian(expr, x):
+    """∫ expr dx over R for expr = (x-free factor) · exp(quadratic in x), by the derived rule."""
+    a, b, rule = _gaussian_integral_rule()
+    expr = sp.powsimp(sp.expand(expr), combine="exp")
+    factors = sp.Mul.make_args(expr)
+    expo = sp.expand(sp.Add(*[f.exp for f in factors if isinstance(f, sp.exp)]))
+    rest = sp.Mul(*[f for f in factors if not isinstance(f, sp.exp)])
+    if rest.has(x):
+        raise ValueError("prefactor depends on the integration variable")
+    poly = sp.Poly(expo, x)
+    if poly.degree() != 2:
+        raise ValueError("exponent is not quadratic in the integration variable")
+    c2, c1, c0 = (poly.coeff_monomial(x ** k) for k in (2, 1, 0))
+    return rest * sp.exp(c0) * rule.subs({a: -c2, b: c1})
+
+
+@lru_cache(maxsize=None)
+def _smoothed_pieces():
+    """Gaussian smoothing of the two factors of one channel term, by Gaussian integration (§11)."""
+    h, zz, g_nu, noise = channel(1)
+    w = sp.Symbol("w", real=True)
+    key = _integrate_gaussian(_gauss_density(h, w, V_k) * g_nu, h)
+    val = _integrate_gaussian(_gauss_density(zz, w, V_v) * noise, zz)
+    return w, _tidy(key), _tidy(val)
+
+
+def _tidy(expr):
+    """exp(rational exponent) · prefactor with the exponent factored (no cancellation near q → 1)."""
+    expr = sp.powsimp(sp.simplify(expr), combine="exp")
+    factors = sp.Mul.make_args(expr)
+    expo = sp.Add(*[f.exp for f in factors if isinstance(f, sp.exp)])
+    rest = sp.Mul(*[f for f in factors if not isinstance(f, sp.exp)])
+    return sp.simplify(rest) * sp.exp(sp.factor(sp.together(expo)))
+
+
+def output_partition(L, nishimori: bool = True):
+    r""":math:`Z_{\rm out}=\frac1L\sum_\varepsilon \mathbb E_h[g_\nu(\varepsilon,h)]\,\mathbb E_z\mathcal N(y;z_\varepsilon,\Delta^2)`
+    (coordinates other than :math:`\varepsilon` integrate to one), derived by Gaussian integration.
+
+    With ``nishimori=True`` the variances are :math:`V_b=1-q_b`.
+    """
+    w, key, val = _smoothed_pieces()
+    ox, oz = omega_chi(L), omega_z(L)
+    terms = [key.subs(w, ox[e]) * val.subs(w, oz[e]) / L for e in range(L)]
+    Z = sp.Add(*terms)
+    if nishimori:
+        Z = Z.subs({V_k: 1 - q_k, V_v: 1 - q_v})
+    return Z
+
+
+def log_terms(L, nishimori: bool = True):
+    r"""The logs :math:`A_\varepsilon` of the terms of :math:`Z_{\rm out}=\sum_\varepsilon e^{A_\varepsilon}`."""
+    Z = output_partition(L, nishimori)
+    return [sp.expand_log(sp.log(t), force=True) for t in sp.Add.make_args(Z)] if L > 1 else \
+        [sp.expand_log(sp.log(Z), force=True)]
+
+
+def _ordered_log_terms(L, nishimori=True):
+    """log terms ordered by location (term ε contains ω^χ_ε)."""
+    A = log_terms(L, nishimori)
+    ox = omega_chi(L)
+    return [next(a for a in A if a.has(ox[e])) for e in range(L)]
+
+
+def _log_Z_shifted(L, nishimori=True):
+    A = _ordered_log_terms(L, nishimori)
+    return M + sp.log(sp.Add(*[sp.exp(a - M) for a in A]))
+
+
+def teacher_measure_shift(L):
+    r"""Check that :math:`\mathcal N(\omega;0,q_kI)\,e^{\sqrt\nu\omega_1-\nu q_k/2}=\mathcal N(\omega;\sqrt\nu q_ke_1,q_kI)`
+    (the key part of :math:`Z_{\rm out}` at :math:`V_k=1-q_k` tilts the prior of the cavity field into
+    a shifted Gaussian).  Returns the simplified ratio (1 when the identity holds)."""
+    x = sp.Symbol("x", real=True)
+    w, key, _ = _smoothed_pieces()
+    tilt = key.subs({w: x, V_k: 1 - q_k})
+    ratio = _gauss_density(x, 0, q_k) * tilt / _gauss_density(x, sp.sqrt(nu) * q_k, q_k)
+    return sp.exp(sp.simplify(sp.expand(sp.expand_log(sp.log(ratio), force=True))))
+
+
+def _S():
+    return 1 - q_v + Delta ** 2
+
+
+def sample_map(L):
+    r"""The teacher measure at location :math:`\varepsilon^*=1` as a map of standard normals:
+    :math:`\omega^\chi_\ell=\sqrt{q_k}g_\ell+\sqrt\nu q_k\delta_{\ell1}`,
+    :math:`\omega^z_\ell=\sqrt{q_v}h_\ell`, :math:`y=\omega^z_1+\sqrt{S}\,n`, :math:`S=1-q_v+\Delta^2`.
+
+    The variance of :math:`y` given :math:`\omega^z` is the :math:`V_v+\Delta^2` of
+    :func:`output_partition` at :math:`V_v=1-q_v`."""
+    var = sample_variables(L)
+    g, h = var[:L], var[L:2 * L]
+    ox, oz = omega_chi(L), omega_z(L)
+    sub = {ox[l]: sp.sqrt(q_k) * g[l] + (sp.sqrt(nu) * q_k if l == 0 else 0) for l in range(L)}
+    sub.update({oz[l]: sp.sqrt(q_v) * h[l] for l in range(L)})
+    sub[y] = sp.sqrt(q_v) * h[0] + sp.sqrt(_S()) * n
+    return sub
+
+
+@lru_cache(maxsize=None)
+def prior_free_entropy():
+    r""":math:`\psi_P(\hat q)=\mathbb E_{w^*,\xi}\log Z_P(\sqrt{\hat q}\xi+\hat qw^*,\hat q)`,
+    :math:`Z_P(B,A)=\int\mathcal N(w;0,1)e^{Bw-Aw^2/2}dw`, derived (standard Gaussian prior)."""
+    w, B, A = sp.Symbol("w", real=True), sp.Symbol("B", real=True), sp.Symbol("A", positive=True)
+    ZP = sp.simplify(_integrate_gaussian(_gauss_density(w, 0, 1) * sp.exp(B * w - A * w ** 2 / 2), w))
+    logZ = sp.expand(sp.expand_log(sp.log(ZP), force=True))
+    xi, ws = sp.symbols("xi wstar", real=True)
+    lz = sp.expand(logZ.subs({B: sp.sqrt(qhat) * xi + qhat * ws, A: qhat}))
+    return sp.simplify(wick_expectation(lz, (xi, ws)))
+
+
+def rs_free_entropy(psi_out_k=None):
+    r"""Prior part of the RS free entropy,
+    :math:`\sum_b[-q_b\hat q_b/2+\psi_P(\hat q_b)]`; the channel part :math:`\alpha\Psi_{\rm out}` is the
+    expectation of ``kernels()``'s ``log_Z`` output (added numerically)."""
+    psi = prior_free_entropy()
+    return sum(-qb * qh / 2 + psi.subs(qhat, qh) for qb, qh in ((q_k, qhat_k), (q_v, qhat_v)))
+
+
+@lru_cache(maxsize=None)
+def prior_update():
+    r"""Solve :math:`\partial\Phi/\partial\hat q=0` for :math:`q`: :math:`q=\hat q/(1+\hat q)` (derived)."""
+    phi = -q * qhat / 2 + prior_free_entropy()
+    (sol,) = sp.solve(sp.diff(phi, qhat), q)
+    return sp.simplify(sol)
+
+
+def channel_functions(L, nishimori: bool = False):
+    r""":math:`g^\chi_\ell=\partial_{\omega^\chi_\ell}\log Z_{\rm out}`, :math:`g^z_\ell=\partial_{\omega^z_\ell}\log Z_{\rm out}`
+    and their diagonal derivatives :math:`\partial g^\chi_\ell/\partial\omega^\chi_\ell`,
+    :math:`\partial g^z_\ell/\partial\omega^z_\ell`, at general variances :math:`(V_k,V_v)` (GAMP) or
+    Nishimori ones.  Returns four lists of length ``L`` in the symbols ``y, omx_*, omz_*, V_*, nu,
+    Delta, M``."""
+    lz = _log_Z_shifted(L, nishimori)
+    ox, oz = omega_chi(L), omega_z(L)
+    gx = [sp.diff(lz, o) for o in ox]
+    gz = [sp.diff(lz, o) for o in oz]
+    dgx = [sp.diff(gx[l], ox[l]) for l in range(L)]
+    dgz = [sp.diff(gz[l], oz[l]) for l in range(L)]
+    return gx, gz, dgx, dgz
+
+
+def stationarity(L, form: str = "ibp"):
+    r"""Integrands of :math:`\hat q_k/\alpha` and :math:`\hat q_v/\alpha` over the sample variables.
+
+    ``form="direct"``: :math:`2\,d\log Z_{\rm out}(\text{sample}(q);q)/dq_b`, the derivative of the
+    channel free entropy under the expectation (sample map of :func:`sample_map` included).
+    ``form="ibp"``: :math:`\sum_\ell(\partial_{\omega_\ell}\log Z_{\rm out})^2` at the sample.
+    Returns ``(integrand_k, integrand_v)`` in the sample variables, ``q_k, q_v, nu, Delta, M``.
+    """
+    sub = sample_map(L)
+    lz = _log_Z_shifted(L, True)
+    if form == "direct":
+        lz_s = lz.subs(sub)
+        return 2 * sp.diff(lz_s, q_k), 2 * sp.diff(lz_s, q_v)
+    if form == "ibp":
+        gx, gz, _, _ = channel_functions(L, nishimori=True)
+        return (sp.Add(*[g ** 2 for g in gx]).subs(sub), sp.Add(*[g ** 2 for g in gz]).subs(sub))
+    raise ValueError(f"unknown form {form!r}; choose 'direct' or 'ibp'")
+
+
+@lru_cache(maxsize=None)
+def test_error():
+    r""":math:`E_{BO}=1-q_v(1-E_B)` from the manifold risk :math:`1-2m_vA+q_vB` with :math:`m_v=q_v`
+    and :math:`A=B=1-E_B`, :math:`E_B` the population Bayes risk at SNR :math:`\nu q_k` (returned
+    second)."""
+    e = _pop.risk_on_manifold().subs({_pop.m_v: q_v, _pop.q_v: q_v, _pop.A_sym: 1 - EB, _pop.B_sym: 1 - EB})
+    return sp.expand(e), nu * q_k
+
+
+def kernels(L):
+    """Generated kernels for length ``L`` (names prefixed ``bo_L{L}_``):
+
+    - ``log_terms(samples..., q_k, q_v, nu, Delta)`` → :math:`A_1..A_L` at the sample (for M);
+    - ``integrands(samples..., q_k, q_v, nu, Delta, M)`` → (log Z, ibp_k, ibp_v, direct_k, direct_v);
+    - ``ibp(samples..., q_k, q_v, nu, Delta, M)`` → (ibp_k, ibp_v) only (cheaper: the solver's map);
+    - ``gout_terms(y, omx..., omz..., V_k, V_v, nu, Delta)`` → :math:`A_1..A_L` at general variances;
+    - ``gout(y, omx..., omz..., V_k, V_v, nu, Delta, M)`` → (g^χ, g^z, ∂g^χ, ∂g^z) flattened.
+    """
+    L = int(L)
+    var = sample_variables(L)
+    sub = sample_map(L)
+    A = [a.subs(sub) for a in _ordered_log_terms(L, True)]
+    lz = _log_Z_shifted(L, True).subs(sub)
+    ik, iv = stationarity(L, "ibp")
+    dk, dv = stationarity(L, "direct")
+    base = [*var, q_k, q_v, nu, Delta]
+    ox, oz = omega_chi(L), omega_z(L)
+    gargs = [y, *ox, *oz, V_k, V_v, nu, Delta]
+    gx, gz, dgx, dgz = channel_functions(L, nishimori=False)
+    src = "spec slr.md §11 (derivations.slr.bayes_optimal)"
+    return [
+        Kernel(f"bo_L{L}_log_terms", base, A, doc=f"log terms A_eps of Z_out at the teacher sample, L={L}; {src}"),
+        Kernel(f"bo_L{L}_integrands", [*base, M], [lz, ik, iv, dk, dv],
+               doc=f"log Z_out, ibp and direct integrands of qhat/alpha at the teacher sample, L={L}; {src}"),
+        Kernel(f"bo_L{L}_ibp", [*base, M], [ik, iv],
+               doc=f"ibp integrands of qhat/alpha at the teacher sample (the solver's map), L={L}; {src}"),
+        Kernel(f"bo_L{L}_gout_terms", gargs, _ordered_log_terms(L, False),
+               doc=f"log terms of Z_out at general variances V_k, V_v, L={L}; {src}"),
+        Kernel(f"bo_L{L}_gout", [*gargs, M], [*gx, *gz, *dgx, *dgz],
+               doc=f"g_out (key, value) and diagonal derivatives at general variances, L={L}; {src}"),
+    ]
+
+
+def common_kernels():
+    """Kernels shared by every length: prior update, prior free entropy, test error."""
+    eb_expr, snr = test_error()
+    return [
+        Kernel("bo_prior_update", [qhat], [prior_update()], doc="q = qhat/(1+qhat) from dPhi/dqhat = 0 (§11)"),
+        Kernel("bo_prior_phi", [q_k, qhat_k, q_v, qhat_v], [rs_free_entropy()],
+               doc="prior part of the RS free entropy: sum_b -q_b qhat_b/2 + psi_P(qhat_b)"),
+        Kernel("bo_test_error", [q_k, q_v, nu, EB], [eb_expr, snr],
+               doc="E_BO = 1 - q_v (1 - E_B(nu q_k)) and the SNR nu q_k at which E_B is evaluated (§11)"),
+    ]
+
+
+@lru_cache(maxsize=None)
+def module_source(lengths: tuple) -> str:
+    """NumPy module text with :func:`common_kernels` and :func:`kernels` for each ``L`` in ``lengths``.
+
+    Loaded by :func:`numeric.bayes_optimal.load_bo_module` (via :func:`symbolic.codegen.load_module`)."""
+    ks = common_kernels()
+    for L in sorted({int(v) for v in lengths}):
+        if L < 1:
+            raise ValueError(f"sequence length must be >= 1, got {L}")
+        ks += kernels(L)
+    mb = ModuleBuilder("Bayes-optimal state evolution of spiked-SLR (generated)", "numpy",
+                       expression_hash(*[o for k in ks for o in k.outputs]),
+                       description="RS free entropy, stationarity and g_out kernels; spec slr.md §11.")
+    for k in ks:
+        mb.add_kernel(k)
+    return mb.source()

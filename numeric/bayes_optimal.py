@@ -1,0 +1,405 @@
+r"""Bayes-optimal state evolution of spiked-SLR at finite :math:`\alpha` (spec ``slr.md`` §11), solved on a frozen rule.
+
+The equations come as generated kernels (module text from
+:func:`derivations.slr.bayes_optimal.module_source`, loaded by :func:`load_bo_module`; this module
+never imports :mod:`derivations`).  Per length :math:`L` the kernels give, at a point of the teacher
+measure written in standard normals :math:`(g_{1..L},h_{1..L},n)`, the integrands of
+:math:`\log Z_{\rm out}`, of :math:`\hat q_b/\alpha` in the integration-by-parts form (``ibp``, the
+default) and in the direct form (``direct``, differentiation of :math:`\Psi_{\rm out}` under the
+expectation).  The state evolution with Nishimori built in is
+
+.. math::  \hat q_b=\alpha\sum_LP(L)\,\mathbb E[I^{(L)}_b(q_k,q_v)],\qquad q_b=\frac{\hat q_b}{1+\hat q_b},
+           \qquad E_{BO}=\sum_LP(L)\,\big(1-q_v[1-E_B^{\rm pop}(\nu q_k;L)]\big).
+
+Integration rule (frozen: the same points for every :math:`q`, so the map is deterministic and
+smooth and Newton applies; the solver runs a few damped steps from a cold start, then Newton with a
+finite-difference Jacobian refreshed only when a Broyden-updated step fails):
+
+- ``"sobol"`` (default): scrambled Sobol points in dimension :math:`2L+1`, ``replicates``
+  independent scramblings of ``points`` each.  The error estimate propagates the replicate spread
+  of the map at the fixed point through :math:`(I-J)^{-1}` (:math:`J` the Jacobian of the map on
+  the frozen rule), then to :math:`E_{BO}` by its gradient.
+- ``"gauss-hermite"``: tensor Gauss–Hermite with ``n_gh`` nodes per dimension (only for
+  :math:`2L+1\le5`); error = difference to the rule with ``3 n_gh / 2`` nodes.  The integrands are
+  sharp at the scale :math:`\sqrt S\approx\Delta` in the value variables at large :math:`\alpha`,
+  where Gauss–Hermite converges slowly; Sobol is the default for that reason.
+
+Starts: uninformed (:math:`q=0.01`) and informed (:math:`q=0.99`); with continuation in
+:math:`\alpha` each branch warm-starts from its previous point.  Distinct fixed points are all
+kept; the reported one maximises the RS free entropy
+:math:`\Phi=\sum_b[-q_b\hat q_b/2+\psi_P(\hat q_b)]+\alpha\Psi_{\rm out}`.
+
+Failures raise :class:`numeric.ConvergenceError`; non-finite integrands raise it too (never NaN).
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ._portable_solver import ConvergenceError
+
+__all__ = ["load_bo_module", "BORule", "make_rule", "BOPoint", "bo_fixed_point", "bo_curve", "bo_map",
+           "SYSTEM", "START_UNINFORMED", "START_INFORMED"]
+
+SYSTEM = "bayes-optimal state evolution (spiked-SLR, spec slr.md §11)"
+START_UNINFORMED = 0.01
+START_INFORMED = 0.99
+_Q_MIN, _Q_MAX = 1e-12, 1.0 - 1e-12
+
+_MODULES: dict = {}
+
+
+def load_bo_module(source: str):
+    """Load (once per text) the generated BO kernel module from its source text."""
+    from symbolic.codegen import load_module
+
+    key = hashlib.sha256(source.encode()).hexdigest()
+    mod = _MODULES.get(key)
+    if mod is None:
+        mod = load_module(source, name=f"attnlimits_bo_{key[:12]}")
+        _MODULES[key] = mod
+    return mod
+
+
+@dataclass
+class BORule:
+    """Frozen integration rule: per length ``L``, columns of standard normals and weights.
+
+    ``nodes[L]`` has shape (replicates, points, 2L+1) (Sobol; Gauss–Hermite has one replicate);
+    ``weights[L]`` has shape (points,) and sums to one.
+    """
+
+    kind: str
+    nodes: dict
+    weights: dict
+    replicates: int
+    description: str
+    finer: "BORule | None" = None
+
+
+def make_rule(lengths, *, kind: str = "sobol", points: int = 2 ** 13, replicates: int = 8, seed: int = 0,
+              n_gh: int = 12) -> BORule:
+    """The frozen rule for the lengths ``lengths`` (iterable of ints)."""
+    from symbolic.gaussian import gauss_hermite_rule, sobol_normal
+
+    Ls = sorted({int(L) for L in lengths})
+    if kind == "sobol":
+        nodes, weights = {}, {}
+        for L in Ls:
+            nodes[L] = sobol_normal(points, 2 * L + 1, seed=seed + 1009 * L, replicates=replicates)
+            weights[L] = np.full(points, 1.0 / points)
+        return BORule(kind, nodes, weights, replicates, f"scrambled Sobol {replicates} x {points}")
+    if kind == "gauss-hermite":
+        if any(2 * L + 1 > 5 for L in Ls):
+            raise ValueError("gauss-hermite rule needs 2L+1 <= 5 (L <= 2); use kind='sobol'")
+
+        def build(nn):
+            nodes, weights = {}, {}
+            for L in Ls:
+                x, w = gauss_hermite_rule(2 * L + 1, nn)
+                nodes[L] = np.asarray(x)[None]
+                weights[L] = np.asarray(w)
+            return BORule(kind, nodes, weights, 1, f"gauss-hermite {nn}^(2L+1)")
+
+        r = build(n_gh)
+        r.finer = build(n_gh + n_gh // 2)
+        return r
+    raise ValueError(f"unknown rule kind {kind!r}; choose 'sobol' or 'gauss-hermite'")
+
+
+def _kernel(mod, L, name):
+    fn = getattr(mod, f"bo_L{L}_{name}", None)
+    if fn is None:
+        raise ValueError(f"the generated BO module has no kernels for L = {L}; regenerate it with this length")
+    return fn
+
+
+def _integrate(mod, rule, lengths, nu, delta, q, outputs):
+    """Replicate-wise rule averages of the generated integrands; ``outputs`` = "ibp" (the map only)
+    or "all" (log Z, ibp_k, ibp_v, direct_k, direct_v).  Shape (replicates, n_outputs)."""
+    qk, qv = float(q[0]), float(q[1])
+    R = rule.replicates
+    acc = None
+    for L, p in lengths:
+        x = rule.nodes[L]
+        w = rule.weights[L]
+        cols = [x[..., j] for j in range(x.shape[-1])]
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            A = _kernel(mod, L, "log_terms")(*cols, qk, qv, nu, delta)
+            Mx = np.max(np.stack([np.broadcast_to(a, x.shape[:-1]) for a in A]), axis=0)
+            name = "ibp" if outputs == "ibp" else "integrands"
+            res = _kernel(mod, L, name)(*cols, qk, qv, nu, delta, Mx)
+        part = np.stack([(np.broadcast_to(r, x.shape[:-1]) * w).sum(-1) for r in res], axis=1)
+        acc = p * part if acc is None else acc + p * part
+    if not np.all(np.isfinite(acc)):
+        raise ConvergenceError(SYSTEM, {"q_k": qk, "q_v": qv, "nu": nu, "Delta": delta}, float("nan"),
+                               "non-finite channel integrands", "check nu and Delta (Delta > 0); for very large "
+                               "nu the log-sum-exp terms overflow float64")
+    assert acc.shape[0] == R
+    return acc
+
+
+def bo_map(mod, rule: BORule, lengths, nu, delta, q, *, form: str = "ibp", with_phi: bool = False):
+    r"""Replicate-wise means of :math:`\hat q_b/\alpha` (shape (replicates, 2)), and of
+    :math:`\Psi_{\rm out}` (shape (replicates,)) with ``with_phi``; the length law mixed in."""
+    if form not in ("ibp", "direct"):
+        raise ValueError(f"unknown form {form!r}; choose 'ibp' or 'direct'")
+    if form == "ibp" and not with_phi:
+        return _integrate(mod, rule, lengths, nu, delta, q, "ibp")
+    a = _integrate(mod, rule, lengths, nu, delta, q, "all")
+    out = a[:, 1:3] if form == "ibp" else a[:, 3:5]
+    return (out, a[:, 0]) if with_phi else out
+
+
+@dataclass
+class BOPoint:
+    """One fixed point of the BO state evolution.
+
+    ``q_k, q_v`` (= m_k, m_v by Nishimori; V_b = 1 − q_b), ``qhat_k, qhat_v``, their standard errors
+    ``q_k_se, q_v_se`` (integration error), ``E_BO`` and ``E_BO_se``, ``E_B_snr`` (the population
+    Bayes risk at SNR ν q_k, P(L)-mixed), ``phi`` the RS free entropy (up to an α-independent
+    constant shared by all branches at equal α) and ``phi_se``, ``start`` ("informed" /
+    "uninformed"), ``iterations``, ``residual``, ``method``, ``rule``, ``stability`` (spectral radius
+    of the map's Jacobian), ``identity_gap`` (direct − ibp estimate of q̂/α, summed over k and v, with
+    its replicate SE ``identity_gap_se``).
+    """
+
+    alpha: float
+    nu: float
+    delta: float
+    lengths: tuple
+    q_k: float
+    q_v: float
+    qhat_k: float
+    qhat_v: float
+    q_k_se: float
+    q_v_se: float
+    E_BO: float
+    E_BO_se: float
+    E_B_snr: float
+    phi: float
+    phi_se: float
+    start: str
+    iterations: int
+    residual: float
+    method: str
+    rule: str
+    stability: float
+    identity_gap: tuple = ()
+    identity_gap_se: tuple = ()
+    branches: list = field(default_factory=list)
+
+    def as_row(self) -> dict:
+        d = asdict(self)
+        d.pop("branches")
+        d["lengths"] = ",".join(f"{L}:{p:g}" for L, p in self.lengths)
+        for i, b in enumerate(("k", "v")):  # tidy scalars: direct − ibp estimate of q̂_b/α and its SE
+            d[f"identity_gap_{b}"] = self.identity_gap[i] if self.identity_gap else None
+            d[f"identity_gap_{b}_se"] = self.identity_gap_se[i] if self.identity_gap_se else None
+        d.pop("identity_gap")
+        d.pop("identity_gap_se")
+        return d
+
+
+def _clip(x):
+    return np.clip(np.asarray(x, float), _Q_MIN, _Q_MAX)
+
+
+def _solve(G, x0, params, *, tol, max_iter, damping, warm=False):
+    """Fixed point x = G(x) in (0,1)^2: damped iteration, then Newton (finite-difference Jacobian of the
+    deterministic frozen-rule map) with backtracking; damped iteration continues if Newton stalls."""
+    x = _clip(x0)
+    it = 0
+    gx = G(x)
+    res = float(np.max(np.abs(x - gx)))
+    method = "damped"
+    for _ in range(0 if warm else 8):
+        if res < tol:
+            break
+        x = _clip((1 - damping) * x + damping * gx)
+        gx = G(x)
+        res = float(np.max(np.abs(x - gx)))
+        it += 1
+
+    def jac(x, fx):
+        J = np.zeros((2, 2))
+        for j in range(2):
+            h = 1e-6 * max(1e-3, min(x[j], 1 - x[j]))
+            xp = x.copy()
+            xp[j] += h
+            J[:, j] = ((xp - G(xp)) - fx) / h
+        return J
+
+    stalled = 0
+    Jb = None  # Broyden approximation of ∂F/∂x (refreshed by finite differences when a step fails)
+    while res >= tol and it < max_iter:
+        fx = x - gx
+        fresh = Jb is None
+        if fresh:
+            Jb = jac(x, fx)
+        try:
+            step = np.linalg.solve(Jb, -fx)
+        except np.linalg.LinAlgError:
+            step = None
+        accepted = False
+        if step is not None and np.all(np.isfinite(step)):
+            t = 1.0
+            for _ in range(30):
+                xn = _clip(x + t * step)
+                gn = G(xn)
+                rn = float(np.max(np.abs(xn - gn)))
+                if rn < res:
+                    dx, df = xn - x, (xn - gn) - fx
+                    if float(dx @ dx) > 0:
+                        Jb = Jb + np.outer(df - Jb @ dx, dx) / float(dx @ dx)
+                    x, gx, res, accepted = xn, gn, rn, True
+                    break
+                t *= 0.5
+        it += 1
+        if accepted:
+            method = "damped+newton"
+            continue
+        Jb = None  # next step with a fresh finite-difference Jacobian
+        if not fresh:
+            continue
+        stalled += 1
+        for _ in range(50):  # Newton stalled: damped iteration
+            x = _clip((1 - damping) * x + damping * gx)
+            gx = G(x)
+            res = float(np.max(np.abs(x - gx)))
+            it += 1
+        if stalled > 20:
+            break
+    if not res < tol:
+        raise ConvergenceError(SYSTEM, params, res, f"no fixed point after {it} iterations",
+                               "raise max_iter, use damping 0.3, or start from a neighbouring alpha (continuation)")
+    return x, it, res, method
+
+
+def _bayes(pop_bayes, snr, L):
+    return float(pop_bayes("spiked", snr, L).value)
+
+
+def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, start="uninformed",
+                   form: str = "ibp", tol: float = 1e-11, max_iter: int = 3000, damping: float = 0.5,
+                   population_bayes_risk=None, _with_error: bool = True) -> BOPoint:
+    """Solve the BO state evolution at one α from ``x0`` (default: the ``start``'s q) on ``rule``.
+
+    ``lengths`` is a tuple of (L, P(L)); ``population_bayes_risk(model, snr, L)`` returns an object
+    with ``.value`` (default :func:`numeric.bayes.bayes_risk`).
+    """
+    if population_bayes_risk is None:
+        from .bayes import bayes_risk as population_bayes_risk
+    nu, alpha, delta = float(nu), float(alpha), float(delta)
+    params = {"alpha": alpha, "nu": nu, "Delta": delta}
+    if not (alpha > 0 and nu >= 0 and delta > 0 and math.isfinite(alpha) and math.isfinite(nu)):
+        raise ValueError(f"need alpha > 0, finite nu >= 0 and Delta > 0; got alpha={alpha}, nu={nu}, Delta={delta}")
+    upd = mod.bo_prior_update
+
+    def G(x):
+        h = bo_map(mod, rule, lengths, nu, delta, x, form=form).mean(0) * alpha
+        return np.array([upd(h[0])[0], upd(h[1])[0]], float)
+
+    warm = x0 is not None
+    if x0 is None:
+        q0 = START_INFORMED if start == "informed" else START_UNINFORMED
+        x0 = (q0, q0)
+    x, it, res, method = _solve(G, np.asarray(x0, float), params, tol=tol, max_iter=max_iter, damping=damping,
+                                warm=warm)
+    full = _integrate(mod, rule, lengths, nu, delta, x, "all")
+    hat_r = full[:, 1:3] if form == "ibp" else full[:, 3:5]
+    psi_r = full[:, 0]
+    hat = hat_r.mean(0) * alpha
+    # Jacobian of the map (for the error propagation and stability): forward differences from G(x)
+    Gx = np.array([upd(hat[0])[0], upd(hat[1])[0]], float)
+    J = np.zeros((2, 2))
+    for j in range(2):
+        hstep = 1e-6 * max(1e-3, min(x[j], 1 - x[j]))
+        xp = x.copy()
+        xp[j] += hstep
+        J[:, j] = (G(xp) - Gx) / hstep
+    stability = float(max(abs(np.linalg.eigvals(J))))
+    # replicate maps: δq_r = (I − J)^{-1} (G_r − G)
+    dq_dqhat = 1.0 / (1.0 + hat) ** 2
+    qk, qv = float(x[0]), float(x[1])
+    se_q = np.zeros(2)
+    R = rule.replicates
+    if R > 1:
+        Gr = (hat_r * alpha - hat) * dq_dqhat
+        dq = np.linalg.solve(np.eye(2) - J, Gr.T).T
+        se_q = dq.std(axis=0, ddof=1) / math.sqrt(R)
+    # test error and its gradient in q (population Bayes risk by numeric.bayes)
+    E = 0.0
+    EB_mix = 0.0
+    dE = np.zeros(2)
+    for L, p in lengths:
+        snr = nu * qk
+        eb = _bayes(population_bayes_risk, snr, L)
+        e, _ = mod.bo_test_error(qk, qv, nu, eb)
+        E += p * float(e)
+        EB_mix += p * eb
+        hs = 1e-5 * max(snr, 1e-3)
+        d_eb = (_bayes(population_bayes_risk, snr + hs, L) - _bayes(population_bayes_risk, max(snr - hs, 0.0), L)) \
+            / (snr + hs - max(snr - hs, 0.0))
+        dE[0] += p * (float(mod.bo_test_error(qk, qv, nu, eb + 1e-6)[0]) - float(e)) / 1e-6 * d_eb * nu
+        dE[1] += p * (float(mod.bo_test_error(qk, qv + 1e-7, nu, eb)[0]) - float(e)) / 1e-7
+    phi_prior = float(mod.bo_prior_phi(qk, float(hat[0]), qv, float(hat[1]))[0])
+    phi = phi_prior + alpha * float(psi_r.mean())
+    phi_se = alpha * float(psi_r.std(ddof=1) / math.sqrt(R)) if R > 1 else 0.0
+    E_se = float(abs(dE[0]) * se_q[0] + abs(dE[1]) * se_q[1])
+    gap, gap_se = (), ()
+    if _with_error:
+        diff = full[:, 3:5] - full[:, 1:3]
+        gap = tuple(float(v) for v in diff.mean(0))
+        gap_se = tuple(float(v) for v in (diff.std(0, ddof=1) / math.sqrt(R) if R > 1 else np.zeros(2)))
+    if rule.finer is not None and _with_error:  # Gauss–Hermite: error = rule difference
+        fine = bo_fixed_point(mod, rule.finer, lengths, nu, alpha, delta, x0=x, form=form, tol=tol,
+                              max_iter=max_iter, damping=damping, population_bayes_risk=population_bayes_risk,
+                              _with_error=False)
+        se_q = np.array([abs(fine.q_k - qk), abs(fine.q_v - qv)])
+        E_se = abs(fine.E_BO - E)
+        phi_se = abs(fine.phi - phi)
+    for v in (qk, qv, E, phi, E_se):
+        if not math.isfinite(v):
+            raise ConvergenceError(SYSTEM, params, res, "non-finite result at the fixed point",
+                                   "check the inputs; try a finer rule")
+    return BOPoint(alpha, nu, delta, tuple(lengths), qk, qv, float(hat[0]), float(hat[1]), float(se_q[0]),
+                   float(se_q[1]), float(E), E_se, float(EB_mix), phi, phi_se, start, it, res, method,
+                   rule.description, stability, gap, gap_se)
+
+
+def bo_curve(mod, rule: BORule, lengths, nu, alphas, delta, *, starts=("uninformed", "informed"),
+             distinct_tol: float = 1e-6, progress=None, **kw):
+    """State evolution along ``alphas`` with continuation, from each start.
+
+    Returns a list (in the order of ``alphas``) of the selected :class:`BOPoint` (largest free
+    entropy), each with ``branches`` holding every distinct fixed point found at that α.
+    """
+    order = sorted(range(len(alphas)), key=lambda i: alphas[i])
+    per_start = {}
+    for s in starts:
+        prev = None
+        pts = {}
+        for i in order:
+            a = float(alphas[i])
+            if progress:
+                progress(f"BO state evolution: {s} start, alpha = {a:g}")
+            pt = bo_fixed_point(mod, rule, lengths, nu, a, delta, x0=prev, start=s, **kw)
+            pt.start = s
+            pts[i] = pt
+            prev = (pt.q_k, pt.q_v)
+        per_start[s] = pts
+    out = []
+    for i in range(len(alphas)):
+        cands = [per_start[s][i] for s in starts]
+        distinct = []
+        for c in cands:
+            if not any(abs(c.q_k - d.q_k) < distinct_tol and abs(c.q_v - d.q_v) < distinct_tol for d in distinct):
+                distinct.append(c)
+        best = max(distinct, key=lambda c: c.phi)
+        best.branches = [c.as_row() for c in distinct]
+        out.append(best)
+    return out

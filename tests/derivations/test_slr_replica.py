@@ -1,0 +1,151 @@
+"""Tests of the RS system of ridge ERM for SLR (derivations.slr.replica; spec slr.md §10).
+
+Expected values come from independent sources: the spec's typed formulas (§10.2, §10.3), brute-force
+numerical minimisation (scipy) of the full proximal objective, and finite differences.
+"""
+import numpy as np
+import pytest
+import sympy as sp
+from scipy.optimize import minimize
+
+from derivations.slr import replica as R
+from symbolic.codegen import ModuleBuilder, load_module
+from symbolic.result import InputError
+
+
+def _load(kernels):
+    mb = ModuleBuilder("test", "numpy")
+    for k in kernels.values():
+        mb.add_kernel(k)
+    mb.add_source("import scipy.special")
+    return load_module(mb.source())
+
+
+def test_prior_update_matches_spec_10_2():
+    pr = R.prior_update()
+    mh, qh, Vh, lam = R.m_hat, R.q_hat, R.V_hat, R.lam
+    assert sp.simplify(pr["V"] - 1 / (lam + Vh)) == 0
+    assert sp.simplify(pr["m"] - mh / (lam + Vh)) == 0
+    assert sp.simplify(pr["q"] - (mh ** 2 + qh) / (lam + Vh) ** 2) == 0
+
+
+@pytest.mark.parametrize("L", [2, 3])
+def test_z_elimination_matches_spec_10_3(L):
+    s, wz, z_hat, e_hat, F_z = R.z_elimination(L)
+    S2 = sum(x * x for x in s)
+    r = R.y - sum(s[i] * wz[i] for i in range(L))
+    assert sp.simplify(F_z - r ** 2 / (2 * (1 + R.V_v * S2))) == 0
+    # ẑ = ω^z + V_v r/(1 + V_v‖s‖²) s and the training residual y − sᵀẑ = r/(1 + V_v‖s‖²)
+    for i in range(L):
+        assert sp.simplify(z_hat[i] - (wz[i] + R.V_v * r / (1 + R.V_v * S2) * s[i])) == 0
+    _, _, resid = R.training_residual(L)
+    assert sp.simplify(resid - r / (1 + R.V_v * S2)) == 0
+
+
+def test_loss_hessian_blocks_match_spec_formulas():
+    # H_zz = σσᵀ, H_χz = uσᵀ + eJᵀ, H_χχ = uuᵀ + e Σ z_i ∇²σ_i (spec §10.3 step 5), softmax L = 2
+    chi, z, sig, ell, grad, H = R.loss_hessian("softmax", 2)
+    L = 2
+    J = sig.jacobian(chi)
+    e = sum(sig[i] * z[i] for i in range(L)) - R.y
+    u = J.T * sp.Matrix(z)
+    Hzz = sig * sig.T
+    Hcz = u * sig.T + e * J.T
+    Hcc = u * u.T + e * sum((z[i] * sp.hessian(sig[i], chi) for i in range(L)), sp.zeros(L, L))
+    assert sp.simplify(H[L:, L:] - Hzz) == sp.zeros(L, L)
+    assert sp.simplify(H[:L, L:] - Hcz) == sp.zeros(L, L)
+    assert sp.simplify(H[:L, :L] - Hcc) == sp.zeros(L, L)
+
+
+def _full_objective(sig_fn, chi, z, wchi, wz, y, Vk, Vv):
+    s = sig_fn(chi)
+    return 0.5 * (s @ z - y) ** 2 + ((chi - wchi) ** 2).sum() / (2 * Vk) + ((z - wz) ** 2).sum() / (2 * Vv)
+
+
+def _softmax(c):
+    e = np.exp(c - c.max())
+    return e / e.sum()
+
+
+@pytest.mark.parametrize("act,sig_fn", [
+    ("linear_uncentred", lambda c: 1 + c),
+    ("linear_centred", lambda c: 1 + c - c.mean()),
+    ("linear_pure", lambda c: c),
+])
+def test_affine_exact_prox_is_global_minimum(act, sig_fn):
+    L = 2
+    mod = _load(R.replica_kernels(act, L))
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        wchi, wz = rng.normal(size=L) * 1.5, rng.normal(size=L)
+        y, Vk, Vv = rng.normal(), rng.uniform(0.2, 3), rng.uniform(0.1, 2)
+        co = mod.affine_poly(*wchi, *wz, y, Vk, Vv)
+        roots = np.roots(co)
+        real = roots[np.abs(roots.imag) < 1e-8].real
+        vals = [mod.affine_fields(t, *wchi, *wz, y, Vk, Vv) for t in real]
+        best = min(vals, key=lambda v: v[-1])
+        # brute force over (χ, z) from many starts
+        f = lambda x: _full_objective(sig_fn, x[:L], x[L:], wchi, wz, y, Vk, Vv)  # noqa: E731
+        bf = min((minimize(f, np.concatenate([wchi, wz]) + rng.normal(size=2 * L) * 2, method="BFGS", tol=1e-12)
+                  for _ in range(12)), key=lambda r: r.fun)
+        assert best[-1] == pytest.approx(bf.fun, abs=1e-8)
+        assert np.allclose(best[:L], bf.x[:L], atol=1e-4)
+
+
+def test_linear_uncentred_polynomial_has_degree_5():
+    coeffs = R.affine_residual_polynomial("linear_uncentred", 2)[-1]
+    assert len(coeffs) - 1 == 5
+
+
+def test_reduced_objective_equals_full_minimum_softmax():
+    L = 2
+    mod = _load(R.replica_kernels("softmax", L))
+    rng = np.random.default_rng(2)
+    for _ in range(4):
+        wchi, wz = rng.normal(size=L) * 2, rng.normal(size=L)
+        y, Vk, Vv = rng.normal(), rng.uniform(0.3, 3), rng.uniform(0.1, 1)
+        fr = lambda c: mod.F_value(*c, *wchi, *wz, y, Vk, Vv)[0]  # noqa: E731
+        ff = lambda x: _full_objective(_softmax, x[:L], x[L:], wchi, wz, y, Vk, Vv)  # noqa: E731
+        red = min((minimize(fr, wchi + rng.normal(size=L) * 3, method="BFGS", tol=1e-12) for _ in range(10)),
+                  key=lambda r: r.fun)
+        full = min((minimize(ff, np.concatenate([wchi, wz]) + rng.normal(size=2 * L) * 3, method="BFGS",
+                             tol=1e-12) for _ in range(10)), key=lambda r: r.fun)
+        assert red.fun == pytest.approx(full.fun, abs=1e-8)
+        # the generated gradient and Hessian of F agree with finite differences
+        c0 = wchi + rng.normal(size=L)
+        out = mod.F_newton(*c0, *wchi, *wz, y, Vk, Vv)
+        h = 1e-6
+        for i in range(L):
+            e = np.zeros(L)
+            e[i] = h
+            assert out[1 + i] == pytest.approx((fr(c0 + e) - fr(c0 - e)) / (2 * h), abs=1e-6)
+        # ẑ from the post kernel is the z-minimiser of the full objective at χ = c0
+        post = mod.post(*c0, *wz, y, Vv)
+        zf = minimize(lambda z: _full_objective(_softmax, c0, z, wchi, wz, y, Vk, Vv), wz, tol=1e-12).x
+        assert np.allclose(post[L:2 * L], zf, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["erf_learned", "softplus_norm_bias"])
+def test_learned_scalar_refused(name):
+    with pytest.raises(InputError, match="learned scalar"):
+        R.replica_kernels(name, 2)
+
+
+def test_length_one_refused():
+    with pytest.raises(InputError):
+        R.replica_kernels("softmax", 1)
+
+
+def test_conjugate_forms_differ_only_by_stein():
+    # with E[ξ g] = s E[∂g/∂ω] the two forms coincide: substitute gxi = s·dg
+    ins, jac = R.conjugate_update("jacobian")
+    _, st = R.conjugate_update("stein")
+    gg, dg, gx, gxi, m, s, alpha = ins
+    for k in ("m_hat", "q_hat", "V_hat"):
+        assert sp.simplify(st[k].subs(gxi, s * dg) - jac[k]) == 0
+
+
+def test_no_float_literals_in_kernels():
+    from symbolic.codegen import assert_exact
+    for k in R.replica_kernels("softmax", 2).values():
+        assert_exact(*k.outputs)

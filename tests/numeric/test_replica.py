@@ -1,0 +1,133 @@
+"""Tests of the RS fixed-point solver (numeric.replica; spec slr.md §10, §14 R5).
+
+Kernels are generated from derivations.slr.replica (tests may import every layer).  Expected values:
+spec R5 (stated ±0.003, overlaps within 2 %), the §8 closed forms and the Bayes risk (α → ∞ with a
+fitted log–log slope), Stein's identity (k = 4 replicate standard errors).
+"""
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from derivations.slr import linear_closed_form
+from derivations.slr import replica as RD
+from numeric import ConvergenceError
+from numeric import replica as NR
+
+
+def _kern(act, L=2):
+    return NR.compile_rs_kernels(act, {L: RD.replica_kernels(act, L)})
+
+
+def _pop_linear(variant, L, nu):
+    e = linear_closed_form(variant, "spiked")["risk"]
+    return float(e.subs({sp.Symbol("L", positive=True, integer=True): L, sp.Symbol("nu", positive=True): nu}))
+
+
+def test_frozen_map_is_deterministic():
+    kern = _kern("softmax")
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=256, replicates=2, seed=3)
+    x = NR.informed_start("spiked", 2.0)
+    g1, _ = NR.rs_map(kern, rules, x, 4.0, 0.1, 0.1)
+    NR.rs_map(kern, rules, x * 1.1, 4.0, 0.1, 0.1)  # an unrelated call in between: no state is carried
+    g2, _ = NR.rs_map(kern, rules, x, 4.0, 0.1, 0.1)
+    assert np.array_equal(g1, g2)
+
+
+@pytest.mark.parametrize("act,lam", [("softmax", 1.0), ("linear_uncentred", 1.0)])
+def test_stein_and_jacobian_forms_agree(act, lam):
+    # §10.4: V̂ and m̂ written with ∂g/∂ω (Jacobian) and with E[ξg]/s (before Stein's lemma)
+    kern = _kern(act)
+    R = 8
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=512, replicates=R, seed=5)
+    x = np.array([1.0, 1.5, 1.5, 0.9, 1.0, 0.4])
+    _, info = NR.rs_map(kern, rules, x, 4.0, lam, 0.1)
+    diffs = []
+    for r in range(R):
+        _, hj = NR._update_from_averages(kern, info["averages"][r], x, 4.0, lam, "jacobian")
+        _, hs = NR._update_from_averages(kern, info["averages"][r], x, 4.0, lam, "stein")
+        diffs.append([hj[k] - hs[k] for k in ("m_hat_k", "V_hat_k", "m_hat_v", "V_hat_v")])
+    diffs = np.array(diffs)
+    mean, se = diffs.mean(axis=0), diffs.std(axis=0, ddof=1) / math.sqrt(R)
+    k = 4
+    assert np.all(np.abs(mean) <= k * se + 1e-12), (mean, se)
+
+
+def test_alpha_to_infinity_linear_rate_quick():
+    # E_test → the §8 population optimum at rate 1/α (fitted log–log slope), linear_centred spiked L = 2, ν = 2
+    kern = _kern("linear_centred")
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=256, replicates=4, seed=0)
+    alphas = [25.0, 100.0]
+    fps = NR.rs_learning_curve(kern, rules, alphas, 0.1, 0.1, model="spiked", nu=2.0, tol=1e-8)
+    pop = _pop_linear("linear_centred", 2, 2)
+    E = np.array([f.E_test for f in fps])
+    assert np.all(E > pop)
+    slope = np.polyfit(np.log(alphas), np.log(E - pop), 1)[0]
+    assert -1.3 < slope < -0.7, slope
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["linear_uncentred", "linear_centred"])
+def test_alpha_to_infinity_linear_rate(variant):
+    kern = _kern(variant)
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=1024, replicates=4, seed=0)
+    alphas = [25.0, 50.0, 100.0, 200.0]
+    fps = NR.rs_learning_curve(kern, rules, alphas, 0.1, 0.1, model="spiked", nu=2.0, tol=1e-8)
+    pop = _pop_linear(variant, 2, 2)
+    E = np.array([f.E_test for f in fps])
+    slope = np.polyfit(np.log(alphas), np.log(E - pop), 1)[0]
+    assert -1.15 < slope < -0.85, slope  # measured −1.02 (uncentred), −0.995 (centred)
+
+
+@pytest.mark.slow
+def test_alpha_to_infinity_softmax_tends_to_bayes():
+    from numeric.bayes import bayes_risk
+
+    EB = float(bayes_risk("spiked", 2.0, 2))
+    kern = _kern("softmax")
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=1024, replicates=4, seed=0)
+    alphas = [20.0, 40.0, 80.0]
+    fps = NR.rs_learning_curve(kern, rules, alphas, 0.1, 0.1, model="spiked", nu=2.0, tol=1e-8)
+    E = np.array([f.E_test for f in fps])
+    assert np.all(E > EB) and np.all(np.diff(E) < 0)
+    slope = np.polyfit(np.log(alphas), np.log(E - EB), 1)[0]
+    assert -1.3 < slope < -0.7, slope
+
+
+# spec R5: softmax, spiked, L = 2, ν = 2, Δ = 0.1, λ = 0.1
+R5 = {4.0: (0.378, dict(m_k=0.833, q_k=1.41, m_v=1.064, q_v=1.194, V_k=3.33, V_v=0.55)),
+      10.0: (0.319, dict(m_k=1.27, q_k=2.52, m_v=1.042, q_v=1.108, V_k=1.60, V_v=0.158))}
+
+
+@pytest.mark.slow
+def test_spec_R5():
+    kern = _kern("softmax")
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=4096, replicates=4, seed=0)
+    fps = NR.rs_learning_curve(kern, rules, sorted(R5), 0.1, 0.1, model="spiked", nu=2.0)
+    for fp in fps:
+        E, ov = R5[fp.alpha]
+        assert abs(fp.E_test - E) <= 0.003, (fp.alpha, fp.E_test)  # stated ± 0.003
+        for k, v in ov.items():
+            assert fp.values[k] == pytest.approx(v, rel=0.02), (fp.alpha, k, fp.values[k])
+        assert fp.pd_fail_fraction < 0.01
+        assert fp.stability < 1
+
+
+def test_nonconvergence_raises():
+    kern = _kern("linear_uncentred")
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=128, replicates=2, seed=0)
+    with pytest.raises(ConvergenceError, match="did not converge"):
+        NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1, tol=0.0, accept=0.0, coarse=False)
+
+
+def test_result_fields_and_error_estimate():
+    kern = _kern("linear_uncentred")
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=256, replicates=4, seed=1)
+    fp = NR.rs_fixed_point(kern, rules, 10.0, 1.0, 0.1)
+    row = fp.as_row()
+    for k in ("E_test", "E_test_error", "training_loss", "m_k", "q_k", "V_k", "m_v", "q_v", "V_v", "stability",
+              "pd_fail_fraction", "method", "iterations", "m_hat_k", "V_hat_v"):
+        assert k in row
+    assert fp.residual <= 1e-9 and 0 < fp.E_test_error < 0.05
+    assert all(np.isfinite(v) for v in fp.values.values())

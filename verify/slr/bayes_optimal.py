@@ -1,0 +1,230 @@
+r"""Bayes-optimal error of SLR at finite α: glue, Python API and commands (spec ``slr.md`` §11, R6, C19).
+
+- :func:`bo_module` — the generated kernel module of :mod:`derivations.slr.bayes_optimal` for a set
+  of lengths, cached on disk (:func:`numeric.models.cache_dir`) keyed by the derivation, engine
+  and SymPy versions (generation takes about 5 s per length, loading a cached text milliseconds).
+- :func:`bo_state_evolution` — the BO curve :math:`E_{BO}(\alpha)` (:mod:`numeric.bayes_optimal`)
+  with error estimates, both starts and the free-entropy selection.
+- :data:`BAYES_OPTIMAL_COMMAND`, :data:`AMP_COMMAND` — the ``attnlimits slr bayes-optimal`` and
+  ``attnlimits slr amp`` commands (:mod:`symbolic.result` contract); :func:`run_bayes_optimal`,
+  :func:`run_amp` return tidy rows.
+- :func:`phase_scan` — informed vs uninformed fixed points over an (α, ν) grid per L (issue item 6).
+
+Only spiked-SLR is derived; ``--model max`` is refused with :data:`derivations.slr.bayes_optimal.MAX_SLR_STATUS`.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from pathlib import Path
+
+from symbolic.result import Command, InputError, Param
+
+__all__ = ["bo_module", "bo_state_evolution", "run_bayes_optimal", "run_amp", "BAYES_OPTIMAL_COMMAND",
+           "AMP_COMMAND", "lengths_law", "phase_scan"]
+
+_LOADED: dict = {}
+
+
+def _cache_key(lengths) -> str:
+    import sympy
+
+    import derivations.slr.bayes_optimal as D
+    import derivations.slr.population as P
+    import symbolic.codegen as C
+
+    h = hashlib.sha256(f"{sympy.__version__}|{sorted(lengths)}".encode())
+    for m in (D, P, C):
+        h.update(Path(m.__file__).read_bytes())
+    return h.hexdigest()[:24]
+
+
+def bo_module(lengths):
+    """Generated BO kernels for the lengths ``lengths`` (iterable of ints), loaded."""
+    from derivations.slr import bayes_optimal as D
+    from numeric.bayes_optimal import load_bo_module
+    from numeric.models import cache_dir
+
+    Ls = tuple(sorted({int(L) for L in lengths}))
+    if Ls in _LOADED:
+        return _LOADED[Ls]
+    folder = cache_dir()
+    src = None
+    path = None
+    if folder is not None:
+        path = folder / f"slr_bayes_optimal-{_cache_key(Ls)}.py"
+        try:
+            src = path.read_text()
+        except OSError:
+            src = None
+    if src is None:
+        src = D.module_source(Ls)
+        if path is not None:
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(src)
+                os.replace(tmp, path)
+            except OSError:
+                pass
+    mod = load_bo_module(src)
+    _LOADED[Ls] = mod
+    return mod
+
+
+def lengths_law(L) -> tuple:
+    """(L, P(L)) pairs from an int, a list (uniform) or a dict, validated like a population setting."""
+    from numeric.population import SettingError, make_setting
+
+    try:
+        return make_setting("spiked", 1.0, L).lengths
+    except SettingError as exc:
+        raise InputError(str(exc)) from None
+
+
+def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4, 10, 20), delta: float = 0.1, *,
+                       points: int = 2 ** 13, replicates: int = 8, seed: int = 0, rule: str = "sobol",
+                       n_gh: int = 12, form: str = "ibp", starts=("uninformed", "informed"), progress=None):
+    r"""Bayes-optimal test error :math:`E_{BO}(\alpha)` of SLR (spec §11), one :class:`numeric.bayes_optimal.BOPoint`
+    per α (the free-entropy-selected fixed point; ``.branches`` lists every distinct one).
+
+    Examples
+    --------
+    >>> pts = bo_state_evolution("spiked", 2.0, 2, [4.0], 0.1)       # doctest: +SKIP
+    >>> round(pts[0].E_BO, 3)                                         # doctest: +SKIP
+    0.247
+    """
+    from numeric.bayes_optimal import bo_curve, make_rule
+
+    if model != "spiked":
+        from derivations.slr.bayes_optimal import MAX_SLR_STATUS
+
+        raise InputError(f"--model {model}: {MAX_SLR_STATUS.split(':')[0]} (only 'spiked' is derived)")
+    nu = float(nu)
+    if not (math.isfinite(nu) and nu >= 0):
+        raise InputError(f"--nu must be finite and >= 0 for spiked-SLR, got {nu}")
+    if not delta > 0:
+        raise InputError(f"--delta must be > 0, got {delta}")
+    alphas = [float(a) for a in alphas]
+    if not alphas or any(not (a > 0 and math.isfinite(a)) for a in alphas):
+        raise InputError(f"--alpha values must be finite and > 0, got {alphas}")
+    law = lengths_law(L)
+    mod = bo_module([Lv for Lv, _ in law])
+    r = make_rule([Lv for Lv, _ in law], kind=rule, points=points, replicates=replicates, seed=seed, n_gh=n_gh)
+    return bo_curve(mod, r, law, nu, alphas, float(delta), starts=tuple(starts), form=form, progress=progress)
+
+
+def _L_param(v):
+    return v if isinstance(v, (list, tuple)) and len(v) > 1 else (v[0] if isinstance(v, (list, tuple)) else v)
+
+
+def run_bayes_optimal(params: dict, *, progress=None) -> list[dict]:
+    """``attnlimits slr bayes-optimal``: one row per α with E_BO ± SE, overlaps, free entropy, branches."""
+    pts = bo_state_evolution(params["model"], params["nu"], _L_param(params["L"]), params["alpha"], params["delta"],
+                             points=int(params.get("points", 2 ** 13)), replicates=int(params.get("replicates", 8)),
+                             seed=int(params.get("seed", 0)), progress=progress)
+    rows = []
+    for p in pts:
+        r = p.as_row()
+        r.update({"model": params["model"], "L": ",".join(str(x) for x in (params["L"] if isinstance(params["L"], (list, tuple)) else [params["L"]])),
+                  "n_branches": len(p.branches), "metric": "excess",
+                  "branch_E_BO": ",".join(f"{b['E_BO']:.6f}" for b in p.branches)})
+        rows.append(r)
+    return rows
+
+
+def run_amp(params: dict, *, progress=None) -> list[dict]:
+    """``attnlimits slr amp``: GAMP on generated data at each seed, with the state-evolution prediction."""
+    from .amp import gamp_on_generated
+
+    law = lengths_law(_L_param(params["L"]))
+    if len(law) > 1:
+        raise InputError("--L: GAMP runs one length at a time (give a single L)")
+    L = law[0][0]
+    if params["model"] != "spiked":
+        raise InputError("--model: GAMP is implemented for spiked-SLR only (max-SLR BO is not derived)")
+    rows = []
+    se = bo_state_evolution("spiked", params["nu"], L, [params["alpha"]], params["delta"])[0]
+    for s in params["seeds"]:
+        if progress:
+            progress(f"GAMP seed {s}")
+        res = gamp_on_generated(params["nu"], L, params["alpha"], params["delta"], int(params["D"]), int(s),
+                                damping=float(params.get("damping", 0.5)),
+                                iterations=int(params.get("iterations", 60)), device=params.get("device", "auto"),
+                                n_test=int(params.get("n_test", 20000)))
+        row = {k: v for k, v in res.items() if not isinstance(v, (list, dict))}
+        row.update({"model": "spiked", "L": L, "nu": params["nu"], "alpha": params["alpha"],
+                    "delta": params["delta"], "D": int(params["D"]), "seed": int(s),
+                    "SE_q_k": se.q_k, "SE_q_v": se.q_v, "SE_E_BO": se.E_BO})
+        rows.append(row)
+    return rows
+
+
+_COMMON = (
+    Param("model", "choice", "spiked", "data model (only spiked-SLR is derived; max-SLR is an open item)",
+          choices=("spiked", "max")),
+    Param("nu", "float", 2.0, "spike strength ν", check="nonnegative"),
+    Param("L", "ints", [2], "sequence length, or a comma list for L uniform over it (variable length)",
+          check=">=1"),
+)
+
+BAYES_OPTIMAL_COMMAND = Command(
+    name="bayes-optimal",
+    help="Bayes-optimal test error E_BO(α) by the RS state evolution (spec slr.md §11)",
+    run="verify.slr.bayes_optimal:run_bayes_optimal",
+    parameters=_COMMON + (
+        Param("alpha", "floats", [1.0, 4.0, 10.0, 20.0], "sample ratios α = N/D (comma list)", check="positive"),
+        Param("delta", "float", 0.1, "label noise Δ", check="positive"),
+        Param("points", "int", 2 ** 13, "Sobol points per replicate (power of 2)", check=">=64"),
+        Param("replicates", "int", 8, "independent scramblings (error estimate)", check=">=2"),
+        Param("seed", "int", 0, "seed of the scramblings", check="nonnegative"),
+    ),
+    description="Frozen scrambled-Sobol rule, informed and uninformed starts with continuation in α; the "
+                "reported fixed point maximises the RS free entropy (all distinct ones in branch_E_BO).",
+    examples=("attnlimits slr bayes-optimal --model spiked --nu 2 --L 2 --alpha 1,4,10,20 --delta 0.1 --json",),
+    table=("alpha", "E_BO", "E_BO_se", "q_k", "q_v", "phi", "n_branches"),
+    expensive=("alpha",),
+)
+
+AMP_COMMAND = Command(
+    name="amp",
+    help="GAMP on generated spiked-SLR data vs the BO state evolution (spec slr.md §11, C19)",
+    run="verify.slr.bayes_optimal:run_amp",
+    parameters=_COMMON + (
+        Param("alpha", "float", 4.0, "sample ratio α = N/D", check="positive"),
+        Param("delta", "float", 0.1, "label noise Δ", check="positive"),
+        Param("D", "int", 1000, "dimension", check=">=10"),
+        Param("seeds", "ints", [0], "seeds (teacher and data redrawn)", check="nonnegative"),
+        Param("damping", "float", 0.5, "GAMP damping (weight of the new iterate)", check="positive,<=1"),
+        Param("iterations", "int", 60, "GAMP iterations", check=">=1"),
+        Param("n_test", "int", 20000, "fresh test sequences", check=">=100"),
+        Param("device", "str", "auto", "torch device (auto, cpu, cuda)"),
+    ),
+    examples=("attnlimits slr amp --model spiked --nu 2 --L 2 --alpha 4 --delta 0.1 --D 1000 --seeds 0,1",),
+    table=("seed", "q_k", "SE_q_k", "q_v", "SE_q_v", "test_error", "test_error_se", "SE_E_BO"),
+)
+
+
+def phase_scan(Ls=(2, 3, 5), nus=(0.5, 1.0, 2.0, 5.0), alphas=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0), delta: float = 0.1,
+               *, points: int = 2 ** 12, progress=None) -> list[dict]:
+    """(α, ν) scan of spiked-SLR for each L: informed and uninformed fixed points with continuation in α.
+
+    One row per (L, ν, α): both branches' E_BO and free entropy, ``hard`` = True when they differ and the
+    informed one has the larger free entropy (a computationally hard phase: AMP, which follows the
+    uninformed branch, would not reach the BO error).  Plain continuation (no pseudo-arclength).
+    """
+    rows = []
+    for L in Ls:
+        for nu in nus:
+            pts = bo_state_evolution("spiked", nu, L, list(alphas), delta, points=points, progress=progress)
+            for p in pts:
+                br = {b["start"]: b for b in p.branches}
+                uninf = br.get("uninformed") or next(b for b in p.branches)
+                inf = br.get("informed", uninf)
+                distinct = len(p.branches) > 1
+                rows.append({"L": L, "nu": nu, "alpha": p.alpha, "delta": delta, "distinct": distinct,
+                             "E_BO": p.E_BO, "E_uninformed": uninf["E_BO"], "E_informed": inf["E_BO"],
+                             "phi_uninformed": uninf["phi"], "phi_informed": inf["phi"],
+                             "hard": bool(distinct and inf["phi"] > uninf["phi"])})
+    return rows
