@@ -7,7 +7,8 @@ SymPy; the equations are in :mod:`derivations.slr.population`, :mod:`~derivation
 """
 from symbolic.result import Command, Param, Result
 
-__all__ = ["RESULT", "REFERENCES", "ACTIVATION_NAMES", "MODELS", "POPULATION_COMMAND"]
+__all__ = ["RESULT", "REFERENCES", "ACTIVATION_NAMES", "MODELS", "POPULATION_COMMAND", "BAYES_OPTIMAL_COMMAND",
+           "AMP_COMMAND"]
 
 #: What a computation with this result rests on (printed by ``verify.claims.citation``).
 REFERENCES = (
@@ -86,12 +87,57 @@ POPULATION_COMMAND = Command(
     expensive=("activation",),
 )
 
+_BO_COMMON = (
+    Param("model", "choice", "spiked", "data model (only spiked-SLR is derived; max-SLR is an open item)",
+          choices=("spiked", "max")),
+    Param("nu", "float", 2.0, "spike strength ν", check="nonnegative"),
+    Param("L", "ints", [2], "sequence length, or a comma list for L uniform over it (variable length)",
+          check=">=1"),
+)
+
+BAYES_OPTIMAL_COMMAND = Command(
+    name="bayes-optimal",
+    help="Bayes-optimal test error E_BO(α) by the RS state evolution (spec slr.md §11)",
+    run="verify.slr.bayes_optimal:run_bayes_optimal",
+    parameters=_BO_COMMON + (
+        Param("alpha", "floats", [1.0, 4.0, 10.0, 20.0], "sample ratios α = N/D (comma list)", check="positive"),
+        Param("delta", "float", 0.1, "label noise Δ", check="positive"),
+        Param("points", "int", 2 ** 13, "Sobol points per replicate (power of 2)", check=">=64"),
+        Param("replicates", "int", 8, "independent scramblings (error estimate)", check=">=2"),
+        Param("seed", "int", 0, "seed of the scramblings", check="nonnegative"),
+    ),
+    description="Frozen scrambled-Sobol rule, informed and uninformed starts with continuation in α; the "
+                "reported fixed point maximises the RS free entropy (all distinct ones in branch_E_BO).",
+    examples=("attnlimits slr bayes-optimal --model spiked --nu 2 --L 2 --alpha 1,4,10,20 --delta 0.1 --json",),
+    table=("alpha", "E_BO", "E_BO_se", "q_k", "q_v", "phi", "n_branches"),
+    expensive=("alpha",),
+)
+
+AMP_COMMAND = Command(
+    name="amp",
+    help="GAMP on generated spiked-SLR data vs the BO state evolution (spec slr.md §11, C19)",
+    run="verify.slr.bayes_optimal:run_amp",
+    parameters=_BO_COMMON + (
+        Param("alpha", "float", 4.0, "sample ratio α = N/D", check="positive"),
+        Param("delta", "float", 0.1, "label noise Δ", check="positive"),
+        Param("D", "int", 1000, "dimension", check=">=10"),
+        Param("seeds", "ints", [0], "seeds (teacher and data redrawn)", check="nonnegative"),
+        Param("damping", "float", 0.5, "GAMP damping (weight of the new iterate)", check="positive,<=1"),
+        Param("iterations", "int", 60, "GAMP iterations", check=">=1"),
+        Param("n_test", "int", 20000, "fresh test sequences", check=">=100"),
+        Param("device", "str", "auto", "torch device (auto, cpu, cuda)"),
+    ),
+    examples=("attnlimits slr amp --model spiked --nu 2 --L 2 --alpha 4 --delta 0.1 --D 1000 --seeds 0,1",),
+    table=("seed", "q_k", "SE_q_k", "q_v", "SE_q_v", "test_error", "test_error_se", "SE_E_BO"),
+)
+
+
 RESULT = Result(
     name="slr",
     title="Single-location regression: softmax vs linear attention, Bayes optimality, finite samples",
     references=REFERENCES,
-    commands=(POPULATION_COMMAND,),
-    claims="verify.claims.slr_population",
+    commands=(POPULATION_COMMAND, BAYES_OPTIMAL_COMMAND, AMP_COMMAND),
+    claims=("verify.claims.slr_population", "verify.claims.slr_bayes_optimal"),
     description="Duranthon et al., arXiv:2509.21936; Marion et al., arXiv:2410.01537 (docs/slr.md).",
     group_help="single-location regression: population risks, Bayes risk, finite-sample theory",
 )
