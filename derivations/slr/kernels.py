@@ -82,7 +82,8 @@ def _activation_kernels(name: str) -> KernelBundle:
     meta = {"name": act.name, "kind": act.kind, "reduction": act.reduction, "has_extra": act.extra is not None,
             "extra_name": act.extra_name, "extra_learned": act.extra_learned,
             "extra_default": float(act.extra_default), "extra_bounds": tuple(float(b) for b in act.extra_bounds),
-            "affine": act.kind == "affine", "description": act.description}
+            "affine": act.kind == "affine", "description": act.description,
+            "limits": tuple(dict(x) for x in act.limits)}
     return KernelBundle(f"slr_activation_{abs(hash(act.name))}", tuple(kernels), meta,
                         title=f"attention weight kernels: {act.name}", description=act.description)
 
@@ -121,6 +122,8 @@ def population_kernels() -> KernelBundle:
     kernels = [
         Kernel("optimal_value", [P.A_sym, P.B_sym], [mv_star, e_star],
                doc="(m_v*, E*) = (A/B, 1 - A^2/B): the value vector optimised (spec slr.md §6.2)."),
+        Kernel("optimal_value_grad", [P.A_sym, P.B_sym], [sp.diff(e_star, P.A_sym), sp.diff(e_star, P.B_sym)],
+               doc="(dE*/dA, dE*/dB) of E* = 1 - A^2/B (spec slr.md §6.2)."),
         Kernel("manifold_risk", [P.m_v, P.q_v, P.A_sym, P.B_sym], [P.risk_on_manifold()],
                doc="E = 1 - 2 m_v A + q_v B (spec slr.md §6.2)."),
         Kernel("residual_covariance", [P.m_k, P.q_k, P.m_v, P.q_v, P.m_kvstar, P.m_vkstar, P.q_kv], [va, vb, cab],

@@ -123,7 +123,10 @@ class Activation:
     ``extra`` is the symbol of the extra scalar (erf offset ``c``, softplus bias ``b``) or None;
     ``extra_learned`` says whether the population optimum optimises it, ``extra_default`` is its
     value otherwise.  ``bounds`` are the box the optimiser searches (an argmin on a bound is
-    reported with the flag ``limit``).
+    reported with the flag ``limit``).  ``limits`` are the known values of such limit optima
+    (issue 8): dicts with the ``direction`` (``"m_k"`` → ∞, ``"extra_lo"`` → −∞), the setting they
+    hold on (``model``, ``nu="inf"``), and either the limit pair ``A``, ``B`` of §6.2 or the
+    activation reached in the limit (``same_as``), with the reason ``why``.
     """
 
     name: str
@@ -137,6 +140,7 @@ class Activation:
     extra_bounds: tuple = (-30.0, 30.0)
     normalised: bool = False
     source: str = "spec slr.md §4"
+    limits: tuple = field(default=(), hash=False, compare=False)
 
     @property
     def extra_name(self) -> str | None:
@@ -186,7 +190,9 @@ _b = sp.Symbol("b", real=True)  # softplus bias
 
 ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
     Activation("softmax", "normalised", t, "e^{χ_ℓ}/Σ e^{χ_ℓ'}: exponential, normalised, shift-invariant",
-               normalised=True),
+               normalised=True,
+               limits=({"direction": "m_k", "model": "max", "nu": "inf", "A": 1, "B": 1,
+                        "why": "as m_k → ∞ softmax(m_k χ*) → one-hot argmax χ*, which is ε* at ν = ∞: A = B = 1"},)),
     Activation("linear_uncentred", "affine", 1 + t, "1 + χ_ℓ", coefficients=(1, 1, 0)),
     Activation("linear_centred", "affine", 1 + t, "1 + χ_ℓ − χ̄ (L × the first-order expansion of softmax)",
                coefficients=(1, 1, -1)),
@@ -200,7 +206,9 @@ ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
                "sp(χ_ℓ + b)/Σ sp(χ_ℓ' + b), b fixed (default 0: no bias)", extra=_b, normalised=True),
     Activation("softplus_norm_bias", "normalised", LogSoftplus(t + _b),
                "sp(χ_ℓ + b)/Σ sp(χ_ℓ' + b), b learned (contains softmax as b → −∞)", extra=_b,
-               extra_learned=True, extra_bounds=(-1000.0, 20.0), normalised=True),
+               extra_learned=True, extra_bounds=(-1000.0, 20.0), normalised=True,
+               limits=({"direction": "extra_lo", "same_as": "softmax",
+                        "why": "sp(x + b) = e^b e^x (1 + O(e^(x+b))) as b → −∞: normalised softplus → softmax (§4)"},)),
 )}
 
 #: Bare names that the spec forbids (§2): each maps to its variants.
