@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from numeric.population import (SettingError, make_setting, optimal_population_risk, population_AB,
+from verify.slr.theory import (SettingError, make_setting, optimal_population_risk, population_AB,
                                 population_risk, population_risk_general)
 
 # spec R1 (MC 2e5 + Nelder–Mead, about ±0.002) — tolerance 0.003 = the spec's accuracy + margin
@@ -110,7 +110,7 @@ def test_setting_validation(args, msg):
 
 
 def test_overflowing_activation_fails_loudly():
-    from numeric.population import PopulationError
+    from verify.slr.theory import PopulationError
 
     with pytest.raises(PopulationError, match="overflow"):
         optimal_population_risk("elementwise:exp(exp(exp(t)))", make_setting("spiked", 1, 2))

@@ -60,7 +60,7 @@ def _val(x):
 # =============================================================================================
 
 def _setting(model, nu, L):
-    from numeric.population import make_setting
+    from verify.slr.theory import make_setting
 
     return make_setting(model, nu, L)
 
@@ -76,7 +76,7 @@ def _qmc(ctx):
 
 def population_optimum(ctx, act, model, nu, L, **kw):
     """Cached :func:`numeric.population.optimal_population_risk`."""
-    from numeric.population import optimal_population_risk
+    from verify.slr.theory import optimal_population_risk
 
     opts = {**_qmc(ctx), **kw}
     key = ("slr-opt", act, model, nu, _key_L(L), tuple(sorted(opts.items())))
@@ -85,7 +85,7 @@ def population_optimum(ctx, act, model, nu, L, **kw):
 
 def bayes_value(ctx, model, nu, L):
     """Cached Bayes risk (value, error): :func:`numeric.bayes.bayes_risk` (or the P(L) average)."""
-    from numeric import bayes
+    from verify.slr import theory as bayes
 
     def compute():
         if isinstance(L, (list, tuple)):
@@ -114,7 +114,7 @@ def _linear(variant, model, L, nu=None, mu=None):
 
 def _mu(ctx, nu, L):
     """μ_L(ν) = E χ*_{ε*} on max-SLR: M_L at ν = ∞, ν E_B otherwise (spec §8)."""
-    from numeric import bayes
+    from verify.slr import theory as bayes
 
     if math.isinf(nu):
         return ctx.cached(("slr-ML", L), lambda: float(_val(bayes.expected_max_gaussian(L))[0]))
@@ -224,7 +224,7 @@ def _run_C3(ctx, size):
 # =============================================================================================
 
 def _run_C4(ctx, size):
-    from numeric.population import population_risk
+    from verify.slr.theory import population_risk
     from verify.slr import projection_risk
 
     from scipy.optimize import minimize_scalar
@@ -259,7 +259,7 @@ def _run_C4(ctx, size):
 def _run_C5(ctx, size):
     import torch
 
-    from numeric.population import population_risk
+    from verify.slr.theory import population_risk
     from verify.slr import direct_risk, make_teacher, resolve_device
 
     D, nu, L = size["D"], 2.0, 3
@@ -301,7 +301,7 @@ _LIN = ("linear_uncentred", "linear_centred", "linear_pure")
 
 def _mc_linear_check(ctx, variant, model, nu, L, risk, arg, n, seed, tol=3e-3):
     """Torch projection MC of the risk at the closed-form argmin (m_v optimal from the theory A/B)."""
-    from numeric.population import population_AB
+    from verify.slr.theory import population_AB
     from verify.slr import projection_risk
 
     m_k = 1.0 if arg is None else arg
@@ -313,7 +313,7 @@ def _mc_linear_check(ctx, variant, model, nu, L, risk, arg, n, seed, tol=3e-3):
 
 
 def _run_C6(ctx, size):
-    from numeric.population import optimal_population_risk
+    from verify.slr.theory import optimal_population_risk
 
     checks = []
     for (L, nu), vals in _R4_SPIKED.items():
@@ -592,7 +592,7 @@ def _run_C14(ctx, size):
 # =============================================================================================
 
 def _run_C20(ctx, size):
-    from numeric import bayes
+    from verify.slr import theory as bayes
     from verify.slr import predecessor_ls_risk
 
     theory = _val(bayes.predecessor_prop3(0.5, 0.1, 10))[0]
@@ -602,7 +602,7 @@ def _run_C20(ctx, size):
 
 
 def _run_C21(ctx, size):
-    from numeric import bayes
+    from verify.slr import theory as bayes
     from verify.slr import predecessor_manifold_risk_mc
 
     theory = _val(bayes.predecessor_manifold_risk(400, 10, 0.5, 0.1, 0.6, 0.8))[0]
@@ -613,7 +613,7 @@ def _run_C21(ctx, size):
 
 
 def _run_C22(ctx, size):
-    from numeric import bayes
+    from verify.slr import theory as bayes
 
     ds = (1e2, 1e4, 1e6, 1e8)
     vals = [_val(bayes.predecessor_manifold_risk(d, 10, 0.5, d ** -0.25, 1.0, 1.0))[0] for d in ds]
@@ -644,7 +644,7 @@ def _run_C23(ctx, size):
 
 
 def _run_C24(ctx, size):
-    from numeric.population import population_risk
+    from verify.slr.theory import population_risk
     from verify.slr import projection_risk
 
     checks, series = [], []
@@ -657,7 +657,7 @@ def _run_C24(ctx, size):
         checks.append(Check(f"L={L}: E(m_k = 64) small (→ 0)", (0.0, 0.01), vals[-1], None, 0.0, kind="interval"))
         checks.append(_true(f"L={L}: optimiser flags the limit m_k → ∞",
                             population_optimum(ctx, "softmax", "max", INF, L).limit))
-        from numeric.population import population_AB
+        from verify.slr.theory import population_AB
 
         A, B, _, _ = population_AB("softmax", st, 8.0, **_qmc(ctx))
         est = projection_risk("softmax", 8.0, 64.0, A / B, (A / B) ** 2, model="max", nu=INF, L=L, n=size["n"],
