@@ -118,7 +118,14 @@ def _mu(ctx, nu, L):
 
     if math.isinf(nu):
         return ctx.cached(("slr-ML", L), lambda: float(_val(bayes.expected_max_gaussian(L))[0]))
-    return nu * bayes_value(ctx, "max", nu, L)[0]
+    return _stein(nu, bayes_value(ctx, "max", nu, L)[0])
+
+
+def _stein(nu, eb):
+    """μ_L(ν) = ν E_B: the generated ``stein_mean`` kernel (derivations.slr.bayes.stein_mean)."""
+    from verify.slr.theory import population_module
+
+    return float(population_module().stein_mean(nu, eb)[0])
 
 
 def _spec(label, spec_value, engine_value, tol, note=""):
@@ -301,12 +308,12 @@ _LIN = ("linear_uncentred", "linear_centred", "linear_pure")
 
 def _mc_linear_check(ctx, variant, model, nu, L, risk, arg, n, seed, tol=3e-3):
     """Torch projection MC of the risk at the closed-form argmin (m_v optimal from the theory A/B)."""
-    from verify.slr.theory import population_AB
     from verify.slr import projection_risk
+    from verify.slr.theory import population_AB, population_module
 
     m_k = 1.0 if arg is None else arg
     A, B, _, _ = population_AB(variant, _setting(model, nu, L), m_k, **_qmc(ctx))
-    mv = A / B
+    mv = float(population_module().optimal_value(A, B)[0])
     est = projection_risk(variant, m_k, m_k * m_k, mv, mv * mv, model=model, nu=nu, L=L, n=n, generator=seed,
                           **_mc_kw(ctx))
     return _mc(f"MC {variant}, {model} L={L} ν={_fmt_nu(nu)} at the argmin", risk, est, tol), est
@@ -367,10 +374,10 @@ def _run_C8(ctx, size):
     for i, (L, nu) in enumerate((L, nu) for L in (2, 3) for nu in (1.0, 2.0, 5.0)):
         eb = bayes_value(ctx, "max", nu, L)[0]
         r = bayes_mc("max", nu, L, size["n"], _seed(ctx, "C8", i), **_mc_kw(ctx))
-        checks.append(_mc(f"E χ*_ε* vs ν E_B, max L={L} ν={nu:g}", nu * eb, r["chi_true"], 3e-3))
+        checks.append(_mc(f"E χ*_ε* vs ν E_B, max L={L} ν={nu:g}", _stein(nu, eb), r["chi_true"], 3e-3))
         checks.append(_mc(f"Stein residual E[χ*_ε* − ν(1 − ‖p‖²)], max L={L} ν={nu:g}", 0.0, r["stein_diff"], 3e-3))
         for v, spec_val in zip(_LIN, _R4_MAX_FINITE[(L, int(nu))]):
-            rr, _ = _linear(v, "max", L, mu=nu * eb)
+            rr, _ = _linear(v, "max", L, mu=_stein(nu, eb))
             checks.append(_spec(f"{v} max L={L} ν={nu:g} = {spec_val}", spec_val, rr, 5e-6))
     return checks, [], {"n": size["n"]}
 
@@ -411,7 +418,7 @@ def _run_C10(ctx, size):
         for L in (2, 3, 5):
             for nu in _NUS10:
                 eb, err = bayes_value(ctx, model, nu, L)
-                mu = None if model == "spiked" else nu * eb
+                mu = None if model == "spiked" else _stein(nu, eb)
                 for v in _LIN:
                     r, _ = _linear(v, model, L, nu, mu)
                     gap = r - eb
@@ -657,10 +664,11 @@ def _run_C24(ctx, size):
         checks.append(Check(f"L={L}: E(m_k = 64) small (→ 0)", (0.0, 0.01), vals[-1], None, 0.0, kind="interval"))
         checks.append(_true(f"L={L}: optimiser flags the limit m_k → ∞",
                             population_optimum(ctx, "softmax", "max", INF, L).limit))
-        from verify.slr.theory import population_AB
+        from verify.slr.theory import population_AB, population_module
 
         A, B, _, _ = population_AB("softmax", st, 8.0, **_qmc(ctx))
-        est = projection_risk("softmax", 8.0, 64.0, A / B, (A / B) ** 2, model="max", nu=INF, L=L, n=size["n"],
+        mv = float(population_module().optimal_value(A, B)[0])
+        est = projection_risk("softmax", 8.0, 64.0, mv, mv ** 2, model="max", nu=INF, L=L, n=size["n"],
                               generator=_seed(ctx, "C24", i), **_mc_kw(ctx))
         checks.append(_mc(f"MC at m_k = 8, L={L}", vals[grid.index(8)], est, 3e-3))
         series.append(PlotSeries(f"L = {L}", grid, vals))

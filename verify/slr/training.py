@@ -56,7 +56,7 @@ def informed_overlaps(name: str, *, model: str, nu: float, L, extra=None, n: int
     * linear variants, spiked-SLR, fixed :math:`L`: the §8 closed forms;
     * otherwise: :math:`m_k` maximising :math:`A^2/B` (with ``extra`` fixed) on a log grid of 25
       points in :math:`[0.05, 20]` followed by a golden-section refinement, common random
-      numbers (``n`` projection samples), :math:`m_v=A/B`. Accuracy about ±0.01 in
+      numbers (``n`` projection samples), :math:`m_v=A/B` (the generated ``optimal_value`` kernel). Accuracy about ±0.01 in
       :math:`m_k` (the objective is flat at its maximum).
 
     Returns ``{"m_k", "m_v", "q_k", "q_v"}``.
@@ -77,9 +77,12 @@ def informed_overlaps(name: str, *, model: str, nu: float, L, extra=None, n: int
                                  generator=_seeded(seed, dev), extra=extra, batches=4, device=dev)
             return float(a.mean), float(b.mean)
 
+        from .theory import population_module
+
+        optimal_value = population_module().optimal_value  # (m_v*, E*) = (A/B, 1 − A²/B), generated
+
         def score(m):
-            a, b = ab(m)
-            return a * a / b
+            return -optimal_value(*ab(m))[1]
 
         grid = np.geomspace(0.05, 20.0, 25)
         vals = [score(m) for m in grid]
@@ -98,8 +101,7 @@ def informed_overlaps(name: str, *, model: str, nu: float, L, extra=None, n: int
                 x2 = lo + phi * (hi - lo)
                 f2 = score(x2)
         m_k = 0.5 * (lo + hi)
-        a, b = ab(m_k)
-        m_v = a / b
+        m_v = optimal_value(*ab(m_k))[0]
     return {"m_k": float(m_k), "m_v": float(m_v), "q_k": float(m_k) ** 2, "q_v": float(m_v) ** 2}
 
 
