@@ -2,12 +2,12 @@ r"""Monte Carlo of the Bayes quantities of SLR (spec slr.md §3.5, §7, §8; cla
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import torch
 
-from verify._torchutil import DTYPE, draw_seed
+from verify._torchutil import DTYPE
 from verify.montecarlo import MCEstimate, mean_se, resolve_device
 
 from .samplers import (_BATCH_ENTRIES, _as_generator, _batches, _check_model, _child, _length_law, _posterior,

@@ -3,12 +3,11 @@ the erf attention on the manifold."""
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
 
 import numpy as np
 import torch
 
-from verify._torchutil import DTYPE, draw_seed
+from verify._torchutil import DTYPE
 from verify.montecarlo import MCEstimate, mean_se, resolve_device
 
 from .samplers import _BATCH_ENTRIES, _as_generator, _as_tensor, _batches, _child, _randint, _randn, make_teacher

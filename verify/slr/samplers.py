@@ -10,13 +10,13 @@ softmax attention weights (:func:`verify.slr.estimators.torch_attention_weights`
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 import torch
 
 from verify._torchutil import DTYPE, draw_seed
-from verify.montecarlo import MCEstimate, mean_se, resolve_device
+from verify.montecarlo import resolve_device
 
 __all__ = ["c_nu", "sample_projections", "make_teacher", "sample_sequences", "overlaps", "distance_to_manifold"]
 
