@@ -35,8 +35,9 @@ POPULATION_COMMAND = Command(
         "b -> -inf): risk is then the limit value (derived, or extrapolated with its error) and risk_at_bound "
         "the value at the bound."),
     parameters=(
-        Param("model", "choice", help="spiked or max", choices=("spiked", "max")),
-        Param("nu", "float", help="spike strength nu >= 0 (inf allowed for --model max)", check="nonnegative,inf"),
+        # model and nu are validated by make_setting (its messages: "unknown model", "nu must be ≥ 0")
+        Param("model", "str", help="spiked or max"),
+        Param("nu", "float", help="spike strength nu >= 0 (inf allowed for --model max)", check="inf"),
         Param("L", "ints", flag="--L",
               help="sequence length, or a comma-separated list for L uniform over it (variable length)"),
         Param("activation", "strs", default=list(DEFAULT_ACTIVATIONS),
