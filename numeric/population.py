@@ -148,7 +148,8 @@ def make_setting(model: str, nu, L, *, kernels=None) -> Setting:
 @dataclass
 class NumericActivation:
     """Generated NumPy evaluation of one activation: the token map ``u``, its reduction ``r`` over
-    the tokens, the weight ``σ(t, r)`` and their first derivatives (chain rule through ``r``)."""
+    the tokens, the weight ``σ(t, u, r)`` and their first derivatives (chain rule through ``u`` and
+    ``r``)."""
 
     name: str
     kind: str
@@ -172,7 +173,7 @@ class NumericActivation:
         mod = self.module
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             if self.reduction is None:
-                r, rw, du, due = 0.0, None, None, None
+                u, r, rw, du, due = 0.0, 0.0, None, None, None
             else:
                 u, du, due = (np.broadcast_to(v, chi.shape) for v in mod.token(chi, extra))
                 if self.reduction == "mean":
@@ -182,7 +183,9 @@ class NumericActivation:
                     mx = u.max(axis=-1, keepdims=True)
                     r = mx + np.log(np.exp(u - mx).sum(axis=-1, keepdims=True))
                     rw = np.exp(u - r)
-            sig, st, sr, se = (np.broadcast_to(v, chi.shape) for v in mod.weight(chi, r, extra))
+            sig, st, su, sr, se = (np.broadcast_to(v, chi.shape) for v in mod.weight(chi, u, r, extra))
+            if rw is not None:
+                st = st + su * du  # total derivative in the token's own field (through u)
             ds = []
             for d in dchi:
                 dd = st * d
@@ -193,7 +196,7 @@ class NumericActivation:
             if want_extra:
                 de = se
                 if rw is not None:
-                    de = de + sr * (rw * due).sum(axis=-1, keepdims=True)
+                    de = de + su * due + sr * (rw * due).sum(axis=-1, keepdims=True)
         return sig, ds, de
 
 

@@ -66,11 +66,11 @@ def _activation_kernels(name: str) -> KernelBundle:
     u, sig = P.vector_form(act)
     sub = {} if act.extra is None else {act.extra: P.extra}
     sig = sp.sympify(sig).subs(sub)
-    e, t, r = P.extra, P.t, P.r
+    e, t, r, uu = P.extra, P.t, P.r, P.u
     kernels = [
-        Kernel("weight", [t, r, e], [sig, sp.diff(sig, t), sp.diff(sig, r), sp.diff(sig, e)],
-               doc=f"{act.name} ({act.kind}): sigma(t, r), d/dt, d/dr, d/dextra (spec slr.md §4)."),
-        Kernel("weight_value", [t, r, e], [sig], doc=f"{act.name}: sigma(t, r) (spec slr.md §4)."),
+        Kernel("weight", [t, uu, r, e], [sig, sp.diff(sig, t), sp.diff(sig, uu), sp.diff(sig, r), sp.diff(sig, e)],
+               doc=f"{act.name} ({act.kind}): sigma(t, u, r), d/dt, d/du, d/dr, d/dextra (spec slr.md §4)."),
+        Kernel("weight_value", [t, uu, r, e], [sig], doc=f"{act.name}: sigma(t, u, r) (spec slr.md §4)."),
     ]
     if u is not None:
         u = sp.sympify(u).subs(sub)

@@ -66,7 +66,7 @@ from symbolic.hermite import t as _t
 
 __all__ = [
     "MODELS", "ACTIVATIONS", "AMBIGUOUS_NAMES", "Activation", "activation", "custom_activation",
-    "sigma_vector", "vector_form", "REDUCTIONS", "r", "extra", "chi_symbols", "t", "nu", "L", "m", "m_k",
+    "sigma_vector", "vector_form", "REDUCTIONS", "r", "u", "extra", "chi_symbols", "t", "nu", "L", "m", "m_k",
     "q_k", "s_k", "m_v", "q_v", "mu", "A_sym", "B_sym", "m_kvstar", "m_vkstar", "q_kv",
     "risk_on_manifold", "optimal_value_risk", "residual_covariance", "generic_stationary_point", "linear_closed_form", "linear_closed_form_varlen",
     "linear_asymptotics", "teacher_first_moments", "teacher_second_moments", "REFERENCES",
@@ -85,6 +85,7 @@ mu = sp.Symbol("mu", real=True)  #: μ_L(ν) = E[χ*_{ε*}] on max-SLR
 A_sym, B_sym = sp.symbols("A B", real=True)
 m_kvstar, m_vkstar, q_kv = sp.symbols("m_kvstar m_vkstar q_kv", real=True)  #: cross overlaps (§5)
 r = sp.Symbol("r", real=True)  #: the token reduction of an activation (mean, log-sum-exp)
+u = sp.Symbol("u", real=True)  #: the reduced token quantity u(χ_ℓ) of an activation
 extra = sp.Symbol("extra", real=True)  #: the extra scalar (c or b) as a kernel input
 
 MODELS = ("spiked", "max")
@@ -166,23 +167,24 @@ def vector_form(act):
 
     Returns ``(u, sigma)``: the token quantity :math:`u(t)` that is reduced over the tokens into
     :math:`r` (:data:`REDUCTIONS`; None for elementwise kinds), and the weight
-    :math:`\sigma_\ell=\sigma(\chi_\ell, r)` in the symbols :data:`t` and :data:`r`:
+    :math:`\sigma_\ell=\sigma(\chi_\ell, u_\ell, r)` in the symbols :data:`t`, :data:`u` and :data:`r`:
 
     - elementwise: :math:`\sigma=h(t)`;
-    - affine: :math:`u=t`, :math:`r=\bar\chi`, :math:`\sigma=\alpha+\beta t+\gamma r`;
+    - affine: :math:`u=t`, :math:`r=\bar u`, :math:`\sigma=\alpha+\beta u+\gamma r`;
     - normalised: :math:`u=\lambda(t)`, :math:`r=\log\sum_\ell e^{u_\ell}`,
-      :math:`\sigma=e^{\lambda(t)-r}` (the log domain: no overflow).
+      :math:`\sigma=e^{u-r}` (the log domain: no overflow).
 
     :func:`sigma_vector` (SymPy), the generated NumPy kernels (with derivatives by the chain rule
-    through :math:`r`) and the printed PyTorch weights of the Monte Carlo all come from here.
+    through :math:`u` and :math:`r`) and the printed PyTorch weights of the Monte Carlo all come
+    from here.
     """
     act = activation(act)
     if act.kind == "elementwise":
         return None, act.expr
     if act.kind == "affine":
         a, b, g = (sp.S(v) for v in act.coefficients)
-        return t, a + b * t + g * r
-    return act.expr, sp.exp(act.expr - r)
+        return t, a + b * u + g * r
+    return act.expr, sp.exp(u - r)
 
 
 _c = sp.Symbol("c", real=True)  # erf offset
@@ -281,14 +283,15 @@ def sigma_vector(act, L_value: int, chi=None, extra=None) -> sp.Matrix:
     act = activation(act)
     chi = chi_symbols(L_value) if chi is None else tuple(chi)
     sub = {} if (act.extra is None or extra is None) else {act.extra: sp.sympify(extra)}
-    u, sig = vector_form(act)
+    uexpr, sig = vector_form(act)
+    uvals = [sp.S.Zero if uexpr is None else uexpr.subs(t, x) for x in chi]
     if act.reduction == "mean":
-        rval = sp.Add(*[u.subs(t, x) for x in chi]) / len(chi)
+        rval = sp.Add(*uvals) / len(chi)
     elif act.reduction == "logsumexp":
-        rval = sp.log(sp.Add(*[sp.exp(u.subs(t, x)) for x in chi]))
+        rval = sp.log(sp.Add(*[sp.exp(v) for v in uvals]))
     else:
         rval = sp.S.Zero
-    out = [sig.subs({t: x, r: rval}) for x in chi]
+    out = [sig.subs({u: uv, r: rval}).subs(t, x) for x, uv in zip(chi, uvals)]
     return sp.Matrix([sp.sympify(o).subs(sub) for o in out])
 
 

@@ -77,8 +77,8 @@ def torch_attention_weights(name, chi: torch.Tensor, extra=None) -> torch.Tensor
 
     Notes
     -----
-    :math:`\sigma_\ell=\sigma(\chi_\ell, r)` with :math:`r` the reduction of the token map
-    :math:`u(\chi_\ell)` (:func:`derivations.slr.vector_form`): the mean (affine kinds) or
+    :math:`\sigma_\ell=\sigma(\chi_\ell, u_\ell, r)` with :math:`r` the reduction of the token map
+    :math:`u_\ell=u(\chi_\ell)` (:func:`derivations.slr.vector_form`): the mean (affine kinds) or
     ``torch.logsumexp`` (normalised kinds: :math:`\sigma=e^{\lambda-r}`, in the log domain, with
     the stable log-softplus of :mod:`symbolic.functions`).  Both functions are printed by the torch
     printer of :mod:`symbolic.codegen`.  Cost: O(size of ``chi``).
@@ -90,11 +90,11 @@ def torch_attention_weights(name, chi: torch.Tensor, extra=None) -> torch.Tensor
     e = meta["extra_default"] if extra is None else extra
     mod = bundle.module("torch")
     if meta["reduction"] is None:
-        r = 0.0
+        u, r = 0.0, 0.0
     else:
         u = _as_output(mod.token_value(chi, e)[0], chi)
         r = u.mean(dim=-1, keepdim=True) if meta["reduction"] == "mean" else torch.logsumexp(u, dim=-1, keepdim=True)
-    return _as_output(mod.weight_value(chi, r, e)[0], chi)
+    return _as_output(mod.weight_value(chi, u, r, e)[0], chi)
 
 
 # =============================================================================================
