@@ -7,11 +7,14 @@ Marion, Berthier, Biau, Boyer, arXiv:2410.01537 ([M]).  Modules:
   forms, quoted-vs-derived statements (population level);
 - :mod:`derivations.slr.bayes` — ratio condition, posterior, Nishimori and Stein identities,
   quadrature representations of the Bayes risk, asymptotics;
-- :mod:`derivations.slr.predecessor` — [M]'s manifold risk, ζ and Prop. 3, the notation map.
+- :mod:`derivations.slr.predecessor` — [M]'s manifold risk, ζ and Prop. 3, the notation map;
+- :mod:`derivations.slr.kernels` — the generated kernels (:func:`activation_kernels`,
+  :func:`slr_kernels`) that ``numeric/`` evaluates and ``verify/`` prints for PyTorch.
 
 The public names of all three are re-exported here (``from derivations import slr as S``).
 """
-from . import bayes, population, predecessor  # noqa: F401
+from . import bayes, kernels, population, predecessor  # noqa: F401
+from .kernels import activation_kernels, slr_kernels  # noqa: F401
 from .population import *  # noqa: F401,F403
 from .population import __all__ as _population_all
 from .population import quoted_statements
@@ -25,4 +28,5 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = list(_population_all) + ["bayes", "population", "predecessor"]
+__all__ = list(_population_all) + ["bayes", "population", "predecessor", "kernels", "activation_kernels",
+                                   "slr_kernels"]

@@ -37,7 +37,7 @@ __all__ = [
     "d", "L", "gamma", "lam", "kappa", "nu_M", "eps", "theta", "eta", "rho", "g",
     "zeta_erf2", "zeta_at_zero", "erf_gaussian_mean", "erf_gaussian_mean_residual",
     "manifold_risk_terms", "manifold_excess_risk", "prop3_second_moments", "prop3_risk",
-    "prop3_beta", "cor2_leading_term", "NOTATION_MAP", "REFERENCES",
+    "prop3_beta", "cor2_leading_term", "NOTATION_MAP", "REFERENCES", "ACTIVATION",
 ]
 
 #: What a computation with this result rests on.
@@ -59,6 +59,10 @@ theta = sp.Symbol("theta", real=True)  #: v·k*
 eta = sp.Symbol("eta", real=True)  #: k·v*
 rho = sp.Symbol("rho", real=True)  #: k·v
 g = sp.Symbol("g", real=True)  #: standard normal variable
+
+#: [M]'s attention weight σ(t) = erf(t), unnormalised, applied to the key field λ X_ℓ·k (the slope λ
+#: is part of the field); as an activation of :mod:`derivations.slr` (printed for the Monte Carlo).
+ACTIVATION = "elementwise:erf(t)"
 
 #: [M] → [D] (spec §13.3): key = [M] quantity, value = its [D] counterpart (with a note).
 NOTATION_MAP = {

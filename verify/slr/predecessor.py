@@ -10,6 +10,9 @@ import torch
 from verify._torchutil import DTYPE
 from verify.montecarlo import MCEstimate, mean_se, resolve_device
 
+from derivations.slr.predecessor import ACTIVATION as _M_ACTIVATION
+
+from .estimators import torch_attention_weights
 from .samplers import _BATCH_ENTRIES, _as_generator, _as_tensor, _batches, _child, _randint, _randn, make_teacher
 
 __all__ = ["predecessor_sequences", "predecessor_ls_risk", "predecessor_manifold_risk_mc"]
@@ -182,7 +185,7 @@ def predecessor_manifold_risk_mc(d: int, L: int, gamma2: float, lam: float, kapp
                 xk = kappa * C[..., 0] + sk * C[..., 2]
                 xv = nu_M * C[..., 1] + sv * C[..., 3]
                 target = C[rows, J0, 1]
-            T = (torch.special.erf(lam * xk) * xv).sum(dim=-1)
+            T = (torch_attention_weights(_M_ACTIVATION, lam * xk) * xv).sum(dim=-1)
             vals[i] = float(((target - T) ** 2).mean())
     return mean_se(vals)
 
