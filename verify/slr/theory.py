@@ -51,29 +51,38 @@ def _setting(setting) -> Setting:
     return setting
 
 
+def _act(act):
+    """The activation's kernel bundle: names resolved by :func:`derivations.slr.activation`."""
+    if hasattr(act, "module") and hasattr(act, "meta"):
+        return act
+    from derivations.slr.kernels import activation_kernels
+
+    return activation_kernels(act)
+
+
 def numeric_activation(act):
     """The generated NumPy activation of a name, user expression or Activation."""
-    return _P.numeric_activation(act, kernels())
+    return _P.numeric_activation(_act(act))
 
 
 def optimal_population_risk(act, setting: Setting, **kw) -> PopulationOptimum:
     """:func:`numeric.population.optimal_population_risk` by activation name."""
-    return _P.optimal_population_risk(act, _setting(setting), **kw)
+    return _P.optimal_population_risk(_act(act), _setting(setting), **kw)
 
 
 def population_AB(act, setting: Setting, *args, **kw):
     """:func:`numeric.population.population_AB` by activation name."""
-    return _P.population_AB(act, _setting(setting), *args, **kw)
+    return _P.population_AB(_act(act), _setting(setting), *args, **kw)
 
 
 def population_risk(act, setting: Setting, *args, **kw):
     """:func:`numeric.population.population_risk` by activation name."""
-    return _P.population_risk(act, _setting(setting), *args, **kw)
+    return _P.population_risk(_act(act), _setting(setting), *args, **kw)
 
 
 def population_risk_general(act, setting: Setting, overlaps: dict, **kw):
     """:func:`numeric.population.population_risk_general` by activation name."""
-    return _P.population_risk_general(act, _setting(setting), overlaps, **kw)
+    return _P.population_risk_general(_act(act), _setting(setting), overlaps, **kw)
 
 
 def bayes_risk(model: str, nu, L: int, **kw) -> BayesRisk:
