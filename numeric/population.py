@@ -834,7 +834,10 @@ def _linear_coefficients(mod, name, setting, L, nu_val, mu_val):
 def _linear_from_coefficients(mod, c, degenerate):
     """(risk, m_k*, A, B, m_v*) from the coefficients of A(m) = a0 + a1 m, B(m) = b0 + b1 m + b2 m²."""
     a0, a1, b0, b1, b2 = (float(x) for x in c)
-    m_val = 1.0 if degenerate else float(mod.stationary_point(a0, a1, b0, b1 / 2, b2)[0])
+    num, den = (float(x) for x in mod.stationary_point(a0, a1, b0, b1 / 2, b2))
+    scale = (abs(a0) + abs(a1)) * (abs(b0) + abs(b1) + abs(b2))
+    # a zero denominator: the ratio does not depend on m (linear_pure; L = 1 of linear_centred): m_k = 1
+    m_val = 1.0 if (degenerate or abs(den) <= 1e-12 * scale) else num / den
     A = a0 + a1 * m_val
     B = b0 + b1 * m_val + b2 * m_val * m_val
     mv, risk = mod.optimal_value(A, B)

@@ -135,8 +135,10 @@ def population_kernels() -> KernelBundle:
                               doc=f"c_nu of {model}-SLR, from the ratio condition (spec slr.md §3.5)."))
     syms, root = P.generic_stationary_point()
     a0, a1, b0, b1, b2 = syms
-    kernels.append(Kernel("stationary_point", list(syms), [root],
-                          doc="argmax over m of (a0 + a1 m)^2/(b0 + 2 b1 m + b2 m^2) (Cauchy-Schwarz, §8)."))
+    num, den = sp.fraction(sp.together(root))
+    kernels.append(Kernel("stationary_point", list(syms), [num, den],
+                          doc="argmax over m of (a0 + a1 m)^2/(b0 + 2 b1 m + b2 m^2) as (numerator, denominator) "
+                              "(Cauchy-Schwarz, §8); a zero denominator: the ratio does not depend on m."))
     degenerate = {}
     for v in LINEAR_VARIANTS:
         for model in P.MODELS:

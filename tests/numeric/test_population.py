@@ -161,3 +161,18 @@ def test_numeric_needs_the_kernels():
     bare = NP.make_setting("spiked", 2, 3)
     with pytest.raises((SettingError, TypeError), match="kernel"):
         NP.optimal_population_risk("softmax", bare)
+
+
+@pytest.mark.parametrize("variant", ["linear_uncentred", "linear_centred", "linear_pure"])
+def test_linear_variable_length_against_exact_closed_form(variant):
+    """Generated §8 coefficients (float) vs the exact SymPy closed form, including L = 1, where the
+    ratio of linear_centred does not depend on m (σ = 1)."""
+    import sympy as sp
+
+    from derivations import slr as S
+
+    r = optimal_population_risk(variant, make_setting("spiked", 5.0, [1, 2, 3]), per_length=True)
+    third = sp.Rational(1, 3)
+    d = S.linear_closed_form_varlen(variant, "spiked", {1: third, 2: third, 3: third}, nu_value=5)
+    assert r.risk == pytest.approx(float(d["risk"]), abs=1e-13)
+    assert r.per_length["average"] == pytest.approx(float(d["per_length"]), abs=1e-13)
