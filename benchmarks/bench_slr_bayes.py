@@ -21,7 +21,11 @@ import mpmath
 import numpy as np
 from scipy import integrate
 
+from derivations.slr.kernels import slr_kernels
 from numeric import bayes as NB
+from verify.slr import theory as TH
+
+K = slr_kernels()
 
 
 def _best(fn, repeats):
@@ -35,13 +39,15 @@ def _best(fn, repeats):
 
 
 def _baseline_f64(nu, tol=1e-12):
-    f, _, _ = NB._one_d("spiked", "numpy")
+    fm = K["bayes_spiked"].module("numpy").one_d
+    f = lambda z, nu: fm(z, nu)[0]  # noqa: E731
     with np.errstate(over="ignore", under="ignore"):
         return integrate.quad(f, -np.inf, np.inf, args=(nu,), epsabs=tol, epsrel=1e-14, limit=200)[0]
 
 
 def _baseline_mp(nu, dps):
-    f, _, _ = NB._one_d("spiked", "mpmath")
+    fm = K["bayes_spiked"].module("mpmath").one_d
+    f = lambda z, nu: fm(z, nu)[0]  # noqa: E731
     with mpmath.workdps(dps):
         num = mpmath.mpf(nu)
         return +mpmath.quad(lambda z: f(z, num), [-mpmath.inf, mpmath.inf])
@@ -60,8 +66,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--dps", type=int, default=30, help="digits of the mpmath runs")
     args = ap.parse_args(argv)
 
-    NB.bayes_risk("spiked", 1.0, 2)  # generate and cache the lambdified integrands
-    NB.bayes_risk("spiked", 1.0, 3)
+    TH.bayes_risk("spiked", 1.0, 2)  # generate and cache the integrand kernels
+    TH.bayes_risk("spiked", 1.0, 3)
     rows = []
     print("(a) spiked L=2: time (ms) and relative error vs the 40-digit value")
     hdr = f"{'nu':>5} {'E_B':>12} | {'f64 split':>10} {'err':>8} | {'f64 plain':>10} {'err':>8} {'ratio':>6} |" \
@@ -69,10 +75,10 @@ def main(argv=None) -> dict:
     print(hdr)
     print("-" * len(hdr))
     for nu in args.nus:
-        ref = NB.bayes_risk("spiked", nu, 2, dps=40).value
-        t_s, v_s = _best(lambda: NB.bayes_risk("spiked", nu, 2).value, args.repeats)
+        ref = TH.bayes_risk("spiked", nu, 2, dps=40).value
+        t_s, v_s = _best(lambda: TH.bayes_risk("spiked", nu, 2).value, args.repeats)
         t_p, v_p = _best(lambda: _baseline_f64(nu), args.repeats)
-        m_s, w_s = _best(lambda: NB.bayes_risk("spiked", nu, 2, dps=args.dps).value, args.mp_repeats)
+        m_s, w_s = _best(lambda: TH.bayes_risk("spiked", nu, 2, dps=args.dps).value, args.mp_repeats)
         m_p, w_p = _best(lambda: _baseline_mp(nu, args.dps), args.mp_repeats)
         row = dict(nu=nu, value=float(ref), f64_ms=t_s * 1e3, f64_err=_rel(v_s, ref), f64_plain_ms=t_p * 1e3,
                    f64_plain_err=_rel(v_p, ref), mp_ms=m_s * 1e3, mp_err=_rel(w_s, ref), mp_plain_ms=m_p * 1e3,
@@ -89,10 +95,10 @@ def main(argv=None) -> dict:
     print(hdr)
     print("-" * len(hdr))
     for model, nu in (("spiked", 5.0), ("max", 2.0)):
-        ref = NB.bayes_risk(model, nu, 3, dps=40).value
-        t_l, v_l = _best(lambda: NB.bayes_risk(model, nu, 3).value, args.repeats)
-        t_n, v_n = _best(lambda: NB._bayes_risk_nested_quad(model, nu, 3)[0], 1)
-        m_l, w_l = _best(lambda: NB.bayes_risk(model, nu, 3, dps=args.dps).value, 1)
+        ref = TH.bayes_risk(model, nu, 3, dps=40).value
+        t_l, v_l = _best(lambda: TH.bayes_risk(model, nu, 3).value, args.repeats)
+        t_n, v_n = _best(lambda: NB._bayes_risk_nested_quad(K, model, nu, 3)[0], 1)
+        m_l, w_l = _best(lambda: TH.bayes_risk(model, nu, 3, dps=args.dps).value, 1)
         rows.append(dict(model=model, nu=nu, L=3, lattice_ms=t_l * 1e3, nested_ms=t_n * 1e3, mp_ms=m_l * 1e3))
         print(f"{model:>7} {nu:5g} {float(ref):12.6e} | {t_l * 1e3:11.3f} {_rel(v_l, ref):8.1e} | {t_n * 1e3:11.1f}"
               f" {_rel(v_n, ref):8.1e} | {m_l * 1e3:10.1f} {_rel(w_l, ref):8.1e}")

@@ -1,4 +1,4 @@
-"""Benchmark of the BO state-evolution solver (spec slr.md §11) against damped iteration on fresh samples.
+"""Benchmark of the BO state-evolution solver (docs/slr.md §11) against damped iteration on fresh samples.
 
 Both sides evaluate the same generated kernels (``bo_L{L}_ibp``) on a 20-point curve
 E_BO(α), α log-spaced in [0.5, 50] (spiked, L = 2, ν = 2, Δ = 0.1):

@@ -18,7 +18,7 @@ import time
 import numpy as np
 from scipy.optimize import minimize
 
-from numeric.population import make_setting, numeric_activation, optimal_population_risk, population_risk
+from verify.slr.theory import make_setting, numeric_activation, optimal_population_risk, population_risk
 
 ACTS = ("softmax", "linear_uncentred", "erf_learned", "softplus_norm")
 TARGET = 1e-4

@@ -1,4 +1,4 @@
-"""Claim C18, theory side (spec slr.md §15): RS test error at tuned λ, softmax vs every linear variant.
+"""Claim C18, theory side (docs/slr.md §15): RS test error at tuned λ, softmax vs every linear variant.
 
 Settings: spiked ν ∈ {1, 2}, L = 3 and max-SLR ν = ∞, L = 3; α ∈ {1, 2, 4, 10, 20}; λ tuned per
 (activation, α) on the 9-point log grid 1e-3..10 then golden-section refinement (§12).  Writes one

@@ -1,8 +1,11 @@
 r"""Bayes risk of single-location regression and the [M] formulas, evaluated numerically.
 
-Every integrand is lambdified (NumPy/SciPy or mpmath) from the SymPy expressions of
-:mod:`derivations.slr.bayes` and :mod:`derivations.slr.predecessor`; no formula is retyped here.
-See ``docs/slr.md`` §7 (quadratures), §8 (:math:`M_L`, Stein mean), §13 ([M]), claims
+Every integrand is a kernel generated (NumPy/SciPy or mpmath, by :mod:`symbolic.codegen`) from the
+SymPy expressions of :mod:`derivations.slr.bayes` and :mod:`derivations.slr.predecessor`; the
+kernels arrive as an argument, ``kernels=`` — the SLR bundle
+:func:`derivations.slr.kernels.slr_kernels` — and no formula is retyped here (this module never
+imports a derivation).  Name-only wrappers with the same call forms are in :mod:`verify.slr`.
+Spec ``docs/slr.md`` §7 (quadratures), §8 (:math:`M_L`, Stein mean), §13 ([M]), claims
 C2, C3, C8, C10, C11, C20–C23.
 
 Public API
@@ -11,7 +14,8 @@ Public API
   float64 or mpmath at ``dps`` digits, with an error estimate.
 - :func:`bayes_risk_varlen` — :math:`\sum_LP(L)E_B(L)` (claim C23).
 - :func:`max_stein_mean` — :math:`\mu_L(\nu)=\nu E_B^{\max}(L,\nu)` (claim C8).
-- :func:`expected_max_gaussian`, :func:`expected_max_gaussian_exact` — :math:`M_L`.
+- :func:`expected_max_gaussian` — :math:`M_L` (its closed form for small ``L`` is
+  ``derivations.slr.bayes.expected_max_exact``).
 - :func:`zeta_erf2_value`, :func:`predecessor_manifold_risk`, :func:`predecessor_prop3` — [M].
 
 Methods (:attr:`BayesRisk.method`)
@@ -19,7 +23,7 @@ Methods (:attr:`BayesRisk.method`)
 ``"exact"``
     ``L = 1`` (0), ``ν = 0`` (:math:`1-1/L`), max-SLR ``ν = ∞`` (0).
 ``"quad-1d"`` / ``"mpmath-quad-1d"``
-    ``L = 2``: the one-dimensional forms (:func:`derivations.slr.bayes.one_d_form`) by
+    ``L = 2``: the one-dimensional forms (``derivations.slr.bayes.one_d_form``) by
     ``scipy.integrate.quad`` or ``mpmath.quad``, split at the step and at ±8 widths around it.
 ``"laplace-lattice"`` / ``"mpmath-laplace-lattice"``
     ``L ≥ 3`` (or ``representation="laplace"``): the u-representation of §7,
@@ -44,30 +48,24 @@ used.
 """
 from __future__ import annotations
 
-import functools
-import importlib
 import math
 import numbers
 import operator
 import warnings
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import mpmath
 import numpy as np
-import sympy as sp
 from scipy import integrate
-
-from derivations.slr import bayes as SB
-from derivations.slr import predecessor as SP
-from symbolic.codegen import assert_exact
 
 __all__ = [
     "BayesRisk", "AccuracyWarning", "bayes_risk", "bayes_risk_varlen", "max_stein_mean",
-    "expected_max_gaussian", "expected_max_gaussian_exact", "zeta_erf2_value",
+    "expected_max_gaussian", "zeta_erf2_value",
     "predecessor_manifold_risk", "predecessor_prop3", "MODELS",
 ]
 
-MODELS = SB.MODELS
+MODELS = ("spiked", "max")
 _LN10 = math.log(10.0)
 _F64_DIGITS = 20  # lattice design in float64 (absolute digits)
 _F64_CHECK_DIGITS = 15  # independent coarser design: the difference is the error estimate
@@ -143,71 +141,41 @@ def _check_inputs(model, nu, Lv, dps, tol):
 
 
 # ------------------------------------------------------------------------------------------------
-# generated functions (lambdified once, cached)
-
-def _resolve(dotted: str):
-    module, name = dotted.rsplit(".", 1)
-    return getattr(importlib.import_module(module), name)
+# the generated kernels (passed in)
 
 
-@functools.lru_cache(maxsize=None)
-def _special_functions(backend: str) -> dict:
-    """Numeric implementations of the derivation's special functions (``SB.NUMERIC_FUNCTIONS``)."""
-    return {name: _resolve(path) for name, path in SB.NUMERIC_FUNCTIONS[backend].items()}
+def _slr(kernels):
+    """The SLR bundle passed as ``kernels=`` (a clear error when it is missing)."""
+    if kernels is None or not hasattr(kernels, "parts") or "bayes_spiked" not in kernels.parts:
+        raise TypeError("numeric.bayes evaluates generated kernels: pass kernels=derivations.slr.kernels.slr_kernels() "
+                        "(or call the name-only wrappers of verify.slr, e.g. verify.slr.bayes_risk)")
+    return kernels
 
 
-def _modules(backend):
-    """lambdify modules: the special functions of the derivation first, then the backend."""
-    rest = ["scipy", "numpy"] if backend == "numpy" else ["mpmath"]
-    return [_special_functions(backend)] + rest
+def _bayes_module(kernels, model: str, backend: str):
+    return _slr(kernels)[f"bayes_{model}"].module(backend)
 
 
-def _lambdify(args, expr, backend):
-    assert_exact(expr)
-    return sp.lambdify(args, expr, _modules(backend))
+def _one(fn):
+    """A one-output kernel as a plain function."""
+    return lambda *a: fn(*a)[0]
 
 
-@functools.lru_cache(maxsize=None)
-def _one_d(model: str, backend: str):
-    """(integrand(n, nu), step(nu), width(nu)) of the L = 2 form."""
-    f = SB.one_d_form(model)
-    return (_lambdify([SB.n, SB.nu], f.integrand, backend),
-            _lambdify([SB.nu], f.step, backend), _lambdify([SB.nu], f.width, backend))
+def _inner_spec(kernels, model, form):
+    return _slr(kernels)[f"bayes_{model}"].meta["inner"][form]
 
 
-@functools.lru_cache(maxsize=None)
-def _kernel(kind, backend: str):
+def _laws(kernels, model):
+    return _slr(kernels)[f"bayes_{model}"].meta["laws"]
+
+
+def _law_values(mod, model_laws, nu):
+    return {law: tuple(getattr(mod, f"law_{law}")(nu)) for law in model_laws}
+
+
+def _kernel_fn(mod, kind):
     """Kernel of the u-representation in ``s``: ``"D0"`` (remainder of K_0), or k = 0, 1, 2."""
-    expr = SB.kernel_remainder() if kind == "D0" else SB.laplace_kernel(kind)
-    return _lambdify([SB.s], expr, backend)
-
-
-@functools.lru_cache(maxsize=None)
-def _normal_density(backend: str):
-    return _lambdify([SB.a, SB.m, SB.c], SB.normal_density(SB.a, SB.m, SB.c), backend)
-
-
-@functools.lru_cache(maxsize=None)
-def _std_density(backend: str):
-    return _lambdify([SB.g], SB.gaussian_density(SB.g), backend)
-
-
-@functools.lru_cache(maxsize=None)
-def _step_part(backend: str):
-    return _lambdify([SB.u, SB.m, SB.c], SB.step_part(), backend)
-
-
-@functools.lru_cache(maxsize=None)
-def _token_law(model: str, law: str, backend: str):
-    mean, sd = SB.token_laws(model)[law]
-    return _lambdify([SB.nu], mean, backend), _lambdify([SB.nu], sd, backend)
-
-
-@functools.lru_cache(maxsize=None)
-def _outer(model: str, Lv: int, form: str, backend: str):
-    of = SB.outer_integrand(model, Lv, form)
-    syms = [SB.phi_symbol(law, k) for law, k in of.inner]
-    return of, _lambdify(syms, of.integrand, backend), _lambdify([], of.constant, backend)
+    return _one(getattr(mod, "kernel_D0" if kind == "D0" else f"kernel_K{kind}"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -222,9 +190,11 @@ def _pieces(step, width, inf, clip):
     return [-inf] + pts + [inf]
 
 
-def _one_d_f64(model, nu, tol):
-    f, step_f, width_f = _one_d(model, "numpy")
-    pts = _pieces(float(step_f(nu)), float(width_f(nu)), np.inf, 40.0)
+def _one_d_f64(kernels, model, nu, tol):
+    mod = _bayes_module(kernels, model, "numpy")
+    f = _one(mod.one_d)
+    step, width = mod.one_d_step(nu)
+    pts = _pieces(float(step), float(width), np.inf, 40.0)
 
     def run(epsabs):
         val = err = 0.0
@@ -243,15 +213,16 @@ def _one_d_f64(model, nu, tol):
     return val, err
 
 
-def _one_d_mp(model, nu, dps):
+def _one_d_mp(kernels, model, nu, dps):
     """mpmath.quad of the L = 2 form; the integrand is divided by the float64 value so that the
     quadrature's absolute target is a relative one (E_B can be as small as 1e-100)."""
-    f, step_f, width_f = _one_d(model, "mpmath")
-    scale = _one_d_f64(model, float(nu), 1e-12)[0]
+    mod = _bayes_module(kernels, model, "mpmath")
+    f = _one(mod.one_d)
+    scale = _one_d_f64(kernels, model, float(nu), 1e-12)[0]
     scale = scale if scale > 1e-300 else 1.0
     with mpmath.workdps(dps + 10):
         num, inv = mpmath.mpf(nu), 1 / mpmath.mpf(scale)
-        step, width = step_f(num), width_f(num)
+        step, width = mod.one_d_step(num)
         clip = 2 * math.sqrt(2 * (dps + 10) * _LN10) + 2 * abs(float(step))
         val, err = mpmath.quad(lambda z: f(z, num) * inv, _pieces(step, width, mpmath.inf, clip), error=True)
         val, err = val * scale, err * scale
@@ -321,18 +292,13 @@ def _make_plan(Lv, digits, laws, extra=0.0):
                  math.ceil(u_hi / delta_k), At, T)
 
 
-@functools.lru_cache(maxsize=None)
-def _neg_log_asymptotic():
-    expr = SB.neg_log_rate_expansion() * SB.nu
-    return _lambdify([SB.nu, SB.L], expr, "numpy")
-
-
-def _tail_extension(model, nu, Lv) -> float:
+def _tail_extension(kernels, model, nu, Lv) -> float:
     r"""Extra tail exponent (nats): :math:`-\log` of the size of :math:`E_B`, estimated by
-    :func:`derivations.slr.bayes.spiked_asymptotic` (spiked) or :math:`\log\nu` (max, where
+    ``derivations.slr.bayes.spiked_asymptotic`` (spiked) or :math:`\log\nu` (max, where
     :math:`E_B\approx M_L/\nu`)."""
     if model == "spiked":
-        return max(0.0, float(_neg_log_asymptotic()(nu, Lv))) if nu > 1 else 0.0
+        mod = _bayes_module(kernels, "spiked", "numpy")
+        return max(0.0, float(mod.neg_log_asymptotic(nu, Lv)[0])) if nu > 1 else 0.0
     return math.log(max(1.0, nu))
 
 
@@ -347,34 +313,36 @@ def _kernel_range(kind, plan):
     return -At, hi
 
 
-def _kinds_needed(outer_form):
+def _kinds_needed(inner):
     """(law, kernel kind) pairs; k = 0 uses the remainder D0 plus the closed-form step part."""
-    return [(law, "D0" if k == 0 else k) for law, k in outer_form.inner]
+    return [(law, "D0" if k == 0 else k) for law, k in inner]
 
 
 def _gauss_range(mean, sd, plan):
     return math.floor((mean - plan.T * sd) / plan.delta), math.ceil((mean + plan.T * sd) / plan.delta)
 
 
-def _laplace_f64_once(model, nu, Lv, form, digits):
+def _laplace_f64_once(kernels, model, nu, Lv, form, digits):
     """One lattice evaluation in float64: (value, ∫|F|, number of outer nodes, plan)."""
-    of, outer_fn, const_fn = _outer(model, Lv, form, "numpy")
-    laws = {law: tuple(float(fn(nu)) for fn in _token_law(model, law, "numpy")) for law in SB.token_laws(model)}
-    plan = _make_plan(Lv, digits, laws, _tail_extension(model, nu, Lv))
+    mod = _bayes_module(kernels, model, "numpy")
+    inner = _inner_spec(kernels, model, form)
+    outer = getattr(mod, f"outer_{form}")
+    laws = {law: tuple(float(v) for v in vals) for law, vals in _law_values(mod, _laws(kernels, model), nu).items()}
+    plan = _make_plan(Lv, digits, laws, _tail_extension(kernels, model, nu, Lv))
     i_all = np.arange(plan.i_lo, plan.i_hi + 1)
     vals = []
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         if plan.regime == "lattice":
             n_idx = i_all * plan.r
             u_all = n_idx * plan.delta
-            dens, step_fn = _normal_density("numpy"), _step_part("numpy")
-            for law, kind in _kinds_needed(of):
+            dens, step_fn = _one(mod.normal_density), _one(mod.step_part)
+            for law, kind in _kinds_needed(inner):
                 mean, sd = laws[law]
                 j0, j1 = _gauss_range(mean, sd, plan)
                 G = dens(np.arange(j0, j1 + 1) * plan.delta, mean, sd)
                 s_lo, s_hi = _kernel_range(kind, plan)
                 k0, k1 = math.floor(s_lo / plan.delta), math.ceil(s_hi / plan.delta)
-                Kv = _kernel(kind, "numpy")(np.arange(k0, k1 + 1) * plan.delta)
+                Kv = _kernel_fn(mod, kind)(np.arange(k0, k1 + 1) * plan.delta)
                 # Φ(u_n) = δ Σ_j G_j K_{j-n}: a discrete correlation
                 full = np.convolve(G, Kv[::-1])
                 p = n_idx + k1 - j0
@@ -389,53 +357,60 @@ def _laplace_f64_once(model, nu, Lv, form, digits):
             u_all = i_all * plan.h
             jmax = math.ceil(plan.T / plan.delta)
             gj = np.arange(-jmax, jmax + 1) * plan.delta
-            w = plan.delta * _std_density("numpy")(gj)
-            for law, k in of.inner:
+            w = plan.delta * _one(mod.std_density)(gj)
+            for law, k in inner:
                 mean, sd = laws[law]
                 S = mean + sd * gj[None, :] - u_all[:, None]
-                vals.append((_kernel(k, "numpy")(S) * w[None, :]).sum(axis=1))
-        F = outer_fn(*vals) * np.ones(len(u_all))
-    total = float(const_fn()) + plan.h * float(np.sum(F))
+                vals.append((_kernel_fn(mod, k)(S) * w[None, :]).sum(axis=1))
+        F_raw, const = outer(*vals, Lv)
+        F = F_raw * np.ones(len(u_all))
+    total = float(const) + plan.h * float(np.sum(F))
     return total, plan.h * float(np.sum(np.abs(F))), len(F), plan
 
 
-def _laplace_f64(model, nu, Lv, form="direct"):
+def _laplace_f64(kernels, model, nu, Lv, form="direct"):
     r"""Float64 u-representation: value at the fine design, error = difference to a coarser one.
 
     The fine design targets 1e-20, the check design 1e-15 (independent lattices); the difference
     estimates the error of the coarser rule, hence bounds the finer one.  Round-off
     (:math:`10\,\epsilon\int|F|\sqrt N`) and the truncation bound are added.
     """
-    v1, S1, n1, plan = _laplace_f64_once(model, nu, Lv, form, _F64_DIGITS)
-    v2, _, _, _ = _laplace_f64_once(model, nu, Lv, form, _F64_CHECK_DIGITS)
+    v1, S1, n1, plan = _laplace_f64_once(kernels, model, nu, Lv, form, _F64_DIGITS)
+    v2, _, _, _ = _laplace_f64_once(kernels, model, nu, Lv, form, _F64_CHECK_DIGITS)
     err = abs(v1 - v2) + 10 * np.finfo(float).eps * S1 * math.sqrt(n1) + Lv * plan.trunc
     return v1, float(err), plan
 
 
-def _laplace_mp_once(model, nu, Lv, form, digits):
+def _laplace_mp_once(kernels, model, nu, Lv, form, digits):
     """One lattice evaluation in mpmath at the current working precision."""
-    of, outer_fn, const_fn = _outer(model, Lv, form, "mpmath")
+    mod = _bayes_module(kernels, model, "mpmath")
+    inner = _inner_spec(kernels, model, form)
+    outer = getattr(mod, f"outer_{form}")
+
+    def outer_fn(*vals):
+        return outer(*vals, Lv)[0]
+
     num = mpmath.mpf(nu)
-    laws_mp = {law: tuple(fn(num) for fn in _token_law(model, law, "mpmath")) for law in SB.token_laws(model)}
+    laws_mp = _law_values(mod, _laws(kernels, model), num)
     laws = {law: (float(mv), float(sv)) for law, (mv, sv) in laws_mp.items()}
-    plan = _make_plan(Lv, digits, laws, _tail_extension(model, float(nu), Lv))
+    plan = _make_plan(Lv, digits, laws, _tail_extension(kernels, model, float(nu), Lv))
     i_all = range(plan.i_lo, plan.i_hi + 1)
     F = []
     if plan.regime == "lattice":
         delta = mpmath.mpf(plan.delta)
-        dens, step_fn = _normal_density("mpmath"), _step_part("mpmath")
+        dens, step_fn = _one(mod.normal_density), _one(mod.step_part)
         n_all = [i * plan.r for i in i_all]
         K = {}
-        for kind in {kd for _, kd in _kinds_needed(of)}:
+        for kind in {kd for _, kd in _kinds_needed(inner)}:
             s_lo, s_hi = _kernel_range(kind, plan)
             k0, k1 = math.floor(s_lo / plan.delta), math.ceil(s_hi / plan.delta)
-            kfn = _kernel(kind, "mpmath")
+            kfn = _kernel_fn(mod, kind)
             K[kind] = (k0, [kfn(k * delta) for k in range(k0, k1 + 1)])
         G = {law: {} for law in laws}  # Gaussian samples, computed when first needed
         for nn in n_all:
             u_n = nn * delta
             vals = []
-            for law, kind in _kinds_needed(of):
+            for law, kind in _kinds_needed(inner):
                 j0, j1 = _gauss_range(*laws[law], plan)
                 k0, Kl = K[kind]
                 ja, jb = max(j0, k0 + nn), min(j1, k0 + len(Kl) - 1 + nn)
@@ -455,35 +430,37 @@ def _laplace_mp_once(model, nu, Lv, form, digits):
     else:
         dg, h = mpmath.mpf(plan.delta), mpmath.mpf(plan.h)
         jmax = math.ceil(plan.T / plan.delta)
-        phi = _std_density("mpmath")
+        phi = _one(mod.std_density)
         w = [dg * phi(j * dg) for j in range(-jmax, jmax + 1)]
-        kern = {k: _kernel(k, "mpmath") for _, k in of.inner}
+        kern = {k: _kernel_fn(mod, k) for _, k in inner}
         for i in i_all:
             u_i = i * h
             vals = []
-            for law, k in of.inner:
+            for law, k in inner:
                 mean, sd = laws_mp[law]
                 vals.append(mpmath.fdot(w, [kern[k](mean + sd * j * dg - u_i) for j in range(-jmax, jmax + 1)]))
             F.append(outer_fn(*vals))
-    return const_fn() + h * mpmath.fsum(F), float(h * mpmath.fsum(abs(f) for f in F)), len(F), plan
+    const = mpmath.mpf(outer(*([mpmath.mpf(1)] * len(inner)), Lv)[1])
+    return const + h * mpmath.fsum(F), float(h * mpmath.fsum(abs(f) for f in F)), len(F), plan
 
 
-def _laplace_mp(model, nu, Lv, dps, form="direct"):
+def _laplace_mp(kernels, model, nu, Lv, dps, form="direct"):
     r"""mpmath u-representation at ``dps`` significant digits.
 
     Check design ``dps + 1 + log10(L·span)`` digits (``span`` the length of the outer range), fine
     design 4 digits more, working precision 8 digits above the fine design; the reported error is
     the difference of the two (+ round-off, truncation and the rounding to ``dps`` digits).
     """
-    laws = {law: tuple(float(fn(float(nu))) for fn in _token_law(model, law, "numpy")) for law in SB.token_laws(model)}
-    pre = _make_plan(Lv, dps, laws, _tail_extension(model, float(nu), Lv))
+    mod = _bayes_module(kernels, model, "numpy")
+    laws = {law: tuple(float(v) for v in vals) for law, vals in _law_values(mod, _laws(kernels, model), float(nu)).items()}
+    pre = _make_plan(Lv, dps, laws, _tail_extension(kernels, model, float(nu), Lv))
     span = (pre.i_hi - pre.i_lo + 1) * pre.h
     check = dps + 1 + math.log10(max(1.0, Lv * span))
     fine = check + 4
     wp = int(math.ceil(fine)) + 8
     with mpmath.workdps(wp):
-        v1, S1, n1, plan = _laplace_mp_once(model, nu, Lv, form, fine)
-        v2, _, _, _ = _laplace_mp_once(model, nu, Lv, form, check)
+        v1, S1, n1, plan = _laplace_mp_once(kernels, model, nu, Lv, form, fine)
+        v2, _, _, _ = _laplace_mp_once(kernels, model, nu, Lv, form, check)
         err = abs(v1 - v2) + 10 * mpmath.mpf(10) ** (-wp) * S1 * math.sqrt(n1) + Lv * plan.trunc
     with mpmath.workdps(dps):
         v1 = +v1
@@ -494,22 +471,17 @@ def _laplace_mp(model, nu, Lv, dps, form="direct"):
 # cross-check: nested adaptive quadrature (float64, slow)
 
 
-@functools.lru_cache(maxsize=None)
-def _inner_f64(model, law, k):
-    expr = sp.powsimp(SB.inner_integrand(model, law, k), combine="exp", force=True)
-    return (_lambdify([SB.g, SB.u, SB.nu], expr, "numpy"), _lambdify([SB.u, SB.nu], SB.inner_step(model, law), "numpy"))
-
-
-def _bayes_risk_nested_quad(model, nu, Lv, form="direct"):
+def _bayes_risk_nested_quad(kernels, model, nu, Lv, form="direct"):
     """Float64 E_B by nested ``scipy.integrate.quad``: outer in ``u`` (split around the bulk),
     inner in ``g`` split at the step ``(u - m)/c`` and ±8/c around it.  Cross-check only: 0.1–1 s."""
-    of = SB.outer_integrand(model, Lv, form)
-    outer_fn = _lambdify([SB.phi_symbol(law, k) for law, k in of.inner], of.integrand, "numpy")
-    laws = {law: tuple(float(fn(nu)) for fn in _token_law(model, law, "numpy")) for law in SB.token_laws(model)}
+    mod = _bayes_module(kernels, model, "numpy")
+    inner_spec = _inner_spec(kernels, model, form)
+    outer = getattr(mod, f"outer_{form}")
+    laws = {law: tuple(float(v) for v in vals) for law, vals in _law_values(mod, _laws(kernels, model), nu).items()}
     sd = max(v[1] for v in laws.values())
 
     def inner(law, k, uu):
-        f, step = _inner_f64(model, law, k)
+        f, step = _one(getattr(mod, f"inner_{law}_{k}")), _one(getattr(mod, f"inner_step_{law}"))
         g0 = float(step(uu, nu))
         w = 1.0 / laws[law][1]
         pts = [-np.inf, g0 - 8 * w, g0, g0 + 8 * w, np.inf]
@@ -518,7 +490,7 @@ def _bayes_risk_nested_quad(model, nu, Lv, form="direct"):
 
     def F(uu):
         with np.errstate(over="ignore", under="ignore"):
-            return float(outer_fn(*[inner(law, k, uu) for law, k in of.inner]))
+            return float(outer(*[inner(law, k, uu) for law, k in inner_spec], Lv)[0])
 
     centre = float(np.mean([v[0] for v in laws.values()]))
     pts = [-np.inf] + [centre + j * max(sd, 1.0) for j in range(-8, 9)] + [np.inf]
@@ -527,7 +499,7 @@ def _bayes_risk_nested_quad(model, nu, Lv, form="direct"):
         v, e = integrate.quad(F, lo, hi, epsabs=1e-15, epsrel=1e-12, limit=200)
         val += v
         err += e
-    return float(SB.outer_integrand(model, Lv, form).constant) + val, err
+    return float(outer(*([1.0] * len(inner_spec)), Lv)[1]) + val, err
 
 
 # ------------------------------------------------------------------------------------------------
@@ -535,7 +507,7 @@ def _bayes_risk_nested_quad(model, nu, Lv, form="direct"):
 
 
 def bayes_risk(model: str, nu, L: int, *, dps: int | None = None, tol: float = 1e-12,
-               representation: str = "auto") -> BayesRisk:
+               representation: str = "auto", kernels=None) -> BayesRisk:
     r"""Bayes risk :math:`E_B=1-\mathbb E\|p\|^2`, :math:`p=\mathrm{softmax}(c_\nu\chi^*)` (spec §7).
 
     Parameters
@@ -553,6 +525,9 @@ def bayes_risk(model: str, nu, L: int, *, dps: int | None = None, tol: float = 1
         Absolute tolerance of the float64 path (a warning is issued if the estimate exceeds it).
     representation : {"auto", "1d", "laplace"}
         ``"auto"``: the one-dimensional form at ``L = 2``, the u-representation for ``L ≥ 3``.
+    kernels : KernelBundle
+        The SLR kernels, :func:`derivations.slr.kernels.slr_kernels` (required; the wrapper
+        :func:`verify.slr.bayes_risk` passes them).
 
     Returns
     -------
@@ -569,12 +544,14 @@ def bayes_risk(model: str, nu, L: int, *, dps: int | None = None, tol: float = 1
 
     Examples
     --------
-    >>> round(bayes_risk("spiked", 1.0, 2).value, 5)
+    >>> from derivations.slr.kernels import slr_kernels
+    >>> round(bayes_risk("spiked", 1.0, 2, kernels=slr_kernels()).value, 5)
     0.32494
-    >>> round(bayes_risk("max", 2.0, 3).value, 5)
+    >>> round(bayes_risk("max", 2.0, 3, kernels=slr_kernels()).value, 5)
     0.35418
     """
     Lv, nuf, dps = _check_inputs(model, nu, L, dps, tol)
+    _slr(kernels)
     if representation not in ("auto", "1d", "laplace"):
         raise ValueError(f"unknown representation {representation!r}; allowed: 'auto', '1d', 'laplace'")
     if representation == "1d" and Lv != 2:
@@ -583,22 +560,23 @@ def bayes_risk(model: str, nu, L: int, *, dps: int | None = None, tol: float = 1
     if Lv == 1 or (model == "max" and math.isinf(nuf)):
         exact = 0
     elif nuf == 0:
-        exact = sp.Rational(Lv - 1, Lv)
+        exact = Fraction(Lv - 1, Lv)  # ν = 0: the posterior is uniform
     if exact is not None:
+        exact = Fraction(exact)
         if dps is None:
             value = float(exact)
         else:
             with mpmath.workdps(dps):
-                value = mpmath.mpf(sp.Rational(exact).p) / sp.Rational(exact).q
+                value = mpmath.mpf(exact.numerator) / exact.denominator
         return BayesRisk(value, 0.0, "exact", model, nuf, Lv, dps)
     use_1d = representation == "1d" or (representation == "auto" and Lv == 2)
     details = {}
     if dps is None:
         if use_1d:
-            value, err = _one_d_f64(model, nuf, tol)
+            value, err = _one_d_f64(kernels, model, nuf, tol)
             method = "quad-1d"
         else:
-            value, err, plan = _laplace_f64(model, nuf, Lv)
+            value, err, plan = _laplace_f64(kernels, model, nuf, Lv)
             method = "laplace-lattice"
             details = {"plan": plan}
         if err > tol:
@@ -607,10 +585,10 @@ def bayes_risk(model: str, nu, L: int, *, dps: int | None = None, tol: float = 1
     else:
         nu_in = nu if isinstance(nu, mpmath.mpf) else nuf
         if use_1d:
-            value, err = _one_d_mp(model, nu_in, dps)
+            value, err = _one_d_mp(kernels, model, nu_in, dps)
             method = "mpmath-quad-1d"
         else:
-            value, err, plan = _laplace_mp(model, nu_in, Lv, dps)
+            value, err, plan = _laplace_mp(kernels, model, nu_in, Lv, dps)
             method = "mpmath-laplace-lattice"
             details = {"plan": plan}
         if err > 10.0 ** (-dps) * max(abs(float(value)), 1e-300) * 10:
@@ -620,7 +598,7 @@ def bayes_risk(model: str, nu, L: int, *, dps: int | None = None, tol: float = 1
 
 
 def bayes_risk_varlen(model: str, nu, length_law: dict, *, dps: int | None = None,
-                      tol: float = 1e-12) -> BayesRisk:
+                      tol: float = 1e-12, kernels=None) -> BayesRisk:
     r"""Bayes risk under a length law: :math:`\sum_LP(L)\,E_B(L)` (spec §3.4, claim C23).
 
     The Bayes predictor ``softmax(c_ν χ)`` does not depend on ``L``, so one parameter pair attains
@@ -630,7 +608,8 @@ def bayes_risk_varlen(model: str, nu, length_law: dict, *, dps: int | None = Non
 
     Examples
     --------
-    >>> round(bayes_risk_varlen("spiked", 5.0, {1: 1/3, 2: 1/3, 3: 1/3}).value, 5)
+    >>> from derivations.slr.kernels import slr_kernels
+    >>> round(bayes_risk_varlen("spiked", 5.0, {1: 1/3, 2: 1/3, 3: 1/3}, kernels=slr_kernels()).value, 5)
     0.07655
     """
     if not isinstance(length_law, dict) or not length_law:
@@ -643,7 +622,7 @@ def bayes_risk_varlen(model: str, nu, length_law: dict, *, dps: int | None = Non
         probs[Lk] = pk
     if abs(sum(float(p) for p in probs.values()) - 1) > 1e-9:
         raise ValueError(f"length_law probabilities must sum to 1, got {sum(float(p) for p in probs.values())!r}")
-    parts = {Lk: bayes_risk(model, nu, Lk, dps=dps, tol=tol) for Lk in probs}
+    parts = {Lk: bayes_risk(model, nu, Lk, dps=dps, tol=tol, kernels=kernels) for Lk in probs}
     if dps is None:
         value = sum(float(probs[Lk]) * parts[Lk].value for Lk in probs)
     else:
@@ -653,25 +632,27 @@ def bayes_risk_varlen(model: str, nu, length_law: dict, *, dps: int | None = Non
     return BayesRisk(value, err, "mixture", model, float(nu), dict(probs), dps, {"parts": parts})
 
 
-def max_stein_mean(nu, L: int, *, dps: int | None = None):
+def max_stein_mean(nu, L: int, *, dps: int | None = None, kernels=None):
     r""":math:`\mu_L(\nu)=\mathbb E[\chi^*_{\varepsilon^*}]=\nu\,E_B^{\max}(L,\nu)` (Stein, spec §8).
 
+    The formula is the generated ``stein_mean`` kernel (``derivations.slr.bayes.stein_mean``).
     ``ν = ∞`` gives :math:`M_L` (:func:`expected_max_gaussian`).  Accuracy: that of
     :func:`bayes_risk` times ν; cost: one :func:`bayes_risk` call.
 
     Examples
     --------
-    >>> round(max_stein_mean(2.0, 2), 5)
+    >>> from derivations.slr.kernels import slr_kernels
+    >>> round(max_stein_mean(2.0, 2, kernels=slr_kernels()), 5)
     0.48002
     """
     Lv, nuf, dps = _check_inputs("max", nu, L, dps, 1.0)
     if math.isinf(nuf):
-        return expected_max_gaussian(Lv, dps=dps)
-    risk = bayes_risk("max", nu, Lv, dps=dps)
+        return expected_max_gaussian(Lv, dps=dps, kernels=kernels)
+    risk = bayes_risk("max", nu, Lv, dps=dps, kernels=kernels)
     if dps is None:
-        return nuf * risk.value
+        return float(_slr(kernels)["population"].module("numpy").stein_mean(nuf, risk.value)[0])
     with mpmath.workdps(dps):
-        return mpmath.mpf(nu) * risk.value
+        return _slr(kernels)["population"].module("mpmath").stein_mean(mpmath.mpf(nu), risk.value)[0]
 
 
 def _quad_sum(f, pts) -> float:
@@ -683,12 +664,7 @@ def _quad_sum(f, pts) -> float:
                          for lo, hi in zip(pts[:-1], pts[1:])))
 
 
-@functools.lru_cache(maxsize=None)
-def _max_integrand(Lv: int, backend: str):
-    return _lambdify([SB.x], SB.expected_max_integrand(Lv), backend)
-
-
-def expected_max_gaussian(L: int, *, dps: int | None = None):
+def expected_max_gaussian(L: int, *, dps: int | None = None, kernels=None):
     r""":math:`M_L=\mathbb E\max_{\ell\le L}g_\ell=L\int x\,\varphi(x)\Phi(x)^{L-1}dx` (spec §8).
 
     Float64: ``scipy.integrate.quad`` split at 0 and at :math:`\sqrt{2\log L}`; about 1e-14
@@ -696,7 +672,8 @@ def expected_max_gaussian(L: int, *, dps: int | None = None):
 
     Examples
     --------
-    >>> round(expected_max_gaussian(3), 6)
+    >>> from derivations.slr.kernels import slr_kernels
+    >>> round(expected_max_gaussian(3, kernels=slr_kernels()), 6)
     0.846284
     """
     try:
@@ -709,94 +686,47 @@ def expected_max_gaussian(L: int, *, dps: int | None = None):
         return 0.0 if dps is None else mpmath.mpf(0)
     split = math.sqrt(2 * math.log(Lv))
     if dps is None:
-        f = _max_integrand(Lv, "numpy")
+        fm = _bayes_module(kernels, "max", "numpy").expected_max
         pts = [-np.inf, 0.0, split, split + 8.0, np.inf]
-        return _quad_sum(f, pts)
-    f = _max_integrand(Lv, "mpmath")
+        return _quad_sum(lambda x: fm(x, Lv)[0], pts)
+    fm = _bayes_module(kernels, "max", "mpmath").expected_max
+    f = lambda x: fm(x, Lv)[0]  # noqa: E731
     with mpmath.workdps(dps + 10):
         val = mpmath.quad(f, [-mpmath.inf, 0, split, split + 8, mpmath.inf])
     with mpmath.workdps(dps):
         return +val
 
 
-@functools.lru_cache(maxsize=None)
-def expected_max_gaussian_exact(L: int):
-    r"""Closed form of :math:`M_L` by SymPy ``integrate``, or ``None``.
-
-    SymPy integrates the by-parts form :math:`L(L-1)\int\varphi^2\Phi^{L-2}dx`
-    (:func:`derivations.slr.bayes.expected_max_by_parts`): ``L = 2`` → :math:`1/\sqrt\pi`,
-    ``L = 3`` → :math:`3/(2\sqrt\pi)`; ``L = 1`` → 0.  Every result is checked against
-    :func:`expected_max_gaussian` to 1e-12 and ``None`` is returned on disagreement.  For
-    ``L ≥ 4`` the function returns ``None`` without trying: SymPy 1.14 returns the wrong value
-    :math:`3/\sqrt\pi` for ``L = 4`` (true :math:`M_4=1.029375`), after about 8 s.
-    """
-    Lv = operator.index(L)
-    if Lv < 1:
-        raise ValueError(f"L must be an integer >= 1, got {L!r}")
-    if Lv == 1:
-        return sp.S.Zero
-    if Lv > 3:
-        return None
-    res = sp.integrate(sp.expand(SB.expected_max_by_parts(Lv).rewrite(sp.erf)), (SB.x, -sp.oo, sp.oo))
-    if res.has(sp.Integral) or not res.is_number:
-        return None
-    res = sp.nsimplify(sp.simplify(res)) if res.has(sp.Float) else sp.simplify(res)
-    if abs(float(res) - expected_max_gaussian(Lv)) > 1e-12:
-        return None
-    return res
-
-
 # ------------------------------------------------------------------------------------------------
 # [M] (spec §13)
 
 
-def zeta_erf2_value(t, s, *, dps: int | None = None):
+def zeta_erf2_value(t, s, *, dps: int | None = None, kernels=None):
     r""":math:`\zeta(t,s)=\mathbb E_g[\mathrm{erf}(t+sg)^2]` by one-dimensional quadrature.
 
-    Split at the zero :math:`g=-t/s` of the erf.  Float64 (``scipy.integrate.quad``): about 1e-15
-    absolute, under 1 ms; ``dps``: ``mpmath.quad`` at ``dps`` digits.
+    The generated ``zeta`` kernel of ``kernels["predecessor"]`` (quadrature of the printed
+    integrand of :class:`symbolic.functions.zeta_erf2`, split at the zero :math:`g=-t/s` of the
+    erf).  Float64: about 1e-15 absolute, under 1 ms; ``dps``: ``mpmath.quad`` at ``dps`` digits.
     """
     if dps is None:
-        t, s = float(t), float(s)
-        if s == 0:
-            return math.erf(t) ** 2
-        f = lambda z: math.erf(t + s * z) ** 2 * math.exp(-z * z / 2) / math.sqrt(2 * math.pi)  # noqa: E731
-        g0 = -t / s
-        pts = [-np.inf, g0, np.inf] if abs(g0) < 40 else [-np.inf, 0.0, np.inf]
-        return _quad_sum(f, pts)
-    with mpmath.workdps(dps + 10):
-        tm, sm = mpmath.mpf(t), mpmath.mpf(s)
-        if sm == 0:
-            val = mpmath.erf(tm) ** 2
-        else:
-            g0 = -tm / sm
-            pts = [-mpmath.inf, g0, mpmath.inf] if abs(g0) < 40 else [-mpmath.inf, 0, mpmath.inf]
-            val = mpmath.quad(lambda z: mpmath.erf(tm + sm * z) ** 2 * mpmath.npdf(z), pts)
+        return float(_slr(kernels)["predecessor"].module("numpy").zeta(float(t), float(s))[0])
+    mod = _slr(kernels)["predecessor"].module("mpmath")
     with mpmath.workdps(dps):
-        return +val
+        return +mod.zeta(mpmath.mpf(t), mpmath.mpf(s))[0]
 
 
-@functools.lru_cache(maxsize=None)
-def _manifold_fn(backend: str):
-    expr = SP.manifold_excess_risk()
-    args = [SP.d, SP.L, SP.gamma, SP.lam, SP.kappa, SP.nu_M]
-    assert_exact(expr)
-    if backend == "numpy":
-        zeta = lambda tt, ss: zeta_erf2_value(tt, ss)  # noqa: E731
-        return sp.lambdify(args, expr, [{"zeta_erf2": zeta}, "math"])
-    return sp.lambdify(args, expr, [{"zeta_erf2": lambda tt, ss: zeta_erf2_value(tt, ss, dps=mpmath.mp.dps)}, "mpmath"])
-
-
-def predecessor_manifold_risk(d, L, gamma2, lam, kappa, nu_M, *, dps: int | None = None):
+def predecessor_manifold_risk(d, L, gamma2, lam, kappa, nu_M, *, dps: int | None = None, kernels=None):
     r"""[M] excess risk on the manifold (Theorem 1, spec §13.2; claims C21, C22).
 
-    Evaluates :func:`derivations.slr.predecessor.manifold_excess_risk` at
-    :math:`\gamma=\sqrt{\gamma^2}`, with ζ by :func:`zeta_erf2_value`.  Accuracy about 1e-15
-    absolute (float64) or ``dps`` digits; cost under 1 ms (float64).
+    Evaluates the generated ``manifold_risk`` kernel
+    (``derivations.slr.predecessor.manifold_excess_risk``) at :math:`\gamma=\sqrt{\gamma^2}`, with
+    ζ by its generated quadrature.  Accuracy about 1e-15 absolute (float64) or ``dps`` digits;
+    cost under 1 ms (float64).
 
     Examples
     --------
-    >>> round(predecessor_manifold_risk(400, 10, 0.5, 0.1, 0.6, 0.8), 5)
+    >>> from derivations.slr.kernels import slr_kernels
+    >>> round(predecessor_manifold_risk(400, 10, 0.5, 0.1, 0.6, 0.8, kernels=slr_kernels()), 5)
     0.29364
     """
     if float(gamma2) <= 0 or float(d) <= 0 or int(L) != L or L < 1 or float(lam) <= 0:
@@ -804,31 +734,29 @@ def predecessor_manifold_risk(d, L, gamma2, lam, kappa, nu_M, *, dps: int | None
     if abs(float(kappa)) > 1 or abs(float(nu_M)) > 1:
         raise ValueError(f"kappa and nu_M are overlaps of unit vectors: need |kappa|, |nu_M| <= 1, got {kappa}, {nu_M}")
     if dps is None:
-        return float(_manifold_fn("numpy")(float(d), int(L), math.sqrt(gamma2), float(lam), float(kappa), float(nu_M)))
+        mod = _slr(kernels)["predecessor"].module("numpy")
+        return float(mod.manifold_risk(float(d), int(L), math.sqrt(gamma2), float(lam), float(kappa), float(nu_M))[0])
+    mod = _slr(kernels)["predecessor"].module("mpmath")
     with mpmath.workdps(dps + 5):
-        val = _manifold_fn("mpmath")(mpmath.mpf(d), int(L), mpmath.sqrt(mpmath.mpf(gamma2)), mpmath.mpf(lam),
-                                     mpmath.mpf(kappa), mpmath.mpf(nu_M))
+        val = mod.manifold_risk(mpmath.mpf(d), int(L), mpmath.sqrt(mpmath.mpf(gamma2)), mpmath.mpf(lam),
+                                mpmath.mpf(kappa), mpmath.mpf(nu_M))[0]
     with mpmath.workdps(dps):
         return +val
 
 
-@functools.lru_cache(maxsize=None)
-def _prop3_fn():
-    expr = SP.prop3_risk()
-    assert_exact(expr)
-    return sp.lambdify([SP.gamma, SP.eps, SP.L], expr, "math")
-
-
-def predecessor_prop3(gamma2, eps, L) -> float:
+def predecessor_prop3(gamma2, eps, L, *, kernels=None) -> float:
     r"""[M] Proposition 3: :math:`\epsilon^2+\gamma^2-\gamma^4/(\gamma^2+L-1)` (claim C20).
 
-    Evaluated from :func:`derivations.slr.predecessor.prop3_risk`; exact up to float64 rounding.
+    Evaluated from the generated ``prop3`` kernel (``derivations.slr.predecessor.prop3_risk``);
+    exact up to float64 rounding.
 
     Examples
     --------
-    >>> round(predecessor_prop3(0.5, 0.1, 10), 5)
+    >>> from derivations.slr.kernels import slr_kernels
+    >>> round(predecessor_prop3(0.5, 0.1, 10, kernels=slr_kernels()), 5)
     0.48368
     """
     if float(gamma2) <= 0 or float(eps) < 0 or int(L) != L or L < 1:
         raise ValueError("need gamma2 > 0, eps >= 0 and integer L >= 1")
-    return float(_prop3_fn()(math.sqrt(gamma2), float(eps), int(L)))
+    mod = _slr(kernels)["predecessor"].module("numpy")
+    return float(mod.prop3(math.sqrt(gamma2), float(eps), int(L))[0])

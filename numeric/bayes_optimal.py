@@ -1,4 +1,4 @@
-r"""Bayes-optimal state evolution of spiked-SLR at finite :math:`\alpha` (spec ``slr.md`` §11), solved on a frozen rule.
+r"""Bayes-optimal state evolution of spiked-SLR at finite :math:`\alpha` (``docs/slr.md`` §11), solved on a frozen rule.
 
 The equations come as generated kernels (module text from
 :func:`derivations.slr.bayes_optimal.module_source`, loaded by :func:`load_bo_module`; this module
@@ -44,7 +44,7 @@ from ._portable_solver import ConvergenceError
 __all__ = ["load_bo_module", "BORule", "make_rule", "BOPoint", "bo_fixed_point", "bo_curve", "bo_map",
            "SYSTEM", "START_UNINFORMED", "START_INFORMED"]
 
-SYSTEM = "bayes-optimal state evolution (spiked-SLR, spec slr.md §11)"
+SYSTEM = "bayes-optimal state evolution (spiked-SLR, docs/slr.md §11)"
 START_UNINFORMED = 0.01
 START_INFORMED = 0.99
 _Q_MIN, _Q_MAX = 1e-12, 1.0 - 1e-12

@@ -1,8 +1,11 @@
 r"""Population risks and optima of single-location regression (docs/slr.md §6), generated.
 
-The attention weights come from :mod:`derivations.slr` as SymPy; this module prints
-their value, their derivative in the key field and their derivative in the extra scalar into a
-NumPy kernel (:func:`numeric_activation`), and evaluates
+The attention weights arrive as generated kernels (a :class:`symbolic.bundle.KernelBundle` from
+``derivations.slr.kernels.activation_kernels``: the token map, the weight and their derivatives,
+printed from ``derivations.slr.vector_form``); the §6 formulas (optimal value vector, manifold
+risk, residual covariance, :math:`c_\nu`, :math:`\mu_L(\nu)=\nu E_B`, the §8 closed forms) arrive
+in the SLR bundle ``kernels`` of the :class:`Setting` (``derivations.slr.kernels.slr_kernels``).
+This module never imports a derivation; name-only wrappers are in :mod:`verify.slr`.  It evaluates
 
 .. math::  A(m_k, s_k) = \mathbb E[\sigma(\chi)_{\varepsilon^*}],\qquad
            B(m_k, s_k) = \mathbb E\|\sigma(\chi)\|^2,\qquad \chi = m_k\chi^* + s_k\eta,
@@ -23,17 +26,19 @@ with their exact gradients, on a **fixed** integration rule, so the objective
 :math:`(\log m_k, s_k^2, \text{extra})` from the spec's multistart (§6.3) and reports the risk
 :math:`1-A^2/B`, its integration error, the argmin and a ``limit`` flag when the argmin runs to a
 bound (softmax at max-SLR :math:`\nu=\infty`; :math:`b\to-\infty` for ``softplus_norm_bias``).
+When the optimum is a limit the reported ``risk`` is the limit value — derived where the
+derivation knows it (``limit_known`` of the activation kernels), otherwise extrapolated from the
+approach to the bound with its error — and ``risk_at_bound`` keeps the value at the bound.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
 __all__ = [
-    "Setting", "make_setting", "numeric_activation", "population_AB", "population_risk",
+    "Setting", "make_setting", "numeric_activation", "compile_activation", "population_AB", "population_risk",
     "population_risk_general", "optimal_population_risk", "PopulationOptimum", "SettingError",
     "PopulationError",
 ]
@@ -66,11 +71,22 @@ class Setting:
     model: str
     nu: float
     lengths: tuple
+    kernels: object = field(default=None, compare=False, repr=False)  #: the SLR KernelBundle
+
+    def _kernels(self):
+        if self.kernels is None:
+            raise SettingError("this Setting carries no kernels: build it with make_setting(..., "
+                               "kernels=derivations.slr.kernels.slr_kernels()) or verify.slr.make_setting")
+        return self.kernels
+
+    def population_module(self):
+        """The generated population kernels (NumPy)."""
+        return self._kernels()["population"].module("numpy")
 
     @property
     def c_nu(self) -> float:
-        """Posterior inverse temperature c_ν (§3.5): √ν (spiked), ν (max)."""
-        return math.sqrt(self.nu) if self.model == "spiked" else self.nu
+        """Posterior inverse temperature c_ν (§3.5), from the generated ``c_nu_<model>`` kernel."""
+        return float(getattr(self.population_module(), f"c_nu_{self.model}")(self.nu)[0])
 
     @property
     def variable(self) -> bool:
@@ -86,11 +102,12 @@ class Setting:
         return {"model": self.model, "nu": self.nu, "lengths": {int(L): p for L, p in self.lengths}}
 
 
-def make_setting(model: str, nu, L) -> Setting:
+def make_setting(model: str, nu, L, *, kernels=None) -> Setting:
     """Validate and build a :class:`Setting`.
 
     ``L`` is an int, a list of ints (uniform over the list: variable length, §3.4) or a dict
-    {L: P(L)}.  ν must be ≥ 0; ν = ∞ only for max-SLR (spec §2).
+    {L: P(L)}.  ν must be ≥ 0; ν = ∞ only for max-SLR (spec §2).  ``kernels`` is the SLR bundle
+    (``derivations.slr.kernels.slr_kernels()``), needed by every evaluation.
     """
     if model not in ("spiked", "max"):
         raise SettingError(f"unknown model {model!r}; choose 'spiked' or 'max'")
@@ -121,7 +138,7 @@ def make_setting(model: str, nu, L) -> Setting:
     tot = sum(p for _, p in items)
     if not math.isclose(tot, 1.0, rel_tol=1e-9):
         raise SettingError(f"length probabilities sum to {tot}, not 1")
-    return Setting(model, nu, tuple(sorted(items)))
+    return Setting(model, nu, tuple(sorted(items)), kernels)
 
 
 # =============================================================================================
@@ -130,88 +147,89 @@ def make_setting(model: str, nu, L) -> Setting:
 
 @dataclass
 class NumericActivation:
-    """Generated NumPy evaluation of one activation (value and first derivatives)."""
+    """Generated NumPy evaluation of one activation: the token map ``u``, its reduction ``r`` over
+    the tokens, the weight ``σ(t, u, r)`` and their first derivatives (chain rule through ``u`` and
+    ``r``)."""
 
     name: str
     kind: str
-    coefficients: tuple
+    reduction: str | None
+    extra_name: str | None
     extra_learned: bool
     extra_default: float
     extra_bounds: tuple
     has_extra: bool
-    fn: object = None  # fn(t, extra) -> (value, d/dt, d/dextra)
-    source: str = ""
+    module: object = None
+    meta: dict = field(default_factory=dict)
 
     def weights(self, chi, extra=0.0, dchi=(), want_extra=False):
         r"""σ(χ) along the last axis and its directional derivatives.
 
         ``dchi``: sequence of arrays ∂χ/∂θ_j (same shape as χ); returns ``(sigma, [∂σ/∂θ_j],
-        ∂σ/∂extra or None)``.
+        ∂σ/∂extra or None)``.  The reduction :math:`r` (mean or log-sum-exp of :math:`u`) is a
+        generic operation; its derivative is :math:`\sum_\ell w_\ell\,\delta u_\ell` with
+        :math:`w=1/L` (mean) or :math:`w=e^{u-r}` (log-sum-exp).
         """
-        if self.kind == "affine":
-            a, b, g = self.coefficients
-            bar = chi.mean(axis=-1, keepdims=True)
-            sig = a + b * chi + g * bar
-            ds = [b * d + g * d.mean(axis=-1, keepdims=True) for d in dchi]
-            return sig, ds, None
+        mod = self.module
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            val, dval, dext = self.fn(chi, extra)
-        val = np.broadcast_to(val, chi.shape)
-        dval = np.broadcast_to(dval, chi.shape)
-        if self.kind == "normalised":
-            lam = val - val.max(axis=-1, keepdims=True)
-            ex = np.exp(lam)
-            sig = ex / ex.sum(axis=-1, keepdims=True)
+            if self.reduction is None:
+                u, r, rw, du, due = 0.0, 0.0, None, None, None
+            else:
+                u, du, due = (np.broadcast_to(v, chi.shape) for v in mod.token(chi, extra))
+                if self.reduction == "mean":
+                    r = u.mean(axis=-1, keepdims=True)
+                    rw = np.full(chi.shape, 1.0 / chi.shape[-1])
+                else:  # logsumexp
+                    mx = u.max(axis=-1, keepdims=True)
+                    r = mx + np.log(np.exp(u - mx).sum(axis=-1, keepdims=True))
+                    rw = np.exp(u - r)
+            sig, st, su, sr, se = (np.broadcast_to(v, chi.shape) for v in mod.weight(chi, u, r, extra))
+            if rw is not None:
+                st = st + su * du  # total derivative in the token's own field (through u)
             ds = []
             for d in dchi:
-                dl = dval * d
-                ds.append(sig * (dl - (sig * dl).sum(axis=-1, keepdims=True)))
+                dd = st * d
+                if rw is not None:
+                    dd = dd + sr * (rw * du * d).sum(axis=-1, keepdims=True)
+                ds.append(dd)
             de = None
             if want_extra:
-                dl = np.broadcast_to(dext, chi.shape)
-                de = sig * (dl - (sig * dl).sum(axis=-1, keepdims=True))
-            return sig, ds, de
-        sig = val
-        ds = [dval * d for d in dchi]
-        de = np.broadcast_to(dext, chi.shape) if want_extra else None
+                de = se
+                if rw is not None:
+                    de = de + su * due + sr * (rw * due).sum(axis=-1, keepdims=True)
         return sig, ds, de
 
 
-@lru_cache(maxsize=64)
-def _numeric_activation_cached(act_key):
-    import sympy as sp
-
-    from derivations import slr as S
-    from symbolic.codegen import Kernel, ModuleBuilder, expression_hash, load_module
-
-    act = S.activation(act_key)
-    if act.kind == "affine":
-        return NumericActivation(act.name, act.kind, tuple(float(c) for c in act.coefficients), False, 0.0,
-                                 (0.0, 0.0), False)
-    e = sp.Symbol("extra", real=True)
-    expr = act.expr if act.extra is None else act.expr.subs(act.extra, e)
-    outs = [expr, sp.diff(expr, S.t), sp.diff(expr, e)]
-    k = Kernel("weight", [S.t, e], outs,
-               doc=f"{act.name} ({act.kind}): value, d/dt, d/dextra of {act.expr} (docs/slr.md §4).")
-    mb = ModuleBuilder(f"attention weight kernel: {act.name}", "numpy", expression_hash(*outs),
-                       description=act.description)
-    mb.add_kernel(k)
-    mb.add_source("import scipy.special  # noqa: E402  (erf, expit)")
-    src = mb.source()
-    mod = load_module(src, f"attnlimits_slr_{abs(hash(act.name))}")
-    return NumericActivation(act.name, act.kind, (), act.extra_learned, float(act.extra_default),
-                             tuple(act.extra_bounds), act.extra is not None, mod.weight, src)
+def compile_activation(bundle) -> NumericActivation:
+    """The :class:`NumericActivation` of an activation's kernel bundle (generated and cached)."""
+    cached = _COMPILED.get(id(bundle))
+    if cached is not None and cached[0] is bundle:
+        return cached[1]
+    m = bundle.meta
+    na = NumericActivation(m["name"], m["kind"], m["reduction"], m["extra_name"], m["extra_learned"],
+                           m["extra_default"], tuple(m["extra_bounds"]), m["has_extra"], bundle.module("numpy"),
+                           dict(m))
+    _COMPILED[id(bundle)] = (bundle, na)
+    return na
 
 
-def numeric_activation(act) -> NumericActivation:
-    """Generated NumPy kernel of an activation (name, ``elementwise:``/``normalised:`` expression,
-    or :class:`derivations.slr.Activation`).  Cached per activation."""
-    from derivations import slr as S
+_COMPILED: dict = {}
 
-    a = S.activation(act)
-    if a.name in S.ACTIVATIONS or a.name.startswith(("elementwise:", "normalised:")):
-        return _numeric_activation_cached(a.name)
-    raise ValueError(f"activation {a.name!r} is not registered; pass a name or an 'elementwise:'/'normalised:' text")
+
+def numeric_activation(act, kernels=None) -> NumericActivation:
+    """Generated NumPy kernel of an activation.
+
+    ``act``: an activation kernel bundle, or a name / ``elementwise:``/``normalised:`` text resolved by
+    the derivation's resolver carried by ``kernels`` (the SLR bundle, ``meta["activation"]``).
+    """
+    if isinstance(act, NumericActivation):
+        return act
+    if hasattr(act, "module") and hasattr(act, "meta"):
+        return compile_activation(act)
+    if kernels is None:
+        raise TypeError(f"activation {act!r}: pass its kernel bundle (derivations.slr.kernels.activation_kernels) "
+                        "or a Setting built with kernels (verify.slr.make_setting)")
+    return compile_activation(kernels.meta["activation"](act))
 
 
 # =============================================================================================
@@ -237,6 +255,7 @@ class _Rule:
     P: np.ndarray | None = None
     groups: int = 0
     method: str = ""
+    module: object = None  #: the generated population kernels (optimal value, ...)
 
 
 def _softmax(z):
@@ -334,8 +353,13 @@ def _AB_rule_inner(na, rule, chi, dirs, P, extra, grad):
 # =============================================================================================
 
 def _rules(setting, noise, n_gh, qmc_points, replicates, seed):
-    return [(p, _rule(setting, L, noise=noise, n_gh=n_gh, qmc_points=qmc_points, replicates=replicates,
-                      seed=seed)) for L, p in setting.lengths]
+    mod = setting.population_module()
+    out = []
+    for L, p in setting.lengths:
+        rule = _rule(setting, L, noise=noise, n_gh=n_gh, qmc_points=qmc_points, replicates=replicates, seed=seed)
+        rule.module = mod
+        out.append((p, rule))
+    return out
 
 
 def _combine(parts):
@@ -358,7 +382,7 @@ def population_AB(act, setting: Setting, m_k: float, q_k: float | None = None, *
     ``(A, B, A_err, B_err)`` (errors: rule difference n vs 3n/2 for Gauss–Hermite, standard error
     across replicates for QMC).
     """
-    na = numeric_activation(act)
+    na = numeric_activation(act, setting.kernels)
     q = m_k * m_k if q_k is None else float(q_k)
     s2 = q - m_k * m_k
     if s2 < -1e-12:
@@ -390,28 +414,17 @@ def population_risk(act, setting: Setting, m_k: float, q_k: float | None = None,
     r"""Population risk on the manifold, :math:`E=1-2m_vA+q_vB` (§6.2, ``excess`` metric).
 
     With ``m_v`` and ``q_v`` omitted the value vector is optimal (:math:`m_v=A/B`,
-    :math:`q_v=m_v^2`, :math:`E=1-A^2/B`; :func:`derivations.slr.optimal_value_risk`).
-    Returns ``(risk, error)``.
+    :math:`q_v=m_v^2`, :math:`E=1-A^2/B`; the generated ``optimal_value`` kernel of
+    ``derivations.slr.optimal_value_risk``).  Returns ``(risk, error)``.
     """
     A, B, dA, dB = population_AB(act, setting, m_k, q_k, extra=extra, **rule_kw)
-    optimal, general = _risk_functions()
+    mod = setting.population_module()
     if m_v is None:
-        err = abs(2 * A / B) * dA + (A / B) ** 2 * dB
-        return float(optimal(A, B)), float(err)
+        mv, risk = mod.optimal_value(A, B)
+        err = abs(2 * mv) * dA + mv ** 2 * dB
+        return float(risk), float(err)
     q_v = m_v * m_v if q_v is None else q_v
-    return float(general(m_v, q_v, A, B)), float(abs(2 * m_v) * dA + abs(q_v) * dB)
-
-
-@lru_cache(maxsize=1)
-def _risk_functions():
-    """The §6.2 risk (general and v-optimal), generated from the derivation."""
-    import sympy as sp
-
-    from derivations import slr as S
-
-    _, expr = S.optimal_value_risk()
-    return (sp.lambdify((S.A_sym, S.B_sym), expr, "math"),
-            sp.lambdify((S.m_v, S.q_v, S.A_sym, S.B_sym), S.risk_on_manifold(), "math"))
+    return float(mod.manifold_risk(m_v, q_v, A, B)[0]), float(abs(2 * m_v) * dA + abs(q_v) * dB)
 
 
 def population_risk_general(act, setting: Setting, overlaps: dict, *, extra=None, points: int = 2 ** 15,
@@ -420,17 +433,17 @@ def population_risk_general(act, setting: Setting, overlaps: dict, *, extra=None
 
     Student fields :math:`\chi_\ell=m_k\chi^*_\ell+m_{kv^*}z^*_\ell+a_\ell`,
     :math:`z_\ell=m_{vk^*}\chi^*_\ell+m_vz^*_\ell+b_\ell` with :math:`(a,b)` Gaussian of the residual
-    covariance; :math:`E=\mathbb E(z^*_{\varepsilon^*}-\sigma(\chi)^\top z)^2` (+Δ² under ``noisy``).
+    covariance (the generated ``residual_covariance`` kernel of
+    ``derivations.slr.residual_covariance``); :math:`E=\mathbb E(z^*_{\varepsilon^*}-\sigma(\chi)^\top z)^2` (+Δ² under ``noisy``).
     Returns ``(risk, standard error over replicates)``.  Raises :class:`SettingError` when the
     residual covariance is indefinite.
     """
     from symbolic.gaussian import sobol_normal
 
-    na = numeric_activation(act)
-    o = {k: float(overlaps.get(k, 0.0)) for k in ("m_k", "q_k", "m_v", "q_v", "m_kvstar", "m_vkstar", "q_kv")}
-    va = o["q_k"] - o["m_k"] ** 2 - o["m_kvstar"] ** 2
-    vb = o["q_v"] - o["m_vkstar"] ** 2 - o["m_v"] ** 2
-    cab = o["q_kv"] - o["m_k"] * o["m_vkstar"] - o["m_kvstar"] * o["m_v"]
+    na = numeric_activation(act, setting.kernels)
+    names = ("m_k", "q_k", "m_v", "q_v", "m_kvstar", "m_vkstar", "q_kv")
+    o = {k: float(overlaps.get(k, 0.0)) for k in names}
+    va, vb, cab = (float(v) for v in setting.population_module().residual_covariance(*(o[k] for k in names)))
     if va < -1e-12 or vb < -1e-12 or va * vb - cab * cab < -1e-12:
         raise SettingError(f"overlaps {o} are not realisable (residual covariance [[{va:.4g}, {cab:.4g}], "
                            f"[{cab:.4g}, {vb:.4g}]] is not positive semi-definite)")
@@ -480,7 +493,9 @@ class PopulationOptimum:
     ``risk`` = :math:`E^*_\sigma`, ``risk_error`` its integration error estimate (plus the
     optimisation tolerance), ``argmin`` the optimal order parameters (``m_k``, ``q_k``, ``s_k``,
     ``m_v``, ``q_v`` and the extra scalar ``c`` or ``b``), ``limit`` True when the argmin lies on a
-    bound of the search box (the optimum is a limit: ``m_k → ∞`` or ``b → −∞``...), ``A``, ``B``
+    bound of the search box (the optimum is a limit: ``m_k → ∞`` or ``b → −∞``...); then ``risk`` is
+    the limit value (``limit_method`` says whether derived or extrapolated, and ``risk_error``
+    includes the extrapolation error) and ``risk_at_bound`` the value at the bound; ``A``, ``B``
     at the argmin, ``method`` the integration rule, ``per_length`` the per-length tuned risks and
     their P(L)-average for variable length.
     """
@@ -497,12 +512,15 @@ class PopulationOptimum:
     method: str = ""
     evaluations: int = 0
     per_length: dict = field(default_factory=dict)
+    risk_at_bound: float | None = None
+    limit_method: str = ""
 
     def as_dict(self) -> dict:
         return {"activation": self.activation, "setting": self.setting.as_dict(), "risk": self.risk,
                 "risk_error": self.risk_error, "argmin": self.argmin, "A": self.A, "B": self.B,
                 "limit": self.limit, "limit_reason": self.limit_reason, "method": self.method,
-                "evaluations": self.evaluations, "per_length": self.per_length}
+                "evaluations": self.evaluations, "per_length": self.per_length,
+                "risk_at_bound": self.risk_at_bound, "limit_method": self.limit_method}
 
 
 M_BOUNDS = (1e-3, 200.0)  #: search box of m_k (×1, absolute)
@@ -524,20 +542,27 @@ def _objective(na, rules, theta, layout, grad=True):
             + (f", extra = {ext:.4g}" if na.has_extra else "")
             + "; try an activation that grows at most exponentially, or smaller --L")
     if not B > 1e-300:  # all weights underflowed (e.g. erf offset at its bound): trivial predictor
-        return 0.0, (np.zeros(len(theta)) if grad else None), A, B
-    ratio = A * A / B
+        return 1.0, (np.zeros(len(theta)) if grad else None), A, B
+    mod = rules_module(rules)
+    risk = float(mod.optimal_value(A, B)[1])  # E* = 1 − A²/B (generated)
     if not grad:
-        return -ratio, None, A, B
+        return risk, None, A, B
     dA, dB = dA.mean(axis=1), dB.mean(axis=1)
     # dA rows: [log m, s2, (extra)]
-    g_full = 2 * A * dA / B - A * A * dB / (B * B)
+    eA, eB = mod.optimal_value_grad(A, B)
+    g_full = eA * dA + eB * dB
     g = np.zeros(len(theta))
     g[0] = g_full[0]
     if layout.get("s2") is not None:
         g[layout["s2"]] = g_full[1]
     if layout.get("extra") is not None:
         g[layout["extra"]] = g_full[2]
-    return -ratio, -g, A, B
+    return risk, g, A, B
+
+
+def rules_module(rules):
+    """The population kernels module travelling with a list of rules."""
+    return rules[0][1].module
 
 
 def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = False, per_length: bool = False,
@@ -575,9 +600,9 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
     """
     from scipy.optimize import minimize
 
-    na = numeric_activation(act)
+    na = numeric_activation(act, setting.kernels)
     if na.kind == "affine" and closed_form and not orthogonal_noise:
-        return _linear_optimum(act, setting, per_length=per_length)
+        return _linear_optimum(na, setting, per_length=per_length)
     c_nu = setting.c_nu if not math.isinf(setting.c_nu) else 3.0
     c_nu = max(c_nu, 0.1)
     learned = na.has_extra and na.extra_learned and extra is None
@@ -664,12 +689,12 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
                                     th[layout["extra"]] if layout["extra"] is not None else na.extra_default, False)
             parts.append((p, a_, b_, None, None))
         Ar, Br, _, _ = _combine(parts)
-        er = 1 - Ar * Ar / Br
+        er = setting.population_module().optimal_value(Ar, Br)[1]
         err = float(er.std(ddof=1) / math.sqrt(er.size)) if er.size > 1 else 0.0
         method = "; ".join(sorted({r.method for _, r in rules}))
     m_val = math.exp(th[0])
     s2 = th[layout["s2"]] if layout["s2"] is not None else 0.0
-    mv = A / B
+    mv = float(setting.population_module().optimal_value(A, B)[0])  # m_v* = A/B (generated)
     argmin = {"m_k": m_val, "q_k": m_val ** 2 + s2, "s_k": math.sqrt(max(s2, 0.0)), "m_v": mv, "q_v": mv * mv}
     # an optimum is a *limit* when the search runs to a bound, or when the objective is flat all the
     # way to a bound (within the integration error): e.g. softplus_norm_bias stops at b ≈ −16
@@ -696,13 +721,12 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
         val2, resolved2 = value_at(i, other)
         return not (resolved2 and val2 <= f + flat)
 
-    reasons = []
+    reasons, directions = [], []
     if th[0] >= bounds[0][1] - 1e-6 or plateau(0, bounds[0][1]):
         reasons.append(f"m_k → ∞ (the risk at m_k = {M_BOUNDS[1]:g} is as low as at the argmin)")
+        directions.append(("m_k", 0, bounds[0][1]))
     if na.has_extra:
-        from derivations import slr as S
-
-        xname = S.activation(act).extra_name
+        xname = na.extra_name
         xval = th[layout["extra"]] if layout["extra"] is not None else fixed_extra
         argmin[xname] = float(xval)
         if layout["extra"] is not None:
@@ -710,16 +734,25 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
             lo, hi = bounds[i]
             if xval <= lo + 1e-6 or plateau(i, lo):
                 reasons.append(f"{xname} → −∞ (the risk at {xname} = {lo:g} equals the optimum; argmin {xval:.3g})")
+                directions.append(("extra_lo", i, lo))
             elif xval >= hi - 1e-6 or plateau(i, hi):
                 reasons.append(f"{xname} → +∞ (the risk at {xname} = {hi:g} equals the optimum)")
-    risk = 1.0 + f
+                directions.append(("extra_hi", i, hi))
+    risk = f
     _require_finite(f"{na.name}: the optimal risk on {setting.describe()}", risk, err)
-    out = PopulationOptimum(na.name, setting, float(risk), float(err + max(tol * 0.01, 1e-12)), argmin, A, B,
+    err_total = float(err + max(tol * 0.01, 1e-12))
+    out = PopulationOptimum(na.name, setting, float(risk), err_total, argmin, A, B,
                             bool(reasons), "; ".join(reasons), method, evals)
+    if directions:
+        # the optimum is a limit: report the limit value, keep the value at the bound (issue 8)
+        lim, lim_err, how = _limit_value(na, setting, th, layout, directions, rules, fine_rules, err_total,
+                                         dict(orthogonal_noise=orthogonal_noise, tol=tol, n_gh=n_gh,
+                                              qmc_points=qmc_points, replicates=replicates, seed=seed))
+        out.risk_at_bound, out.risk, out.risk_error, out.limit_method = float(risk), float(lim), float(lim_err), how
     if per_length and setting.variable:
         vals = {}
         for L, p in setting.lengths:
-            sub = Setting(setting.model, setting.nu, ((L, 1.0),))
+            sub = Setting(setting.model, setting.nu, ((L, 1.0),), setting.kernels)
             r = optimal_population_risk(act, sub, orthogonal_noise=orthogonal_noise, tol=tol, n_gh=n_gh,
                                         qmc_points=qmc_points, replicates=replicates, seed=seed, extra=extra)
             vals[L] = r.risk
@@ -727,61 +760,119 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
     return out
 
 
+def _limit_value(na, setting, th, layout, directions, rules, fine_rules, err, opts):
+    r"""Value of a limit optimum and its error: ``(value, error, how)``.
+
+    Derived where the activation's kernels know the limit (``meta["limits"]``, from the
+    derivation): a limit pair :math:`(A_\infty, B_\infty)` (softmax at max-SLR :math:`\nu=\infty`:
+    hardmax = the location, :math:`A=B=1`) evaluated by the generated ``optimal_value`` kernel, or
+    the optimum of the activation reached in the limit (``softplus_norm_bias`` as :math:`b\to-\infty`
+    is softmax).  Otherwise extrapolated from the approach to the bound: Aitken's :math:`\Delta^2`
+    on the risk at three points towards the bound (geometric in :math:`m_k`, arithmetic in an extra
+    scalar), with the error the change from the previous triple plus the integration error.
+    """
+    keys = {d[0] for d in directions}
+    for rule in na.meta.get("limits", ()):
+        if rule["direction"] not in keys:
+            continue
+        if rule.get("model") not in (None, setting.model):
+            continue
+        if rule.get("nu") == "inf" and not math.isinf(setting.nu):
+            continue
+        if "A" in rule:
+            value = float(setting.population_module().optimal_value(rule["A"], rule["B"])[1])
+            return value + 0.0, 0.0, f"derived: {rule['why']}"
+        if "same_as" in rule:
+            other = optimal_population_risk(rule["same_as"], setting, **opts)
+            return other.risk, other.risk_error, f"derived: {rule['why']} (its optimum: {other.limit_method or other.method})"
+    key, i, bound = directions[0]
+
+    def at(v):
+        th2 = np.array(th, float)
+        th2[i] = v
+        return _objective(na, fine_rules or rules, th2, layout, grad=False)[0]
+
+    step = -math.log(2.0) if key == "m_k" else (-1.0 if key == "extra_hi" else 1.0) * 0.05 * abs(bound)
+    xs = [at(bound + k * step) for k in (3, 2, 1, 0)]  # towards the bound
+
+    def aitken(x0, x1, x2):
+        d1, d2 = x1 - x0, x2 - x1
+        den = d2 - d1
+        if den == 0 or d1 * d2 <= 0 or abs(d2) >= abs(d1):  # not a monotone, converging approach
+            return x2
+        return x2 - d2 * d2 / den
+
+    lim, prev = aitken(*xs[1:]), aitken(*xs[:3])
+    lim = min(max(lim, 0.0), xs[-1])
+    where = "m_k" if key == "m_k" else na.extra_name
+    return lim, abs(lim - prev) + err, (
+        f"extrapolated (Aitken on the risk at {where} = " + ", ".join(
+            f"{(math.exp(bound + k * step) if key == 'm_k' else bound + k * step):.4g}" for k in (2, 1, 0)) + ")")
+
+
 def _max_mu(setting: Setting, L: int):
-    """μ_L(ν) = E χ*_{ε*} on max-SLR (§8) and its error: M_L at ν = ∞, ν E_B otherwise."""
+    """μ_L(ν) = E χ*_{ε*} on max-SLR (§8) and its error: M_L at ν = ∞, ν E_B otherwise (generated
+    ``stein_mean`` kernel)."""
     from . import bayes
 
     if L == 1:
         return 0.0, 0.0
+    K = setting.kernels
     if math.isinf(setting.nu):
-        return float(bayes.expected_max_gaussian(L)), 1e-13
-    br = bayes.bayes_risk("max", setting.nu, L)
-    return setting.nu * br.value, setting.nu * br.error
+        return float(bayes.expected_max_gaussian(L, kernels=K)), 1e-13
+    br = bayes.bayes_risk("max", setting.nu, L, kernels=K)
+    stein = setting.population_module().stein_mean
+    return float(stein(setting.nu, br.value)[0]), float(stein(setting.nu, br.error)[0])
 
 
-def _linear_optimum(act, setting: Setting, per_length: bool = False) -> PopulationOptimum:
-    import sympy as sp
+def _linear_coefficients(mod, name, setting, L, nu_val, mu_val):
+    if L == 1:
+        return np.array(getattr(mod, f"linear_{name}_{setting.model}_L1")(nu_val), float)
+    return np.array(getattr(mod, f"linear_{name}_{setting.model}")(L, nu_val, mu_val), float)
 
-    from derivations import slr as S
 
-    name = S.activation(act).name
-    sub_nu = None if math.isinf(setting.nu) else sp.nsimplify(setting.nu)
+def _linear_from_coefficients(mod, c, degenerate):
+    """(risk, m_k*, A, B, m_v*) from the coefficients of A(m) = a0 + a1 m, B(m) = b0 + b1 m + b2 m²."""
+    a0, a1, b0, b1, b2 = (float(x) for x in c)
+    num, den = (float(x) for x in mod.stationary_point(a0, a1, b0, b1 / 2, b2))
+    scale = (abs(a0) + abs(a1)) * (abs(b0) + abs(b1) + abs(b2))
+    # a zero denominator: the ratio does not depend on m (linear_pure; L = 1 of linear_centred): m_k = 1
+    m_val = 1.0 if (degenerate or abs(den) <= 1e-12 * scale) else num / den
+    A = a0 + a1 * m_val
+    B = b0 + b1 * m_val + b2 * m_val * m_val
+    mv, risk = mod.optimal_value(A, B)
+    return float(risk), m_val, A, B, float(mv)
+
+
+def _linear_optimum(na, setting: Setting, per_length: bool = False) -> PopulationOptimum:
+    r"""Linear variants from the derived §8 closed forms: :math:`E=1-\sup_m(\sum P(L)A_L)^2/\sum P(L)B_L`.
+
+    The generated kernels give the coefficients of :math:`A_L(m)`, :math:`B_L(m)` (for max-SLR in
+    :math:`\mu=\mu_L(\nu)`), the stationary point of the ratio (Cauchy–Schwarz) and
+    :math:`E^*=1-A^2/B`."""
+    mod = setting.population_module()
+    name = na.name
+    degenerate = setting.kernels["population"].meta["linear_degenerate"][name]
+    nu_val = 0.0 if math.isinf(setting.nu) else float(setting.nu)
     mu_vals, mu_err = {}, 0.0
-    if setting.model == "max":
-        for L, _ in setting.lengths:
-            mu_vals[L], e = _max_mu(setting, L)
-            mu_err = max(mu_err, e)
-    if setting.variable or setting.lengths[0][0] == 1:
-        d = S.linear_closed_form_varlen(name, setting.model, {L: sp.nsimplify(p) for L, p in setting.lengths},
-                                        nu_value=sub_nu, mu_values=mu_vals or None)
-    else:
-        (L, _), = setting.lengths
-        d = dict(S.linear_closed_form(name, setting.model))
-        sub = {S.L: L}
-        if sub_nu is not None:
-            sub[S.nu] = sub_nu
+    coeffs = 0.0
+    per = {}
+    for L, p in setting.lengths:
+        mu_val = 0.0
         if setting.model == "max":
-            sub[S.mu] = mu_vals[L]
-        for k in ("risk", "argmin_m_k", "A", "B"):
-            if d[k] is not None:
-                d[k] = sp.sympify(d[k]).subs(sub)
-    risk = float(sp.N(d["risk"], 17))
-    if d["argmin_m_k"] is None:  # linear_pure: degenerate in m_k, report m_k = 1
-        m_val = 1.0
-    else:
-        m_val = float(sp.N(d["argmin_m_k"], 17))
-    A = float(sp.N(sp.sympify(d["A"]).subs(S.m, m_val), 17))
-    B = float(sp.N(sp.sympify(d["B"]).subs(S.m, m_val), 17))
-    mv = A / B if B else 0.0
+            mu_val, e = _max_mu(setting, L)
+            mu_err = max(mu_err, e)
+        c = _linear_coefficients(mod, name, setting, L, nu_val, mu_val)
+        coeffs = coeffs + p * c
+        per[L] = c
+    risk, m_val, A, B, mv = _linear_from_coefficients(mod, coeffs, degenerate)
     argmin = {"m_k": m_val, "q_k": m_val ** 2, "s_k": 0.0, "m_v": mv, "q_v": mv * mv}
     # risk depends on μ through μ²-type terms: propagate the quadrature error of μ (|dE/dμ| ≤ 2)
     err = 2.0 * mu_err + 1e-15
     out = PopulationOptimum(name, setting, risk, err, argmin, A, B, False,
-                            "" if d["argmin_m_k"] is not None else "scale-degenerate: only m_k m_v is identified",
-                            "closed form (docs/slr.md §8)" + (", mu from quadrature" if setting.model == "max" else ""), 0)
+                            "scale-degenerate: only m_k m_v is identified" if degenerate else "",
+                            "closed form (spec §8)" + (", mu from quadrature" if setting.model == "max" else ""), 0)
     if per_length and setting.variable:
-        vals = {}
-        for L, p in setting.lengths:
-            vals[L] = _linear_optimum(act, Setting(setting.model, setting.nu, ((L, 1.0),))).risk
+        vals = {L: _linear_from_coefficients(mod, per[L], degenerate)[0] for L, _ in setting.lengths}
         out.per_length = {"risks": vals, "average": float(sum(p * vals[L] for L, p in setting.lengths))}
     return out

@@ -1,4 +1,4 @@
-r"""Replica-symmetric fixed point of ridge ERM for single-location regression (spec slr.md §10), generated.
+r"""Replica-symmetric fixed point of ridge ERM for single-location regression (docs/slr.md §10), generated.
 
 The equations come from :mod:`derivations.slr.replica` as generated kernels (this module never
 imports ``derivations``): the caller passes, per sequence length, the dict of
@@ -53,7 +53,7 @@ __all__ = ["RSKernels", "RSRule", "RSFixedPoint", "compile_rs_kernels", "make_ru
            "UNKNOWNS"]
 
 UNKNOWNS = ("m_k", "q_k", "V_k", "m_v", "q_v", "V_v")
-_SYSTEM = "slr RS fixed point (spec slr.md §10)"
+_SYSTEM = "slr RS fixed point (docs/slr.md §10)"
 
 
 # =============================================================================================
@@ -86,7 +86,7 @@ def compile_rs_kernels(name: str, kernel_sets: dict) -> RSKernels:
         key = (name, int(L), h)
         if key not in _LOADED:
             mb = ModuleBuilder(f"RS kernels of {name}, L={L}", "numpy", h,
-                               description="Generated from derivations.slr.replica (spec slr.md §10).")
+                               description="Generated from derivations.slr.replica (docs/slr.md §10).")
             for k in ks.values():
                 mb.add_kernel(k)
             mb.add_source("import scipy.special  # noqa: E402")

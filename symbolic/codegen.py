@@ -1,4 +1,4 @@
-"""Code generation: SymPy expressions → readable NumPy or mpmath Python source.
+"""Code generation: SymPy expressions → readable NumPy, mpmath or PyTorch Python source.
 
 One printer per backend turns scalar expressions, :class:`~symbolic.spectral.SpectralAverage`
 nodes and small matrix expressions (``MatMul``, ``Inverse``, ``KroneckerProduct``,
@@ -16,6 +16,13 @@ Conventions of generated kernels
   ``r`` become ordinary arguments.
 - Every expression is checked by :func:`assert_exact` first: a ``Float`` would silently cap the
   mpmath path at 53 bits.
+- The special functions of :mod:`symbolic.functions` print to their stable forms on every
+  backend; a function listed in :data:`symbolic.functions.RUNTIME_FUNCTIONS` (``zeta_erf2``)
+  prints a call to a helper that :class:`ModuleBuilder` adds to the module once.
+- Backend ``"torch"`` (elementwise kernels only: no spectral averages, no matrices) prints
+  ``torch.*`` calls; the generated module needs ``torch`` (imported by the module itself), and
+  gradients come from autograd.  It is the printer of the Monte Carlo attention weights
+  (:mod:`verify.slr`), so the simulated predictor is the derived one.
 """
 from __future__ import annotations
 
@@ -31,11 +38,13 @@ import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixElement
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import MpmathPrinter
+from sympy.printing.pytorch import TorchPrinter
 
 from .spectral import SpectralAverage, spectral_averages
 
 __all__ = [
     "BACKENDS",
+    "ALL_BACKENDS",
     "FloatLiteralError",
     "assert_exact",
     "expression_hash",
@@ -45,7 +54,8 @@ __all__ = [
     "print_expr",
 ]
 
-BACKENDS = ("numpy", "mpmath")
+BACKENDS = ("numpy", "mpmath")  #: backends of solver modules (spectral averages, matrices)
+ALL_BACKENDS = BACKENDS + ("torch",)  #: ``"torch"``: elementwise kernels
 
 
 class FloatLiteralError(ValueError):
@@ -176,6 +186,12 @@ class _NumpyPrinter(_matrix_methods(NumPyPrinter)):
         return (f"numpy.where(({x}) < -30, 1.0, scipy.special.expit(numpy.maximum({x}, -30))"
                 f" / numpy.logaddexp(0, numpy.maximum({x}, -30)))")
 
+    def _print_ndtr(self, e):
+        return f"scipy.special.ndtr({self._print(e.args[0])})"
+
+    def _print_zeta_erf2(self, e):
+        return f"_zeta_erf2({self._print(e.args[0])}, {self._print(e.args[1])})"
+
 
 class _MpmathPrinter(_matrix_methods(MpmathPrinter)):
     def _print_Softplus(self, e):
@@ -190,6 +206,76 @@ class _MpmathPrinter(_matrix_methods(MpmathPrinter)):
     def _print_LogSoftplusPrime(self, e):
         x = self._print(e.args[0])
         return f"(1/((1 + mpmath.exp(-({x}))) * mpmath.log1p(mpmath.exp({x}))))"
+
+    def _print_ndtr(self, e):
+        return f"mpmath.ncdf({self._print(e.args[0])})"
+
+    def _print_zeta_erf2(self, e):
+        return f"_zeta_erf2({self._print(e.args[0])}, {self._print(e.args[1])})"
+
+
+class _TorchPrinter(TorchPrinter):
+    """SymPy's PyTorch printer with the stable special functions and tensor-safe Max/Min/erfc.
+
+    Rational constants print as Python divisions (float64 once combined with a float64 tensor).
+    """
+
+    def _print_Softplus(self, e):
+        x = self._print(e.args[0])
+        return f"torch.logaddexp(torch.zeros_like({x}), {x})"
+
+    def _print_Sigmoid(self, e):
+        return f"torch.sigmoid({self._print(e.args[0])})"
+
+    def _print_LogSoftplus(self, e):
+        # log sp(x) = x below −30 (relative error < e^-30/2); the clamped branch keeps gradients finite
+        x = self._print(e.args[0])
+        xs = f"torch.clamp({x}, min=-30.0)"
+        return (f"torch.where(({x}) < -30.0, {x}, torch.log(torch.clamp({xs}, min=0.0)"
+                f" + torch.log1p(torch.exp(-torch.abs({xs})))))")
+
+    def _print_LogSoftplusPrime(self, e):
+        x = self._print(e.args[0])
+        xs = f"torch.clamp({x}, min=-30.0)"
+        return (f"torch.where(({x}) < -30.0, torch.ones_like({x}), torch.sigmoid({xs})"
+                f" / torch.logaddexp(torch.zeros_like({xs}), {xs}))")
+
+    def _print_ndtr(self, e):
+        return f"torch.special.ndtr({self._print(e.args[0])})"
+
+    def _print_erf(self, e):
+        return f"torch.special.erf({self._print(e.args[0])})"
+
+    def _print_erfc(self, e):
+        return f"torch.special.erfc({self._print(e.args[0])})"
+
+    def _minmax(self, e, clamp, fn):
+        const = [a for a in e.args if a.is_number]
+        rest = [a for a in e.args if not a.is_number]
+        if not rest:
+            return self._print(e.func(*const))
+        out = self._print(rest[0])
+        for a in rest[1:]:
+            out = f"{fn}({out}, {self._print(a)})"
+        if const:
+            out = f"torch.clamp({out}, {clamp}={self._print(e.func(*const))})"
+        return out
+
+    def _print_Max(self, e):
+        return self._minmax(e, "min", "torch.maximum")
+
+    def _print_Min(self, e):
+        return self._minmax(e, "max", "torch.minimum")
+
+    def _print(self, expr, **kwargs):
+        # a constant subexpression (sqrt(2), pi/3, erf(1)...) is one float64 number: torch's
+        # functions take tensors, not Python numbers
+        if isinstance(expr, sp.Expr) and expr.is_number and not expr.is_Integer and expr.is_real:
+            return repr(float(sp.N(expr, 30)))
+        return super()._print(expr, **kwargs)
+
+    def _print_Float(self, e):  # pragma: no cover - assert_exact refuses floats first
+        return repr(float(e))
 
 
 _TRIVIAL = (sp.MatrixSymbol, sp.Identity, sp.ZeroMatrix)
@@ -239,11 +325,13 @@ def _printer(backend: str):
         return _NumpyPrinter({"fully_qualified_modules": True, "allow_unknown_functions": False})
     if backend == "mpmath":
         return _MpmathPrinter({"fully_qualified_modules": True, "allow_unknown_functions": False})
-    raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
+    if backend == "torch":
+        return _TorchPrinter({"fully_qualified_modules": True, "allow_unknown_functions": False})
+    raise ValueError(f"unknown backend {backend!r}; choose one of {ALL_BACKENDS}")
 
 
 def print_expr(expr, backend: str) -> str:
-    """Python source for one expression on ``backend`` ("numpy" or "mpmath")."""
+    """Python source for one expression on ``backend`` ("numpy", "mpmath" or "torch")."""
     assert_exact(expr)
     return _printer(backend).doprint(expr)
 
@@ -301,6 +389,8 @@ class Kernel:
             if len(variables) != 1:
                 raise ValueError("one kernel may average over one variable only")
             (tvar,) = variables
+            if backend == "torch":
+                raise ValueError("the torch backend prints elementwise kernels only (no spectral averages)")
             integrands = [a.integrand for a in avgs]
             subs, reduced = sp.cse(integrands, symbols=sp.numbered_symbols("_s"), optimizations="basic")
             if backend == "numpy":
@@ -348,6 +438,8 @@ def _pyname(s) -> str:
 
 
 def _runtime_source(backend: str) -> str:
+    if backend == "torch":
+        return "import math\n\nimport torch\n"
     if backend == "numpy":
         from . import _runtime_numpy as rt
     else:
@@ -401,14 +493,28 @@ class ModuleBuilder:
     def add_source(self, src: str) -> None:
         self.extra_sources.append(src)
 
+    def _runtime_helpers(self) -> list[str]:
+        """Helper sources of the special functions the kernels call (each once)."""
+        from .functions import RUNTIME_FUNCTIONS
+
+        seen, out = [], []
+        for k in self.kernels:
+            for o in k.outputs:
+                for f in sp.sympify(o).atoms(sp.Function):
+                    cls = type(f)
+                    if cls in RUNTIME_FUNCTIONS and cls not in seen:
+                        seen.append(cls)
+                        out.append(RUNTIME_FUNCTIONS[cls](self.backend))
+        return out
+
     def source(self, *, main: str | None = None) -> str:
-        if self.backend not in BACKENDS:
-            raise ValueError(f"unknown backend {self.backend!r}; choose one of {BACKENDS}")
-        kernels = [k.source(self.backend) for k in self.kernels]
-        # what the text needs besides the standard library (the numpy printer uses scipy.special
-        # for erf, erfc, expit, ndtr...): the header says it and the module imports it
-        needs = ["numpy"] if self.backend == "numpy" else ["mpmath"]
-        if any("scipy." in k for k in kernels + list(self.extra_sources)):
+        if self.backend not in ALL_BACKENDS:
+            raise ValueError(f"unknown backend {self.backend!r}; choose one of {ALL_BACKENDS}")
+        helpers = self._runtime_helpers()
+        kernel_sources = [k.source(self.backend) for k in self.kernels]
+        body = "\n".join(kernel_sources + list(self.extra_sources) + helpers + ([main] if main else []))
+        needs = {"numpy": ["numpy"], "mpmath": ["mpmath"], "torch": ["torch"]}[self.backend]
+        if "scipy." in body:
             needs.append("scipy")
         doc = [
             f'"""{self.title}',
@@ -417,7 +523,7 @@ class ModuleBuilder:
             "",
             f"Generated by attnlimits from SymPy expressions (SymPy {sp.__version__}).",
             f"Source-expression hash: {self.source_hash}",
-            f"Backend: {self.backend}; requires {', '.join(needs)} and the Python standard library.",
+            f"Backend: {self.backend}; requires " + ", ".join(needs) + " and the Python standard library.",
             '"""',
         ]
         parts = ["\n".join(doc), "from __future__ import annotations\n"]
@@ -427,8 +533,9 @@ class ModuleBuilder:
             parts.append("import scipy.special  # noqa: E402  (special functions printed by the numpy printer)\n")
         for name, val, comment in self.constants:
             parts.append((f"# {comment}\n" if comment else "") + f"{name} = {val}\n")
-        parts.extend(kernels)
+        parts.extend(kernel_sources)
         parts.extend(self.extra_sources)
+        parts.extend(helpers)
         if main:
             parts.append(main)
         return "\n\n".join(p.rstrip("\n") for p in parts) + "\n"

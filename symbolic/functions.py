@@ -12,7 +12,19 @@ function                  NumPy                                        mpmath
 ``Sigmoid(x)``            ``scipy.special.expit(x)``                   ``1/(1 + mpmath.exp(-x))``
 ``LogSoftplus(x)``        ``x`` for x < −30, else ``log(logaddexp(0, x))``  ``log(log1p(exp(x)))``
 ``LogSoftplusPrime(x)``   ``1`` for x < −30, else ``expit(x)/logaddexp(0, x)``  ``Sigmoid/Softplus``
+``ndtr(x)``               ``scipy.special.ndtr(x)``                    ``mpmath.ncdf(x)``
+``zeta_erf2(t, s)``       generated quadrature ``_zeta_erf2``          generated ``mpmath.quad``
 ========================  ==========================================  =============================
+
+The PyTorch printer (:mod:`symbolic.codegen`, backend ``"torch"``) prints the same stable forms
+(``torch.logaddexp``, ``torch.sigmoid``, ``torch.special.ndtr`` and the log-domain switch of
+``LogSoftplus``), so the Monte Carlo evaluates the formulas the quadratures evaluate.
+
+``ndtr`` is the standard normal CDF kept unevaluated (SymPy rewrites ``erfc(-y)`` as
+``2 - erfc(y)``, which loses the lower tail in floating point).  ``zeta_erf2`` is
+:math:`\zeta(t,s)=\mathbb E_g[\mathrm{erf}(t+sg)^2]` of Marion et al., arXiv:2410.01537 (spec
+slr.md §13): a function *defined by an integral*; its generated code is a one-dimensional
+quadrature of the printed integrand (:func:`zeta_erf2_runtime`), split at the zero of the erf.
 
 ``LogSoftplus`` is the log-domain weight of normalised softplus attention (docs/slr.md §4,
 "Numerics": :math:`\log\mathrm{sp}(x)\approx x` for :math:`x<-30`; the switch costs a relative
@@ -23,9 +35,11 @@ so a Jacobian or Hessian of an expression built from them never contains an over
 """
 from __future__ import annotations
 
+import mpmath
 import sympy as sp
 
-__all__ = ["Softplus", "Sigmoid", "LogSoftplus", "LogSoftplusPrime"]
+__all__ = ["Softplus", "Sigmoid", "LogSoftplus", "LogSoftplusPrime", "ndtr", "gaussian_density",
+           "zeta_erf2", "zeta_erf2_integrand", "zeta_erf2_runtime", "RUNTIME_FUNCTIONS"]
 
 
 class Sigmoid(sp.Function):
@@ -89,3 +103,161 @@ class LogSoftplus(sp.Function):
 
     def _eval_rewrite_as_Softplus(self, x, **kwargs):
         return sp.log(Softplus(x))
+
+
+
+def gaussian_density(var) -> sp.Expr:
+    """Standard normal density ``exp(-var**2/2)/sqrt(2*pi)``."""
+    return sp.exp(-var**2 / 2) / sp.sqrt(2 * sp.pi)
+
+
+class ndtr(sp.Function):
+    r"""Standard normal CDF :math:`\Phi_{\mathcal N}(x)=\tfrac12\mathrm{erfc}(-x/\sqrt2)`, kept unevaluated.
+
+    SymPy rewrites ``erfc(-y)`` as ``2 - erfc(y)``, which loses every digit of the lower tail in
+    floating point; this function stays symbolic and is printed to an accurate implementation in
+    both tails (``scipy.special.ndtr``, ``mpmath.ncdf``, ``torch.special.ndtr``).  It
+    differentiates to the Gaussian density and rewrites to ``erf``/``erfc``.
+    """
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, arg):
+        if arg.is_zero:
+            return sp.S.Half
+        if arg is sp.S.Infinity:
+            return sp.S.One
+        if arg is sp.S.NegativeInfinity:
+            return sp.S.Zero
+        return None
+
+    def fdiff(self, argindex=1):
+        return gaussian_density(self.args[0])
+
+    def _eval_rewrite_as_erfc(self, arg, **kwargs):
+        return sp.erfc(-arg / sp.sqrt(2)) / 2
+
+    def _eval_rewrite_as_erf(self, arg, **kwargs):
+        return (1 + sp.erf(arg / sp.sqrt(2))) / 2
+
+    def _eval_evalf(self, prec):
+        arg = self.args[0]._eval_evalf(prec)
+        if arg is None or not arg.is_Number:
+            return None
+        with mpmath.workprec(prec):
+            return sp.Float(mpmath.ncdf(arg._to_mpmath(prec)), precision=prec)
+
+
+_zt, _zs, _zg = sp.symbols("t s g", real=True)
+
+
+def zeta_erf2_integrand(tt=_zt, ss=_zs, gg=_zg) -> sp.Expr:
+    r"""The integrand of :math:`\zeta(t,s)=\int\mathrm{erf}(t+sg)^2\varphi(g)\,dg` — its one definition."""
+    return sp.erf(tt + ss * gg) ** 2 * gaussian_density(gg)
+
+
+class zeta_erf2(sp.Function):
+    r""":math:`\zeta(t,s)=\mathbb E_{g\sim\mathcal N(0,1)}[\mathrm{erf}(t+sg)^2]` ([M], docs/slr.md §13).
+
+    Stays unevaluated except at ``s = 0`` (``erf(t)**2``); ``.rewrite(sp.Integral)`` gives the
+    defining integral (:func:`zeta_erf2_integrand`) and ``.evalf(n)`` evaluates it by mpmath
+    quadrature at ``n`` digits.  Printed code calls ``_zeta_erf2`` (:func:`zeta_erf2_runtime`).
+    """
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, tt, ss):
+        if ss.is_zero:
+            return sp.erf(tt) ** 2
+        return None
+
+    def _eval_rewrite_as_Integral(self, tt, ss, **kwargs):
+        gg = sp.Dummy("g", real=True)
+        return sp.Integral(zeta_erf2_integrand(tt, ss, gg), (gg, -sp.oo, sp.oo))
+
+    def _eval_evalf(self, prec):
+        tt, ss = (arg._eval_evalf(prec) for arg in self.args)
+        if not (tt.is_Number and ss.is_Number):
+            return None
+        dps = mpmath.libmp.prec_to_dps(prec)
+        with mpmath.workdps(dps + 5):
+            tm, sm = mpmath.mpf(tt._to_mpmath(prec + 20)), mpmath.mpf(ss._to_mpmath(prec + 20))
+            f = _mpmath_integrand()
+            pts = [-mpmath.inf, 0, mpmath.inf] if sm == 0 else [-mpmath.inf, -tm / sm, mpmath.inf]
+            val = mpmath.quad(lambda z: f(z, tm, sm), pts)
+        return sp.Float(val, dps)
+
+
+_MP_INTEGRAND = []
+
+
+def _mpmath_integrand():
+    """The generated mpmath integrand ``(g, t, s) -> erf(t + s g)^2 φ(g)`` (compiled once)."""
+    if not _MP_INTEGRAND:
+        from .codegen import Kernel, load_module
+
+        k = Kernel("zeta_integrand", [_zg, _zt, _zs], [zeta_erf2_integrand()], use_cse=False)
+        mod = load_module("import mpmath\n\n" + k.source("mpmath"), "attnlimits_zeta_integrand")
+        _MP_INTEGRAND.append(lambda g, t, s: mod.zeta_integrand(g, t, s)[0])
+    return _MP_INTEGRAND[0]
+
+
+def zeta_erf2_runtime(backend: str) -> str:
+    r"""Source of ``_zeta_erf2(t, s)`` for a generated module: quadrature of the printed integrand.
+
+    NumPy: ``scipy.integrate.quad`` split at the zero :math:`g=-t/s` of the erf (at 0 when it is
+    beyond 40), about 1e-15 absolute; mpmath: ``mpmath.quad`` with the same split, at the working
+    precision plus 10 digits.
+    """
+    from .codegen import print_expr
+
+    body = print_expr(zeta_erf2_integrand(), backend)
+    if backend == "numpy":
+        return f"""import math as _math  # noqa: E402
+import warnings as _warnings  # noqa: E402
+
+import scipy.integrate  # noqa: E402
+import scipy.special  # noqa: E402
+
+
+def _zeta_erf2_integrand(g, t, s):
+    return {body}
+
+
+def _zeta_erf2(t, s):
+    \"\"\"zeta(t, s) = E_g[erf(t + s g)^2] by quadrature of the generated integrand.\"\"\"
+    t, s = float(t), float(s)
+    if s == 0:
+        return _math.erf(t) ** 2
+    g0 = -t / s
+    pts = [-numpy.inf, g0, numpy.inf] if abs(g0) < 40 else [-numpy.inf, 0.0, numpy.inf]
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore", scipy.integrate.IntegrationWarning)
+        return float(sum(scipy.integrate.quad(_zeta_erf2_integrand, lo, hi, args=(t, s), epsabs=1e-15,
+                                              epsrel=1e-14, limit=200)[0] for lo, hi in zip(pts[:-1], pts[1:])))
+"""
+    if backend == "mpmath":
+        return f"""def _zeta_erf2_integrand(g, t, s):
+    return {body}
+
+
+def _zeta_erf2(t, s):
+    \"\"\"zeta(t, s) = E_g[erf(t + s g)^2] by mpmath.quad of the generated integrand.\"\"\"
+    with mpmath.workdps(mpmath.mp.dps + 10):
+        tm, sm = mpmath.mpf(t), mpmath.mpf(s)
+        if sm == 0:
+            val = mpmath.erf(tm) ** 2
+        else:
+            g0 = -tm / sm
+            pts = [-mpmath.inf, g0, mpmath.inf] if abs(g0) < 40 else [-mpmath.inf, 0, mpmath.inf]
+            val = mpmath.quad(lambda g: _zeta_erf2_integrand(g, tm, sm), pts)
+    return +val
+"""
+    raise ValueError(f"zeta_erf2 has no {backend} implementation")
+
+
+#: Functions whose printed code calls a helper defined in the generated module:
+#: function class → callable(backend) → helper source (added once by ``ModuleBuilder``).
+RUNTIME_FUNCTIONS = {zeta_erf2: zeta_erf2_runtime}

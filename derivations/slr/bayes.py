@@ -5,8 +5,8 @@ Attention: Insights from Single-Location Regression*, arXiv:2509.21936 (Prop. 4.
 varies by version).  See ``docs/slr.md`` §3.5 (ratio condition, posterior), §7 (Bayes
 risk, Nishimori identity, one-dimensional and Laplace-type representations), §8 (Stein identity)
 and §9 (asymptotics).  Every formula here is an independent derivation for the model definitions
-of the spec (tag [DC]); the numeric side (:mod:`numeric.bayes`) lambdifies these expressions and
-never retypes them.
+of the spec (tag [DC]); the numeric side (:mod:`numeric.bayes`) evaluates the kernels generated from these
+expressions (:func:`derivations.slr.kernels.bayes_kernels`) and never retypes them.
 
 Notation
 --------
@@ -49,15 +49,17 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-import mpmath
 import sympy as sp
 
+from symbolic.functions import gaussian_density, ndtr
+
 __all__ = [
-    "nu", "L", "n", "g", "u", "s", "a", "t", "x", "m", "c", "d", "MODELS", "SOURCE", "REFERENCES",
+    "nu", "L", "n", "g", "u", "s", "a", "t", "x", "m", "c", "d", "E_B", "MODELS", "REFERENCES",
     "chi_vector", "g_nu", "ratio_condition", "c_nu", "softmax", "posterior", "posterior_residual",
     "normalisation_residual", "nishimori_residual", "risk_decomposition_residual",
     "stein_lemma_residual", "stein_identity_residual",
-    "gaussian_density", "normal_density", "std_normal_cdf", "ndtr", "NUMERIC_FUNCTIONS", "sigmoid",
+    "gaussian_density", "normal_density", "std_normal_cdf", "ndtr", "sigmoid", "stein_mean",
+    "expected_max_exact",
     "OneDForm", "one_d_form", "spiked_L2_function", "max_L2_function",
     "laplace_identity_residual", "laplace_kernel", "kernel_step_part", "kernel_remainder",
     "step_part", "step_part_identity_residual", "token_laws", "inner_integrand", "inner_step",
@@ -67,8 +69,6 @@ __all__ = [
     "exact_ratio_integrand", "expected_max_integrand", "expected_max_by_parts",
     "expected_max_by_parts_residual",
 ]
-
-SOURCE = "Duranthon et al., arXiv:2509.21936; docs/slr.md §3.5, §7, §8, §9"
 
 #: What a computation with this result rests on (printed by ``verify.claims.citation``).
 REFERENCES = (
@@ -97,6 +97,7 @@ x = sp.Symbol("x", real=True)  #: generic real variable
 m = sp.Symbol("m", real=True)  #: mean of a logit
 c = sp.Symbol("c", positive=True)  #: standard deviation of a logit
 d = sp.Symbol("d", real=True)  #: score gap √ν(χ*_1 − χ*_ℓ) ~ N(ν, 2ν) (§9)
+E_B = sp.Symbol("E_B", nonnegative=True)  #: a Bayes risk (placeholder in :func:`stein_mean`)
 
 
 def _check_model(model: str) -> None:
@@ -233,63 +234,13 @@ def risk_decomposition_residual(model: str, Lv: int) -> sp.Expr:
 # Gaussian helpers
 
 
-def gaussian_density(var) -> sp.Expr:
-    """Standard normal density ``exp(-var**2/2)/sqrt(2*pi)``."""
-    return sp.exp(-var**2 / 2) / sp.sqrt(2 * sp.pi)
-
-
 def normal_density(var, mean, sd) -> sp.Expr:
     """Density of ``N(mean, sd**2)`` at ``var``."""
     return sp.exp(-(var - mean) ** 2 / (2 * sd**2)) / (sd * sp.sqrt(2 * sp.pi))
 
 
-class ndtr(sp.Function):
-    r"""Standard normal CDF :math:`\Phi_{\mathcal N}(x)=\tfrac12\mathrm{erfc}(-x/\sqrt2)`, kept unevaluated.
-
-    SymPy rewrites ``erfc(-y)`` as ``2 - erfc(y)``, which loses every digit of the lower tail in
-    floating point; this function stays symbolic and is printed to an accurate implementation in
-    both tails (``scipy.special.ndtr``, ``mpmath.ncdf``; see :data:`NUMERIC_FUNCTIONS`).  It
-    differentiates to the Gaussian density and rewrites to ``erf``/``erfc``.
-    """
-
-    nargs = 1
-
-    @classmethod
-    def eval(cls, arg):
-        if arg.is_zero:
-            return sp.S.Half
-        if arg is sp.S.Infinity:
-            return sp.S.One
-        if arg is sp.S.NegativeInfinity:
-            return sp.S.Zero
-        return None
-
-    def fdiff(self, argindex=1):
-        return gaussian_density(self.args[0])
-
-    def _eval_rewrite_as_erfc(self, arg, **kwargs):
-        return sp.erfc(-arg / sp.sqrt(2)) / 2
-
-    def _eval_rewrite_as_erf(self, arg, **kwargs):
-        return (1 + sp.erf(arg / sp.sqrt(2))) / 2
-
-    def _eval_evalf(self, prec):
-        arg = self.args[0]._eval_evalf(prec)
-        if arg is None or not arg.is_Number:
-            return None
-        with mpmath.workprec(prec):
-            return sp.Float(mpmath.ncdf(arg._to_mpmath(prec)), precision=prec)
-
-
-#: Numeric implementations of the special functions defined here, per lambdify backend.
-NUMERIC_FUNCTIONS = {
-    "numpy": {"ndtr": "scipy.special.ndtr"},
-    "mpmath": {"ndtr": "mpmath.ncdf"},
-}
-
-
 def std_normal_cdf(var) -> sp.Expr:
-    """Standard normal CDF, :class:`ndtr` (accurate in both tails once lambdified)."""
+    """Standard normal CDF, :class:`symbolic.functions.ndtr` (accurate in both tails once printed)."""
     return ndtr(var)
 
 
@@ -321,6 +272,16 @@ def stein_identity_residual(Lv: int) -> sp.Expr:
     p = softmax(chi, nu)
     div = sp.Add(*[sp.diff(p[i], chi[i]) for i in range(Lv)])
     return sp.simplify(div - nu * (1 - sum(pi**2 for pi in p)))
+
+
+def stein_mean() -> sp.Expr:
+    r""":math:`\mu_L(\nu)=\mathbb E\chi^*_{\varepsilon^*}=\nu E_B^{\max}` on max-SLR (spec §8, claim C8).
+
+    The consequence of :func:`stein_identity_residual` (Stein's lemma on the i.i.d. marginal):
+    :math:`\mathbb E\sum_\ell p_\ell\chi_\ell=\mathbb E\sum_\ell\partial_\ell p_\ell=
+    \nu\,\mathbb E(1-\|p\|^2)`; in the symbols ``nu`` and ``E_B``.  The one definition of μ_L(ν).
+    """
+    return nu * E_B
 
 
 # ------------------------------------------------------------------------------------------------
@@ -602,6 +563,26 @@ def expected_max_by_parts(Lv) -> sp.Expr:
     r"""After integrating by parts (:math:`x\varphi=-\varphi'`):
     :math:`M_L=L(L-1)\int\varphi(x)^2\Phi(x)^{L-2}dx` — the integrand."""
     return Lv * (Lv - 1) * gaussian_density(x) ** 2 * std_normal_cdf(x) ** (Lv - 2)
+
+
+@functools.lru_cache(maxsize=None)
+def expected_max_exact(Lv: int):
+    r"""Closed form of :math:`M_L` by SymPy ``integrate`` of :func:`expected_max_by_parts`, or ``None``.
+
+    ``L = 1`` → 0, ``L = 2`` → :math:`1/\sqrt\pi`, ``L = 3`` → :math:`3/(2\sqrt\pi)`.  For
+    ``L ≥ 4`` returns ``None`` without trying: SymPy 1.14 returns the wrong value
+    :math:`3/\sqrt\pi` for ``L = 4`` (true :math:`M_4=1.029375`), after about 8 s.  The numeric
+    cross-check is :func:`verify.slr.expected_max_gaussian_exact`.
+    """
+    Lv = _check_length(Lv)
+    if Lv == 1:
+        return sp.S.Zero
+    if Lv > 3:
+        return None
+    res = sp.integrate(sp.expand(expected_max_by_parts(Lv).rewrite(sp.erf)), (x, -sp.oo, sp.oo))
+    if res.has(sp.Integral) or not res.is_number:
+        return None
+    return sp.nsimplify(sp.simplify(res)) if res.has(sp.Float) else sp.simplify(res)
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,6 +1,6 @@
 r"""Bayes-optimal (BO) error of spiked-SLR at finite :math:`\alpha=N/D`: the replica-symmetric system, once.
 
-Spec ``shared/spec/slr.md`` §11 (equations), §14 R6 (numbers), §15 C19 (claims), §17.4 (open
+Spec ``docs/slr.md`` §11 (equations), §14 R6 (numbers), §15 C19 (claims), §17.4 (open
 points); model §3.  Source: Duranthon, Marion, Boyer, Loureiro, Zdeborová, arXiv:2509.21936 ([D]),
 derived independently for the spec's definitions; the RS/Nishimori machinery is the standard one
 of Zdeborová & Krzakala, *Statistical physics of inference*, Adv. Phys. 2016, and Barbier, Krzakala,
@@ -361,7 +361,7 @@ def kernels(L):
     ox, oz = omega_chi(L), omega_z(L)
     gargs = [y, *ox, *oz, V_k, V_v, nu, Delta]
     gx, gz, dgx, dgz = channel_functions(L, nishimori=False)
-    src = "spec slr.md §11 (derivations.slr.bayes_optimal)"
+    src = "docs/slr.md §11 (derivations.slr.bayes_optimal)"
     return [
         Kernel(f"bo_L{L}_log_terms", base, A, doc=f"log terms A_eps of Z_out at the teacher sample, L={L}; {src}"),
         Kernel(f"bo_L{L}_integrands", [*base, M], [lz, ik, iv, dk, dv],
@@ -399,7 +399,7 @@ def module_source(lengths: tuple) -> str:
         ks += kernels(L)
     mb = ModuleBuilder("Bayes-optimal state evolution of spiked-SLR (generated)", "numpy",
                        expression_hash(*[o for k in ks for o in k.outputs]),
-                       description="RS free entropy, stationarity and g_out kernels; spec slr.md §11.")
+                       description="RS free entropy, stationarity and g_out kernels; docs/slr.md §11.")
     for k in ks:
         mb.add_kernel(k)
     return mb.source()

@@ -50,7 +50,8 @@ What is derived here by the engine rather than typed
 
 The Bayes side (posterior, Nishimori identity, quadrature representations, asymptotics) is in
 :mod:`derivations.slr.bayes`, and [M] in :mod:`derivations.slr.predecessor`; both are
-re-exported here.  Numbers are computed by :mod:`numeric.population` and :mod:`numeric.bayes`.
+re-exported here.  Numbers are computed by :mod:`numeric.population` and :mod:`numeric.bayes` from the kernels
+generated in :mod:`derivations.slr.kernels`.
 """
 from __future__ import annotations
 
@@ -65,8 +66,9 @@ from symbolic.hermite import t as _t
 
 __all__ = [
     "MODELS", "ACTIVATIONS", "AMBIGUOUS_NAMES", "Activation", "activation", "custom_activation",
-    "sigma_vector", "chi_symbols", "t", "nu", "L", "m", "m_k", "q_k", "s_k", "m_v", "q_v", "mu",
-    "risk_on_manifold", "optimal_value_risk", "linear_closed_form", "linear_closed_form_varlen",
+    "sigma_vector", "vector_form", "REDUCTIONS", "r", "u", "extra", "chi_symbols", "t", "nu", "L", "m", "m_k",
+    "q_k", "s_k", "m_v", "q_v", "mu", "A_sym", "B_sym", "m_kvstar", "m_vkstar", "q_kv",
+    "risk_on_manifold", "optimal_value_risk", "residual_covariance", "generic_stationary_point", "linear_closed_form", "linear_closed_form_varlen",
     "linear_asymptotics", "teacher_first_moments", "teacher_second_moments", "REFERENCES",
     "QUOTED", "quoted_statements", "order_parameter_names", "manifold_names",
 ]
@@ -81,6 +83,10 @@ q_k, q_v = sp.symbols("q_k q_v", nonnegative=True)
 s_k = sp.Symbol("s_k", nonnegative=True)
 mu = sp.Symbol("mu", real=True)  #: μ_L(ν) = E[χ*_{ε*}] on max-SLR
 A_sym, B_sym = sp.symbols("A B", real=True)
+m_kvstar, m_vkstar, q_kv = sp.symbols("m_kvstar m_vkstar q_kv", real=True)  #: cross overlaps (§5)
+r = sp.Symbol("r", real=True)  #: the token reduction of an activation (mean, log-sum-exp)
+u = sp.Symbol("u", real=True)  #: the reduced token quantity u(χ_ℓ) of an activation
+extra = sp.Symbol("extra", real=True)  #: the extra scalar (c or b) as a kernel input
 
 MODELS = ("spiked", "max")
 
@@ -118,7 +124,10 @@ class Activation:
     ``extra`` is the symbol of the extra scalar (erf offset ``c``, softplus bias ``b``) or None;
     ``extra_learned`` says whether the population optimum optimises it, ``extra_default`` is its
     value otherwise.  ``bounds`` are the box the optimiser searches (an argmin on a bound is
-    reported with the flag ``limit``).
+    reported with the flag ``limit``).  ``limits`` are the known values of such limit optima
+    (issue 8): dicts with the ``direction`` (``"m_k"`` → ∞, ``"extra_lo"`` → −∞), the setting they
+    hold on (``model``, ``nu="inf"``), and either the limit pair ``A``, ``B`` of §6.2 or the
+    activation reached in the limit (``same_as``), with the reason ``why``.
     """
 
     name: str
@@ -132,6 +141,7 @@ class Activation:
     extra_bounds: tuple = (-30.0, 30.0)
     normalised: bool = False
     source: str = "docs/slr.md §4"
+    limits: tuple = field(default=(), hash=False, compare=False)
 
     @property
     def extra_name(self) -> str | None:
@@ -141,13 +151,50 @@ class Activation:
         """λ(t) for normalised kinds, None otherwise."""
         return self.expr if self.kind == "normalised" else None
 
+    @property
+    def reduction(self) -> str | None:
+        """The reduction over tokens of :func:`vector_form` (``mean``, ``logsumexp`` or None)."""
+        return REDUCTIONS[self.kind]
+
+
+#: The reduction over tokens each kind needs: :math:`r=\bar\chi` (affine) or
+#: :math:`r=\log\sum_\ell e^{\lambda(\chi_\ell)}` (normalised).
+REDUCTIONS = {"elementwise": None, "affine": "mean", "normalised": "logsumexp"}
+
+
+def vector_form(act):
+    r"""The attention weights of one kind as a token map and a reduction — their one definition.
+
+    Returns ``(u, sigma)``: the token quantity :math:`u(t)` that is reduced over the tokens into
+    :math:`r` (:data:`REDUCTIONS`; None for elementwise kinds), and the weight
+    :math:`\sigma_\ell=\sigma(\chi_\ell, u_\ell, r)` in the symbols :data:`t`, :data:`u` and :data:`r`:
+
+    - elementwise: :math:`\sigma=h(t)`;
+    - affine: :math:`u=t`, :math:`r=\bar u`, :math:`\sigma=\alpha+\beta u+\gamma r`;
+    - normalised: :math:`u=\lambda(t)`, :math:`r=\log\sum_\ell e^{u_\ell}`,
+      :math:`\sigma=e^{u-r}` (the log domain: no overflow).
+
+    :func:`sigma_vector` (SymPy), the generated NumPy kernels (with derivatives by the chain rule
+    through :math:`u` and :math:`r`) and the printed PyTorch weights of the Monte Carlo all come
+    from here.
+    """
+    act = activation(act)
+    if act.kind == "elementwise":
+        return None, act.expr
+    if act.kind == "affine":
+        a, b, g = (sp.S(v) for v in act.coefficients)
+        return t, a + b * u + g * r
+    return act.expr, sp.exp(u - r)
+
 
 _c = sp.Symbol("c", real=True)  # erf offset
 _b = sp.Symbol("b", real=True)  # softplus bias
 
 ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
     Activation("softmax", "normalised", t, "e^{χ_ℓ}/Σ e^{χ_ℓ'}: exponential, normalised, shift-invariant",
-               normalised=True),
+               normalised=True,
+               limits=({"direction": "m_k", "model": "max", "nu": "inf", "A": 1, "B": 1,
+                        "why": "as m_k → ∞ softmax(m_k χ*) → one-hot argmax χ*, which is ε* at ν = ∞: A = B = 1"},)),
     Activation("linear_uncentred", "affine", 1 + t, "1 + χ_ℓ", coefficients=(1, 1, 0)),
     Activation("linear_centred", "affine", 1 + t, "1 + χ_ℓ − χ̄ (L × the first-order expansion of softmax)",
                coefficients=(1, 1, -1)),
@@ -161,7 +208,9 @@ ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
                "sp(χ_ℓ + b)/Σ sp(χ_ℓ' + b), b fixed (default 0: no bias)", extra=_b, normalised=True),
     Activation("softplus_norm_bias", "normalised", LogSoftplus(t + _b),
                "sp(χ_ℓ + b)/Σ sp(χ_ℓ' + b), b learned (contains softmax as b → −∞)", extra=_b,
-               extra_learned=True, extra_bounds=(-1000.0, 20.0), normalised=True),
+               extra_learned=True, extra_bounds=(-1000.0, 20.0), normalised=True,
+               limits=({"direction": "extra_lo", "same_as": "softmax",
+                        "why": "sp(x + b) = e^b e^x (1 + O(e^(x+b))) as b → −∞: normalised softplus → softmax (§4)"},)),
 )}
 
 #: Bare names that the spec forbids (§2): each maps to its variants.
@@ -234,16 +283,15 @@ def sigma_vector(act, L_value: int, chi=None, extra=None) -> sp.Matrix:
     act = activation(act)
     chi = chi_symbols(L_value) if chi is None else tuple(chi)
     sub = {} if (act.extra is None or extra is None) else {act.extra: sp.sympify(extra)}
-    if act.kind == "normalised":
-        w = [sp.exp(act.expr.subs(t, x)) for x in chi]
-        tot = sp.Add(*w)
-        out = [wi / tot for wi in w]
-    elif act.kind == "elementwise":
-        out = [act.expr.subs(t, x) for x in chi]
+    uexpr, sig = vector_form(act)
+    uvals = [sp.S.Zero if uexpr is None else uexpr.subs(t, x) for x in chi]
+    if act.reduction == "mean":
+        rval = sp.Add(*uvals) / len(chi)
+    elif act.reduction == "logsumexp":
+        rval = sp.log(sp.Add(*[sp.exp(v) for v in uvals]))
     else:
-        a, b, g = (sp.S(v) for v in act.coefficients)
-        bar = sp.Add(*chi) / len(chi)
-        out = [a + b * x + g * bar for x in chi]
+        rval = sp.S.Zero
+    out = [sig.subs({u: uv, r: rval}).subs(t, x) for x, uv in zip(chi, uvals)]
     return sp.Matrix([sp.sympify(o).subs(sub) for o in out])
 
 
@@ -270,9 +318,25 @@ def optimal_value_risk():
     return sp.simplify(mv_star), sp.simplify(e.subs(m_v, mv_star))
 
 
-def _risk_from_AB(A, B):
-    _, e = optimal_value_risk()
-    return e.subs({A_sym: A, B_sym: B})
+@lru_cache(maxsize=None)
+def residual_covariance():
+    r"""Covariance of the student residuals given the teacher fields (§6.1), derived.
+
+    Per token, the teacher fields :math:`(\chi^*,z^*)` have identity covariance (the marginal
+    law at :math:`\nu=0`; the spike only shifts means) and the student fields :math:`(\chi,z)`
+    have the Gram matrix of the overlaps of §5.  Writing :math:`\chi=m_k\chi^*+m_{kv^*}z^*+a`,
+    :math:`z=m_{vk^*}\chi^*+m_vz^*+b`, the residual :math:`(a,b)` is independent of the teacher
+    fields, with covariance the Schur complement
+    :math:`\Sigma_{ss}-\Sigma_{st}\Sigma_{tt}^{-1}\Sigma_{ts}`.
+
+    Returns ``(Var a, Var b, Cov(a, b))``:
+    :math:`(q_k-m_k^2-m_{kv^*}^2,\ q_v-m_{vk^*}^2-m_v^2,\ q_{kv}-m_km_{vk^*}-m_{kv^*}m_v)`.
+    """
+    S_tt = sp.eye(2)
+    S_st = sp.Matrix([[m_k, m_kvstar], [m_vkstar, m_v]])  # rows (χ, z), columns (χ*, z*)
+    S_ss = sp.Matrix([[q_k, q_kv], [q_kv, q_v]])
+    R = sp.expand(S_ss - S_st * S_tt.inv() * S_st.T)
+    return R[0, 0], R[1, 1], R[0, 1]
 
 
 # =============================================================================================
@@ -337,7 +401,7 @@ def _affine_AB(act: Activation, model: str, s=sp.S.Zero):
 
 
 @lru_cache(maxsize=None)
-def _generic_stationary_point():
+def generic_stationary_point():
     r"""Stationary point of :math:`(a_0+a_1m)^2/(b_0+2b_1m+b_2m^2)` in :math:`m`, derived once.
 
     The derivative's numerator is :math:`2(a_0+a_1m)\,[(a_1b_0-a_0b_1)+m(a_1b_1-a_0b_2)]`: its
@@ -366,7 +430,7 @@ def _sup_ratio(A, B, var):
     ratio = sp.cancel(A ** 2 / B)
     if sp.simplify(sp.diff(ratio, var)) == 0:
         return sp.simplify(ratio), None
-    syms, root = _generic_stationary_point()
+    syms, root = generic_stationary_point()
     r = root.subs(dict(zip(syms, (a[0], a[1], b[0], b[1] / 2, b[2]))))
     return sp.simplify(ratio.subs(var, r)), sp.factor(sp.cancel(sp.simplify(r)))
 
@@ -522,7 +586,7 @@ def __getattr__(name):
 # =============================================================================================
 
 from .bayes import (  # noqa: E402
-    c_nu, g_nu, nishimori_residual, one_d_form, outer_integrand, posterior, posterior_residual, ratio_condition,
+    c_nu, expected_max_exact, g_nu, stein_mean, nishimori_residual, one_d_form, outer_integrand, posterior, posterior_residual, ratio_condition,
     spiked_asymptotic, stein_identity_residual,
 )
 from .predecessor import (  # noqa: E402
@@ -531,7 +595,7 @@ from .predecessor import (  # noqa: E402
 )
 
 __all__ += [
-    "c_nu", "g_nu", "nishimori_residual", "one_d_form", "outer_integrand", "posterior", "posterior_residual",
+    "c_nu", "expected_max_exact", "g_nu", "stein_mean", "nishimori_residual", "one_d_form", "outer_integrand", "posterior", "posterior_residual",
     "ratio_condition", "spiked_asymptotic", "stein_identity_residual", "NOTATION_MAP", "predecessor_manifold_risk",
     "predecessor_prop3_risk", "zeta_at_zero", "zeta_erf2",
 ]

@@ -29,17 +29,16 @@ from __future__ import annotations
 
 import functools
 
-import mpmath
 import sympy as sp
+
+from symbolic.functions import zeta_erf2  # ζ(t, s) = E_g[erf(t + s g)^2], defined (and printed) there
 
 __all__ = [
     "d", "L", "gamma", "lam", "kappa", "nu_M", "eps", "theta", "eta", "rho", "g",
     "zeta_erf2", "zeta_at_zero", "erf_gaussian_mean", "erf_gaussian_mean_residual",
     "manifold_risk_terms", "manifold_excess_risk", "prop3_second_moments", "prop3_risk",
-    "prop3_beta", "cor2_leading_term", "NOTATION_MAP", "SOURCE", "REFERENCES",
+    "prop3_beta", "cor2_leading_term", "NOTATION_MAP", "REFERENCES", "ACTIVATION",
 ]
-
-SOURCE = "Marion et al., arXiv:2410.01537 (ICLR 2025); docs/slr.md §13"
 
 #: What a computation with this result rests on.
 REFERENCES = (
@@ -61,6 +60,10 @@ eta = sp.Symbol("eta", real=True)  #: k·v*
 rho = sp.Symbol("rho", real=True)  #: k·v
 g = sp.Symbol("g", real=True)  #: standard normal variable
 
+#: [M]'s attention weight σ(t) = erf(t), unnormalised, applied to the key field λ X_ℓ·k (the slope λ
+#: is part of the field); as an activation of :mod:`derivations.slr` (printed for the Monte Carlo).
+ACTIVATION = "elementwise:erf(t)"
+
 #: [M] → [D] (spec §13.3): key = [M] quantity, value = its [D] counterpart (with a note).
 NOTATION_MAP = {
     "d": "D",
@@ -78,40 +81,6 @@ NOTATION_MAP = {
     "epsilon (noise sd)": "Delta",
     "erf, unnormalised, fixed L": "four activation families; fixed or random L; general g_nu",
 }
-
-
-class zeta_erf2(sp.Function):
-    r""":math:`\zeta(t,s)=\mathbb E_{g\sim\mathcal N(0,1)}[\mathrm{erf}(t+sg)^2]`.
-
-    Stays unevaluated except at ``s = 0`` (``erf(t)**2``); ``.rewrite(sp.Integral)`` gives the
-    defining integral and ``.evalf(n)`` evaluates it by mpmath quadrature at ``n`` digits.  The
-    closed form at ``t = 0`` is :func:`zeta_at_zero` (checked against quadrature in the tests).
-    """
-
-    nargs = 2
-
-    @classmethod
-    def eval(cls, tt, ss):
-        if ss.is_zero:
-            return sp.erf(tt) ** 2
-        return None
-
-    def _eval_rewrite_as_Integral(self, tt, ss, **kwargs):
-        gg = sp.Dummy("g", real=True)
-        return sp.Integral(sp.erf(tt + ss * gg) ** 2 * sp.exp(-gg**2 / 2) / sp.sqrt(2 * sp.pi),
-                           (gg, -sp.oo, sp.oo))
-
-    def _eval_evalf(self, prec):
-        tt, ss = (arg._eval_evalf(prec) for arg in self.args)
-        if not (tt.is_Number and ss.is_Number):
-            return None
-        dps = mpmath.libmp.prec_to_dps(prec)
-        with mpmath.workdps(dps + 5):
-            tm, sm = mpmath.mpf(tt._to_mpmath(prec + 20)), mpmath.mpf(ss._to_mpmath(prec + 20))
-            f = lambda z: mpmath.erf(tm + sm * z) ** 2 * mpmath.npdf(z)  # noqa: E731
-            pts = [-mpmath.inf, 0, mpmath.inf] if sm == 0 else [-mpmath.inf, -tm / sm, mpmath.inf]
-            val = mpmath.quad(f, pts)
-        return sp.Float(val, dps)
 
 
 def zeta_at_zero(lam_=lam) -> sp.Expr:

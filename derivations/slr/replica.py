@@ -2,7 +2,7 @@ r"""Replica-symmetric (RS) theory of ridge ERM for single-location regression, w
 
 Source: O. Duranthon, P. Marion, C. Boyer, B. Loureiro, L. Zdeborová, arXiv:2509.21936 ([D]),
 finite-sample theory (RS equations (18)–(25) of v1); the system here is the independent derivation
-of ``shared/spec/slr.md`` §10 (section numbers below refer to it).
+of ``docs/slr.md`` §10 (section numbers below refer to it).
 
 Objective (§10.1, ``half_sum``)
 -------------------------------

@@ -97,7 +97,7 @@ _BO_COMMON = (
 
 BAYES_OPTIMAL_COMMAND = Command(
     name="bayes-optimal",
-    help="Bayes-optimal test error E_BO(α) by the RS state evolution (spec slr.md §11)",
+    help="Bayes-optimal test error E_BO(α) by the RS state evolution (docs/slr.md §11)",
     run="verify.slr.bayes_optimal:run_bayes_optimal",
     parameters=_BO_COMMON + (
         Param("alpha", "floats", [1.0, 4.0, 10.0, 20.0], "sample ratios α = N/D (comma list)", check="positive"),
@@ -115,7 +115,7 @@ BAYES_OPTIMAL_COMMAND = Command(
 
 AMP_COMMAND = Command(
     name="amp",
-    help="GAMP on generated spiked-SLR data vs the BO state evolution (spec slr.md §11, C19)",
+    help="GAMP on generated spiked-SLR data vs the BO state evolution (docs/slr.md §11, C19)",
     run="verify.slr.bayes_optimal:run_amp",
     parameters=_BO_COMMON + (
         Param("alpha", "float", 4.0, "sample ratio α = N/D", check="positive"),

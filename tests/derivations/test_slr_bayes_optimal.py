@@ -1,4 +1,4 @@
-"""The BO system of spiked-SLR (spec slr.md §11): derived pieces against independent forms."""
+"""The BO system of spiked-SLR (docs/slr.md §11): derived pieces against independent forms."""
 import math
 
 import numpy as np

@@ -132,7 +132,7 @@ def test_softmax_shift_invariance_and_normalisation():
 
 def test_generated_kernels_match_sympy_jacobian():
     """The stable generated weights and their χ-derivatives equal SymPy's σ and Jacobian."""
-    from numeric.population import numeric_activation
+    from verify.slr.theory import numeric_activation
 
     rng = np.random.default_rng(0)
     chi_val = rng.normal(size=3) * 2
@@ -151,7 +151,7 @@ def test_generated_kernels_match_sympy_jacobian():
 
 
 def test_softplus_bias_to_minus_infinity_is_softmax():
-    from numeric.population import numeric_activation
+    from verify.slr.theory import numeric_activation
 
     chi = np.array([[0.3, -1.2, 2.0], [-800.0, -801.0, -799.5]])
     sp_w, _, _ = numeric_activation("softplus_norm_bias").weights(chi, -40.0)

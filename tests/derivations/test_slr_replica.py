@@ -1,4 +1,4 @@
-"""Tests of the RS system of ridge ERM for SLR (derivations.slr.replica; spec slr.md §10).
+"""Tests of the RS system of ridge ERM for SLR (derivations.slr.replica; docs/slr.md §10).
 
 Expected values come from independent sources: the spec's typed formulas (§10.2, §10.3), brute-force
 numerical minimisation (scipy) of the full proximal objective, and finite differences.

@@ -19,7 +19,9 @@ from scipy import integrate, special
 
 import numeric.bayes as NB
 from derivations.slr import bayes as SB
-from numeric.bayes import (
+from derivations.slr import predecessor as SP
+from derivations.slr.kernels import slr_kernels
+from verify.slr.theory import (
     AccuracyWarning,
     bayes_risk,
     bayes_risk_varlen,
@@ -73,14 +75,14 @@ def test_general_L_representation_at_L2_matches_the_1d_form(model, nu):
 @pytest.mark.parametrize("model,Lv,nu", [("spiked", 3, 2.0), ("spiked", 4, 0.3), ("max", 3, 5.0), ("max", 5, 0.2)])
 def test_complement_form_agrees_with_direct_form(model, Lv, nu):
     """The spec's forms 1 - E[p_1] and 1 - L E[p_1²] against the cancellation-free ones."""
-    direct, _, _ = NB._laplace_f64(model, nu, Lv, "direct")
-    comp, _, _ = NB._laplace_f64(model, nu, Lv, "complement")
+    direct, _, _ = NB._laplace_f64(slr_kernels(), model, nu, Lv, "direct")
+    comp, _, _ = NB._laplace_f64(slr_kernels(), model, nu, Lv, "complement")
     assert abs(direct - comp) < 1e-13
 
 
 def test_lattice_against_nested_adaptive_quadrature():
     """Independent check: outer quad in u, inner quad split at the step (slow path, ~0.4 s)."""
-    nested, _ = NB._bayes_risk_nested_quad("max", 2.0, 3)
+    nested, _ = NB._bayes_risk_nested_quad(slr_kernels(), "max", 2.0, 3)
     assert abs(nested - bayes_risk("max", 2.0, 3).value) < 1e-11
 
 
@@ -319,7 +321,7 @@ def test_prop3_by_least_squares_monte_carlo():
 
 @pytest.mark.parametrize("lam", [0.05, 0.3, 1.0, 4.0])
 def test_zeta_at_zero_closed_form_vs_numeric_quadrature(lam):
-    closed = float(sp.N(NB.SP.zeta_at_zero(sp.nsimplify(lam)), 20))
+    closed = float(sp.N(SP.zeta_at_zero(sp.nsimplify(lam)), 20))
     assert abs(zeta_erf2_value(0.0, lam) - closed) < 1e-14
 
 

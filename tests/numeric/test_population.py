@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from numeric.population import (SettingError, make_setting, optimal_population_risk, population_AB,
+from verify.slr.theory import (SettingError, make_setting, optimal_population_risk, population_AB,
                                 population_risk, population_risk_general)
 
 # spec R1 (MC 2e5 + Nelder–Mead, about ±0.002) — tolerance 0.003 = the spec's accuracy + margin
@@ -110,7 +110,7 @@ def test_setting_validation(args, msg):
 
 
 def test_overflowing_activation_fails_loudly():
-    from numeric.population import PopulationError
+    from verify.slr.theory import PopulationError
 
     with pytest.raises(PopulationError, match="overflow"):
         optimal_population_risk("elementwise:exp(exp(exp(t)))", make_setting("spiked", 1, 2))
@@ -129,3 +129,50 @@ def test_limit_flag_only_for_genuine_limits():
     s = optimal_population_risk("softmax", make_setting("max", math.inf, 2), qmc_points=2 ** 12, replicates=4)
     assert r.limit and "b → −∞" in r.limit_reason
     assert r.risk == pytest.approx(s.risk, abs=3 * (r.risk_error + s.risk_error) + 1e-6)
+
+
+def test_limit_optimum_reports_the_limit_value_issue_8():
+    """Issue 8 item 8: softmax on max-SLR ν = ∞ has its infimum 0 (= E_B) as m_k → ∞; the value at
+    the search bound m_k = 200 (about 2e-3 at L = 4) is kept as ``risk_at_bound``."""
+    st = make_setting("max", math.inf, 4)
+    kw = dict(qmc_points=2 ** 12, replicates=4)
+    r = optimal_population_risk("softmax", st, **kw)
+    assert r.limit and "m_k" in r.limit_reason
+    assert r.risk == 0.0 and r.risk_error == 0.0  # derived: hardmax = the location, A = B = 1
+    assert r.limit_method.startswith("derived")
+    assert 1e-3 < r.risk_at_bound < 4e-3
+    # the same weight as a user expression has no derived limit: extrapolated towards m_k → ∞, and the
+    # independent exact value 0 (spec: E_B = 0 at ν = ∞) lies within k = 3 of its error estimate
+    u = optimal_population_risk("normalised:exp(t)", st, **kw)
+    assert u.limit and u.limit_method.startswith("extrapolated")
+    assert u.risk_at_bound == pytest.approx(r.risk_at_bound, rel=1e-9)
+    assert 0.0 <= u.risk < u.risk_at_bound
+    assert u.risk <= 3 * u.risk_error
+    assert u.risk_error < 0.25 * u.risk_at_bound  # the extrapolation removes most of the bound's gap
+    # softplus_norm_bias → softmax as b → −∞ (derived, §4), jointly with m_k → ∞
+    b = optimal_population_risk("softplus_norm_bias", make_setting("max", math.inf, 2), **kw)
+    assert b.limit and b.risk == 0.0 and b.risk_at_bound > 0
+
+
+def test_numeric_needs_the_kernels():
+    """numeric/ evaluates the kernels it is given (it never imports derivations/)."""
+    from numeric import population as NP
+
+    bare = NP.make_setting("spiked", 2, 3)
+    with pytest.raises((SettingError, TypeError), match="kernel"):
+        NP.optimal_population_risk("softmax", bare)
+
+
+@pytest.mark.parametrize("variant", ["linear_uncentred", "linear_centred", "linear_pure"])
+def test_linear_variable_length_against_exact_closed_form(variant):
+    """Generated §8 coefficients (float) vs the exact SymPy closed form, including L = 1, where the
+    ratio of linear_centred does not depend on m (σ = 1)."""
+    import sympy as sp
+
+    from derivations import slr as S
+
+    r = optimal_population_risk(variant, make_setting("spiked", 5.0, [1, 2, 3]), per_length=True)
+    third = sp.Rational(1, 3)
+    d = S.linear_closed_form_varlen(variant, "spiked", {1: third, 2: third, 3: third}, nu_value=5)
+    assert r.risk == pytest.approx(float(d["risk"]), abs=1e-13)
+    assert r.per_length["average"] == pytest.approx(float(d["per_length"]), abs=1e-13)

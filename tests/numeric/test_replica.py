@@ -1,4 +1,4 @@
-"""Tests of the RS fixed-point solver (numeric.replica; spec slr.md §10, §14 R5).
+"""Tests of the RS fixed-point solver (numeric.replica; docs/slr.md §10, §14 R5).
 
 Kernels are generated from derivations.slr.replica (tests may import every layer).  Expected values:
 spec R5 (stated ±0.003, overlaps within 2 %), the §8 closed forms and the Bayes risk (α → ∞ with a

@@ -52,7 +52,7 @@ def test_population_text_output(capsys):
 @pytest.mark.parametrize("argv, msg", [
     (["--model", "spiked", "--nu", "-1", "--L", "2"], "--nu must be >= 0"),
     (["--model", "spiked", "--nu", "1", "--L", "0"], "--L must be >= 1"),
-    (["--model", "spiked", "--nu", "inf", "--L", "2"], "only for --model max"),
+    (["--model", "spiked", "--nu", "inf", "--L", "2"], "max-SLR only"),
     (["--model", "gaussian", "--nu", "1", "--L", "2"], "--model must be one of"),
     (["--model", "spiked", "--nu", "1", "--L", "2", "--activation", "linear"], "linear_uncentred"),
     (["--model", "spiked", "--nu", "1", "--L", "2", "--activation", "erf"], "erf_fixed"),

@@ -383,3 +383,25 @@ def test_training_preset_reaches_population_optimum(name, L, target, init):
     r = train_population(name, model="spiked", nu=2.0, L=L, generator=31, init=init,
                          device=CPU, **TRAINING_PRESET)
     _check_training(r, target)
+
+
+def test_user_expression_weights_are_printed_from_the_derivation():
+    """User expressions run in the Monte Carlo: the torch weights are printed from the same kernels
+    as the quadratures; hand-written torch forms serve as independent references."""
+    chi = torch.randn(40, 3, generator=_gen(21), dtype=torch.float64)
+    torch.testing.assert_close(torch_attention_weights("normalised:exp(2*t)", chi),
+                               torch.softmax(2 * chi, dim=-1), rtol=1e-12, atol=1e-15)
+    torch.testing.assert_close(torch_attention_weights("elementwise:1+tanh(t)", chi), 1 + torch.tanh(chi),
+                               rtol=1e-12, atol=1e-15)
+    torch.testing.assert_close(torch_attention_weights("elementwise:Max(t, 0)", chi), torch.clamp(chi, min=0))
+
+
+def test_user_expression_projection_risk_matches_quadrature():
+    """MC of a user expression on the manifold against the generated Gauss–Hermite value (k = 4 SE)."""
+    from verify.slr import make_setting, population_risk
+
+    name = "elementwise:1+tanh(t)"
+    theory, _ = population_risk(name, make_setting("spiked", 2.0, 2), 1.0, 1.0, 0.4, 0.16)
+    est = projection_risk(name, 1.0, 1.0, 0.4, 0.16, model="spiked", nu=2.0, L=2, n=200_000,
+                          generator=_gen(22), device=CPU)
+    _within(est, theory, 4)

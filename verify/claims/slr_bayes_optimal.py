@@ -1,4 +1,4 @@
-r"""Claim C19: the Bayes-optimal error of spiked-SLR at finite α (spec ``slr.md`` §11, §14 R6, §15 C19).
+r"""Claim C19: the Bayes-optimal error of spiked-SLR at finite α (``docs/slr.md`` §11, §14 R6, §15 C19).
 
 Source: Duranthon, Marion, Boyer, Loureiro, Zdeborová, arXiv:2509.21936 ([D]), as derived in the spec.
 
@@ -27,7 +27,7 @@ from .base import Check, Claim, PlotSeries, PlotSpec, register
 __all__ = ["R6", "bo_curve_cached"]
 
 PAPER = "arXiv:2509.21936"
-SPEC = "spec slr.md"
+SPEC = "docs/slr.md"
 SEED_OFFSET = 41_000
 
 #: Spec §14 R6 (spiked, Δ = 0.1): (L, ν) → {α: E_BO}, and the population value.

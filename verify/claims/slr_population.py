@@ -60,7 +60,7 @@ def _val(x):
 # =============================================================================================
 
 def _setting(model, nu, L):
-    from numeric.population import make_setting
+    from verify.slr.theory import make_setting
 
     return make_setting(model, nu, L)
 
@@ -76,7 +76,7 @@ def _qmc(ctx):
 
 def population_optimum(ctx, act, model, nu, L, **kw):
     """Cached :func:`numeric.population.optimal_population_risk`."""
-    from numeric.population import optimal_population_risk
+    from verify.slr.theory import optimal_population_risk
 
     opts = {**_qmc(ctx), **kw}
     key = ("slr-opt", act, model, nu, _key_L(L), tuple(sorted(opts.items())))
@@ -85,7 +85,7 @@ def population_optimum(ctx, act, model, nu, L, **kw):
 
 def bayes_value(ctx, model, nu, L):
     """Cached Bayes risk (value, error): :func:`numeric.bayes.bayes_risk` (or the P(L) average)."""
-    from numeric import bayes
+    from verify.slr import theory as bayes
 
     def compute():
         if isinstance(L, (list, tuple)):
@@ -114,11 +114,18 @@ def _linear(variant, model, L, nu=None, mu=None):
 
 def _mu(ctx, nu, L):
     """μ_L(ν) = E χ*_{ε*} on max-SLR: M_L at ν = ∞, ν E_B otherwise (spec §8)."""
-    from numeric import bayes
+    from verify.slr import theory as bayes
 
     if math.isinf(nu):
         return ctx.cached(("slr-ML", L), lambda: float(_val(bayes.expected_max_gaussian(L))[0]))
-    return nu * bayes_value(ctx, "max", nu, L)[0]
+    return _stein(nu, bayes_value(ctx, "max", nu, L)[0])
+
+
+def _stein(nu, eb):
+    """μ_L(ν) = ν E_B: the generated ``stein_mean`` kernel (derivations.slr.bayes.stein_mean)."""
+    from verify.slr.theory import population_module
+
+    return float(population_module().stein_mean(nu, eb)[0])
 
 
 def _spec(label, spec_value, engine_value, tol, note=""):
@@ -224,7 +231,7 @@ def _run_C3(ctx, size):
 # =============================================================================================
 
 def _run_C4(ctx, size):
-    from numeric.population import population_risk
+    from verify.slr.theory import population_risk
     from verify.slr import projection_risk
 
     from scipy.optimize import minimize_scalar
@@ -259,7 +266,7 @@ def _run_C4(ctx, size):
 def _run_C5(ctx, size):
     import torch
 
-    from numeric.population import population_risk
+    from verify.slr.theory import population_risk
     from verify.slr import direct_risk, make_teacher, resolve_device
 
     D, nu, L = size["D"], 2.0, 3
@@ -301,19 +308,19 @@ _LIN = ("linear_uncentred", "linear_centred", "linear_pure")
 
 def _mc_linear_check(ctx, variant, model, nu, L, risk, arg, n, seed, tol=3e-3):
     """Torch projection MC of the risk at the closed-form argmin (m_v optimal from the theory A/B)."""
-    from numeric.population import population_AB
     from verify.slr import projection_risk
+    from verify.slr.theory import population_AB, population_module
 
     m_k = 1.0 if arg is None else arg
     A, B, _, _ = population_AB(variant, _setting(model, nu, L), m_k, **_qmc(ctx))
-    mv = A / B
+    mv = float(population_module().optimal_value(A, B)[0])
     est = projection_risk(variant, m_k, m_k * m_k, mv, mv * mv, model=model, nu=nu, L=L, n=n, generator=seed,
                           **_mc_kw(ctx))
     return _mc(f"MC {variant}, {model} L={L} ν={_fmt_nu(nu)} at the argmin", risk, est, tol), est
 
 
 def _run_C6(ctx, size):
-    from numeric.population import optimal_population_risk
+    from verify.slr.theory import optimal_population_risk
 
     checks = []
     for (L, nu), vals in _R4_SPIKED.items():
@@ -367,10 +374,10 @@ def _run_C8(ctx, size):
     for i, (L, nu) in enumerate((L, nu) for L in (2, 3) for nu in (1.0, 2.0, 5.0)):
         eb = bayes_value(ctx, "max", nu, L)[0]
         r = bayes_mc("max", nu, L, size["n"], _seed(ctx, "C8", i), **_mc_kw(ctx))
-        checks.append(_mc(f"E χ*_ε* vs ν E_B, max L={L} ν={nu:g}", nu * eb, r["chi_true"], 3e-3))
+        checks.append(_mc(f"E χ*_ε* vs ν E_B, max L={L} ν={nu:g}", _stein(nu, eb), r["chi_true"], 3e-3))
         checks.append(_mc(f"Stein residual E[χ*_ε* − ν(1 − ‖p‖²)], max L={L} ν={nu:g}", 0.0, r["stein_diff"], 3e-3))
         for v, spec_val in zip(_LIN, _R4_MAX_FINITE[(L, int(nu))]):
-            rr, _ = _linear(v, "max", L, mu=nu * eb)
+            rr, _ = _linear(v, "max", L, mu=_stein(nu, eb))
             checks.append(_spec(f"{v} max L={L} ν={nu:g} = {spec_val}", spec_val, rr, 5e-6))
     return checks, [], {"n": size["n"]}
 
@@ -411,7 +418,7 @@ def _run_C10(ctx, size):
         for L in (2, 3, 5):
             for nu in _NUS10:
                 eb, err = bayes_value(ctx, model, nu, L)
-                mu = None if model == "spiked" else nu * eb
+                mu = None if model == "spiked" else _stein(nu, eb)
                 for v in _LIN:
                     r, _ = _linear(v, model, L, nu, mu)
                     gap = r - eb
@@ -592,7 +599,7 @@ def _run_C14(ctx, size):
 # =============================================================================================
 
 def _run_C20(ctx, size):
-    from numeric import bayes
+    from verify.slr import theory as bayes
     from verify.slr import predecessor_ls_risk
 
     theory = _val(bayes.predecessor_prop3(0.5, 0.1, 10))[0]
@@ -602,7 +609,7 @@ def _run_C20(ctx, size):
 
 
 def _run_C21(ctx, size):
-    from numeric import bayes
+    from verify.slr import theory as bayes
     from verify.slr import predecessor_manifold_risk_mc
 
     theory = _val(bayes.predecessor_manifold_risk(400, 10, 0.5, 0.1, 0.6, 0.8))[0]
@@ -613,7 +620,7 @@ def _run_C21(ctx, size):
 
 
 def _run_C22(ctx, size):
-    from numeric import bayes
+    from verify.slr import theory as bayes
 
     ds = (1e2, 1e4, 1e6, 1e8)
     vals = [_val(bayes.predecessor_manifold_risk(d, 10, 0.5, d ** -0.25, 1.0, 1.0))[0] for d in ds]
@@ -644,7 +651,7 @@ def _run_C23(ctx, size):
 
 
 def _run_C24(ctx, size):
-    from numeric.population import population_risk
+    from verify.slr.theory import population_risk
     from verify.slr import projection_risk
 
     checks, series = [], []
@@ -657,10 +664,11 @@ def _run_C24(ctx, size):
         checks.append(Check(f"L={L}: E(m_k = 64) small (→ 0)", (0.0, 0.01), vals[-1], None, 0.0, kind="interval"))
         checks.append(_true(f"L={L}: optimiser flags the limit m_k → ∞",
                             population_optimum(ctx, "softmax", "max", INF, L).limit))
-        from numeric.population import population_AB
+        from verify.slr.theory import population_AB, population_module
 
         A, B, _, _ = population_AB("softmax", st, 8.0, **_qmc(ctx))
-        est = projection_risk("softmax", 8.0, 64.0, A / B, (A / B) ** 2, model="max", nu=INF, L=L, n=size["n"],
+        mv = float(population_module().optimal_value(A, B)[0])
+        est = projection_risk("softmax", 8.0, 64.0, mv, mv ** 2, model="max", nu=INF, L=L, n=size["n"],
                               generator=_seed(ctx, "C24", i), **_mc_kw(ctx))
         checks.append(_mc(f"MC at m_k = 8, L={L}", vals[grid.index(8)], est, 3e-3))
         series.append(PlotSeries(f"L = {L}", grid, vals))

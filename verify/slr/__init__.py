@@ -1,11 +1,23 @@
-"""Single-location regression in PyTorch: samplers, Monte Carlo estimators, Bayes MC, training, [M].
+"""Single-location regression in PyTorch and by name: samplers, estimators, Bayes MC, training, [M].
 
-Everything lives in :mod:`verify.slr.montecarlo` for now and is re-exported here
-(``from verify.slr import sample_projections``).
+Modules: :mod:`~verify.slr.samplers` (projection and sequence samplers, teachers, overlaps),
+:mod:`~verify.slr.estimators` (generated attention weights, direct and projection risks),
+:mod:`~verify.slr.bayes_mc` (Bayes quantities, calibration), :mod:`~verify.slr.training` (online
+training), :mod:`~verify.slr.predecessor` ([M]), :mod:`~verify.slr.theory` (the numeric
+population/Bayes functions by name, with the derived kernels) and
+:mod:`~verify.slr.population_command` (``attnlimits slr population``).  The public names are
+re-exported here (``from verify.slr import sample_projections, bayes_risk``).
 """
 from verify.montecarlo import resolve_device  # noqa: F401
 
-from .montecarlo import *  # noqa: F401,F403
-from .montecarlo import __all__ as _all
+from . import bayes_mc as _bayes_mc_module
+from . import estimators, predecessor, samplers, theory, training  # noqa: F401
+from .bayes_mc import *  # noqa: F401,F403
+from .estimators import *  # noqa: F401,F403
+from .predecessor import *  # noqa: F401,F403
+from .samplers import *  # noqa: F401,F403
+from .theory import *  # noqa: F401,F403
+from .training import *  # noqa: F401,F403
 
-__all__ = list(_all) + ["resolve_device"]
+__all__ = (list(samplers.__all__) + list(estimators.__all__) + list(_bayes_mc_module.__all__) + list(training.__all__)
+           + list(predecessor.__all__) + list(theory.__all__) + ["resolve_device"])

@@ -1,4 +1,4 @@
-r"""GAMP for spiked-SLR on data matrices, in PyTorch (spec ``slr.md`` §11, claim C19).
+r"""GAMP for spiked-SLR on data matrices, in PyTorch (``docs/slr.md`` §11, claim C19).
 
 Generalised approximate message passing (Rangan 2011) for the two-vector model of §3 in
 Gaussian-input language: Gaussian priors :math:`k,v\sim\mathcal N(0,I_D)`, fields

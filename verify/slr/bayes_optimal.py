@@ -1,4 +1,4 @@
-r"""Bayes-optimal error of SLR at finite α: glue, Python API and commands (spec ``slr.md`` §11, R6, C19).
+r"""Bayes-optimal error of SLR at finite α: glue, Python API and commands (``docs/slr.md`` §11, R6, C19).
 
 - :func:`bo_module` — the generated kernel module of :mod:`derivations.slr.bayes_optimal` for a set
   of lengths, cached on disk (:func:`numeric.models.cache_dir`) keyed by the derivation, engine

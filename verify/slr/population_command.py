@@ -1,109 +1,146 @@
-"""``attnlimits slr population``: optimal population risk per activation, with the Bayes risk.
+r"""``attnlimits slr population``: optimal population risks of attention variants vs the Bayes risk.
 
-The command's parameters are declared in :data:`derivations.slr.result.POPULATION_COMMAND`; this
-module is its run function (contract of :mod:`symbolic.result`): resolve the activations
-(:func:`derivations.slr.activation`), optimise each on the population objective
-(:func:`numeric.population.optimal_population_risk`) and return one tidy row per activation.
+The command of the SLR result per the contract of :mod:`symbolic.result`: :data:`POPULATION_COMMAND`
+(static parameters) and :func:`run_population` (``params -> list of rows``), plus
+:func:`format_population_table` for the human table.  ``docs/slr.md`` §6 (population optimum),
+§7 (Bayes risk), §8 (linear closed forms).
+
+Rows: one per activation, with the keys the CLI prints with ``--json`` — ``activation``, ``risk``
+(the limit value when the optimum is a limit), ``risk_error``, ``bayes_risk``, ``bayes_error``,
+``argmin``, ``limit``, ``limit_reason``, ``method``, ``model``, ``nu`` (``"inf"`` for ν = ∞), ``L``
+(``{"3": 1.0}``), ``metric``, ``delta`` (metric ``noisy`` only), ``per_length`` (with
+``per_length``) — and, for limit optima, ``risk_at_bound`` (the value at the search bound) and
+``limit_method`` (derived or extrapolated).
 """
 from __future__ import annotations
 
-import json
 import math
+
+import json
 import warnings
 
+from derivations.slr.result import DEFAULT_ACTIVATIONS, POPULATION_COMMAND  # noqa: F401  (declared with the result)
 from symbolic.result import InputError
 
-__all__ = ["run_population", "format_population", "MAX_L"]
+__all__ = ["POPULATION_COMMAND", "run_population", "format_population_table", "format_population",
+           "DEFAULT_ACTIVATIONS", "MAX_L"]
 
 MAX_L = 64  #: longest sequence the population rules are sized for (memory grows like points × L)
 _RULE_POINTS = 8 * 2 ** 14  # points of the largest (full) QMC rule
 
 
-def _check_lengths(Ls):
-    if not Ls:
-        raise InputError("--L needs at least one length")
-    big = max(Ls)
-    if big > MAX_L:
-        gib = _RULE_POINTS * big * 8 * 8 / 2 ** 30
-        raise InputError(f"--L {big} is too long: the integration rule would need about {gib:.3g} GiB "
+def _check_input(p, Ls):
+    """The checks the parameter list cannot express (issue: every input answered in one line)."""
+    if Ls and max(Ls) > MAX_L:
+        gib = _RULE_POINTS * max(Ls) * 8 * 8 / 2 ** 30
+        raise InputError(f"--L {max(Ls)} is too long: the integration rule would need about {gib:.3g} GiB "
                          f"(at most L = {MAX_L} is supported)")
+    nu = p.get("nu")
+    if nu is not None and not math.isinf(nu) and nu > 1e6:
+        raise InputError(f"--nu {nu:g} is too large to integrate in float64 (at most 1e6; "
+                         "use --model max --nu inf for the hard-max limit)")
+    if p.get("delta") is not None and p.get("metric", "excess") != "noisy":
+        raise InputError("--delta applies only with --metric noisy (the excess risk does not depend on it)")
+    extra = p.get("extra")
+    if extra is not None and not -1000 <= extra <= 1000:
+        raise InputError(f"--extra must lie in [-1000, 1000], got {extra:g}")
 
 
 def run_population(params: dict, *, progress=None) -> list[dict]:
-    """One row per activation: risk, its integration error, the Bayes risk, argmin, limit flag."""
-    from derivations.slr import activation
-    from numeric import bayes
-    from numeric.population import make_setting, optimal_population_risk
+    """Rows of ``attnlimits slr population`` (see the module docstring for the keys).
 
-    nu, Ls = params["nu"], list(params["L"])
-    _check_lengths(Ls)
-    if params["model"] == "spiked" and math.isinf(nu):
-        raise InputError("--nu inf is allowed only for --model max (spiked-SLR needs a finite spike)")
-    if nu > 1e6 and not math.isinf(nu):
-        raise InputError(f"--nu {nu:g} is too large to integrate in float64 (at most 1e6; "
-                         "use --model max --nu inf for the hard-max limit)")
-    metric, delta = params["metric"], params["delta"]
-    if delta is not None and metric != "noisy":
-        raise InputError("--delta applies only with --metric noisy (the excess risk does not depend on it)")
-    delta = 0.0 if delta is None else delta
-    extra_value = params["extra"]
-    if extra_value is not None and not -1000 <= extra_value <= 1000:
-        raise InputError(f"--extra must lie in [-1000, 1000], got {extra_value:g}")
-    setting = make_setting(params["model"], nu, Ls if len(Ls) > 1 else Ls[0])
-    acts = [activation(a) for a in params["activation"]]
+    ``params`` are the values parsed by :meth:`symbolic.result.Command.parse` of
+    :data:`POPULATION_COMMAND` (missing optional ones take their defaults); ``progress`` receives
+    one line per activation.  Bad input raises :class:`symbolic.result.InputError`.
+    """
+    from derivations.slr import activation
+    from numeric.population import SettingError
+    from symbolic.hermite import ActivationError
+
+    from .theory import bayes_risk_varlen, make_setting, optimal_population_risk
+
+    p = {prm.name: prm.default for prm in POPULATION_COMMAND.parameters if not prm.required}
+    p.update({k: v for k, v in params.items() if v is not None})
+    _check_input(p, [int(v) for v in (p["L"] if isinstance(p.get("L"), (list, tuple)) else [p.get("L") or 0])])
+    missing = [prm.option for prm in POPULATION_COMMAND.parameters if prm.required and p.get(prm.name) is None]
+    if missing:
+        raise InputError(f"{', '.join(missing)} required")
+    Ls = [int(v) for v in (p["L"] if isinstance(p["L"], (list, tuple)) else [p["L"]])]
+    delta = float(p.get("delta") or 0.0)
+    if delta < 0 or not math.isfinite(delta):
+        raise InputError(f"--delta must be a finite number >= 0, got {delta}")
+    try:
+        setting = make_setting(p["model"], p["nu"], Ls if len(Ls) > 1 else (Ls[0] if Ls else 0))
+        names = p.get("activation") or list(DEFAULT_ACTIVATIONS)
+        if isinstance(names, str):
+            names = [a for a in names.split(",")]
+        acts = [activation(str(a).strip()) for a in names if str(a).strip()]
+    except (SettingError, ActivationError) as exc:
+        raise InputError(str(exc)) from None
     if not acts:
         raise InputError("--activation is empty")
-    law = {L: p for L, p in setting.lengths}
+    metric = p.get("metric", "excess")
+    law = {L: pr for L, pr in setting.lengths}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        br = bayes.bayes_risk_varlen(setting.model, setting.nu, law)
-    b_val, b_err = (br.value, br.error) if hasattr(br, "value") else (float(br), 0.0)
+        br = bayes_risk_varlen(setting.model, setting.nu, law)
+    b_val, b_err = float(br.value), float(br.error)
     shift = delta ** 2 if metric == "noisy" else 0.0
-    out = []
+    rows = []
     for i, a in enumerate(acts, 1):
         if progress is not None:
             progress(f"[{i}/{len(acts)}] {a.name}: {setting.describe()}")
         # --extra fixes the scalar of erf_fixed / softplus_norm; learned scalars stay learned
-        extra = None if a.extra_learned else extra_value
+        extra = None if a.extra_learned else p.get("extra")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            r = optimal_population_risk(a, setting, orthogonal_noise=params["orthogonal_noise"],
-                                        per_length=params["per_length"], tol=params["tol"], seed=params["seed"],
-                                        extra=extra)
+            r = optimal_population_risk(a, setting, orthogonal_noise=bool(p.get("orthogonal_noise")),
+                                        per_length=bool(p.get("per_length")), tol=float(p.get("tol", 1e-6)),
+                                        seed=int(p.get("seed", 0)), extra=extra)
         d = {"activation": a.name, "risk": r.risk + shift, "risk_error": r.risk_error,
              "bayes_risk": b_val + shift, "bayes_error": b_err, "argmin": r.argmin, "limit": r.limit,
              "limit_reason": r.limit_reason, "method": r.method, "model": setting.model,
              "nu": "inf" if math.isinf(setting.nu) else setting.nu,
-             "L": {str(L): p for L, p in setting.lengths}, "metric": metric}
-        for key in ("risk_at_bound",):
-            if getattr(r, key, None) is not None:
-                d[key] = getattr(r, key) + shift
+             "L": {str(L): pr for L, pr in setting.lengths}, "metric": metric}
+        if r.limit and r.risk_at_bound is not None:
+            d["risk_at_bound"] = r.risk_at_bound + shift
+            d["limit_method"] = r.limit_method
         if metric == "noisy":
             d["delta"] = delta
         if r.per_length:
             d["per_length"] = {"risks": {str(k): v + shift for k, v in r.per_length["risks"].items()},
                                "average": r.per_length["average"] + shift}
-        out.append(d)
-    return out
+        rows.append(d)
+    return rows
 
 
-def format_population(rows: list[dict], params: dict, fmt: str) -> str:
-    """The JSON list, or the human table (Bayes risk line, one line per activation)."""
-    if fmt == "json":
-        return json.dumps(rows, indent=2, allow_nan=False)
-    first = rows[0]
-    ls = list(first["L"])
-    L = ls[0] if len(ls) == 1 else "U{" + ",".join(ls) + "}"
-    nu = first["nu"] if isinstance(first["nu"], str) else f"{first['nu']:g}"
-    head_line = (f"single-location regression, {first['model']}, L={L}, nu={nu}, metric {first['metric']}: "
-                 f"Bayes risk {first['bayes_risk']:.6f} (± {first['bayes_error']:.1e})")
+def format_population_table(rows: list[dict]) -> str:
+    """The human table of ``attnlimits slr population`` (today's text)."""
+    if not rows:
+        return ""
+    d0 = rows[0]
+    nu = d0["nu"]
+    Ls = [int(k) for k in d0["L"]]
+    ls = str(Ls[0]) if len(Ls) == 1 else "U{" + ",".join(str(L) for L in Ls) + "}"
+    nu_txt = "inf" if nu == "inf" else f"{float(nu):g}"
+    out = [f"single-location regression, {d0['model']}, L={ls}, nu={nu_txt}, metric {d0['metric']}: "
+           f"Bayes risk {d0['bayes_risk']:.6f} (± {d0['bayes_error']:.1e})"]
     head = f"{'activation':<20} {'risk':>10} {'± error':>9} {'- Bayes':>10}  argmin"
-    lines = [head_line, head, "-" * len(head)]
+    out += [head, "-" * len(head)]
     for d in rows:
         arg = ", ".join(f"{k}={v:.4g}" for k, v in d["argmin"].items() if k not in ("q_v",))
         flag = "  [limit]" if d["limit"] else ""
-        lines.append(f"{d['activation']:<20} {d['risk']:>10.6f} {d['risk_error']:>9.1e} "
-                     f"{d['risk'] - d['bayes_risk']:>10.6f}  {arg}{flag}")
+        out.append(f"{d['activation']:<20} {d['risk']:>10.6f} {d['risk_error']:>9.1e} "
+                   f"{d['risk'] - d['bayes_risk']:>10.6f}  {arg}{flag}")
+        if "risk_at_bound" in d:
+            out.append(f"{'':<20} limit value ({d['limit_method']}); at the bound {d['risk_at_bound']:.6f}")
         if "per_length" in d:
-            lines.append(f"{'':<20} per-length tuned average {d['per_length']['average']:.6f}")
-    return "\n".join(lines)
+            out.append(f"{'':<20} per-length tuned average {d['per_length']['average']:.6f}")
+    return "\n".join(out)
+
+
+def format_population(rows: list[dict], params: dict, fmt: str) -> str:
+    """The command's printing: valid JSON (``--json``), else the human table."""
+    if fmt == "json":
+        return json.dumps(rows, indent=2, allow_nan=False)
+    return format_population_table(rows)

@@ -1,4 +1,4 @@
-r"""RS theory of ridge ERM for SLR (spec slr.md §10): name-level wrappers and the ``slr replica`` command.
+r"""RS theory of ridge ERM for SLR (docs/slr.md §10): name-level wrappers and the ``slr replica`` command.
 
 Glue between :mod:`derivations.slr.replica` (the equations, in SymPy) and :mod:`numeric.replica`
 (the generated solver): activation names are resolved here, kernels generated and compiled once
@@ -251,7 +251,7 @@ def run_replica(params: dict, *, progress=None) -> list:
 
 REPLICA_COMMAND = Command(
     name="replica",
-    help="replica-symmetric theory of ridge ERM at finite sample ratio alpha (spec slr.md §10)",
+    help="replica-symmetric theory of ridge ERM at finite sample ratio alpha (docs/slr.md §10)",
     run="verify.slr.replica:run_replica",
     parameters=(
         Param("model", "choice", "spiked", "data model", choices=("spiked", "max")),

@@ -1,0 +1,133 @@
+r"""The SLR numbers by name: :mod:`numeric.population` and :mod:`numeric.bayes` with the derived kernels.
+
+``numeric/`` evaluates generated kernels it is given and never imports a derivation; this module
+is where the two meet.  Every function keeps the call form the numeric functions had before the
+kernels became arguments (``bayes_risk("spiked", 1.0, 2)``, ``optimal_population_risk("softmax",
+make_setting("spiked", 2, 3))``), passing ``kernels=`` :func:`derivations.slr.kernels.slr_kernels`.
+Activation names are resolved by :func:`derivations.slr.activation` (through the bundle).
+
+>>> round(bayes_risk("spiked", 1.0, 2).value, 5)
+0.32494
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from numeric import bayes as _B
+from numeric import population as _P
+from numeric.bayes import AccuracyWarning, BayesRisk  # noqa: F401
+from numeric.population import PopulationError, PopulationOptimum, Setting, SettingError  # noqa: F401
+
+__all__ = [
+    "kernels", "population_module", "make_setting", "numeric_activation", "optimal_population_risk",
+    "population_AB", "population_risk", "population_risk_general", "bayes_risk", "bayes_risk_varlen",
+    "max_stein_mean", "expected_max_gaussian", "expected_max_gaussian_exact", "zeta_erf2_value",
+    "predecessor_manifold_risk", "predecessor_prop3", "Setting", "SettingError", "PopulationError",
+    "PopulationOptimum", "BayesRisk", "AccuracyWarning",
+]
+
+
+def kernels():
+    """The SLR kernel bundle (:func:`derivations.slr.kernels.slr_kernels`)."""
+    from derivations.slr.kernels import slr_kernels
+
+    return slr_kernels()
+
+
+@lru_cache(maxsize=1)
+def population_module():
+    """The generated population kernels (NumPy): optimal value, manifold risk, residual covariance, c_ν..."""
+    return kernels()["population"].module("numpy")
+
+
+def make_setting(model: str, nu, L) -> Setting:
+    """:func:`numeric.population.make_setting` with the SLR kernels."""
+    return _P.make_setting(model, nu, L, kernels=kernels())
+
+
+def _setting(setting) -> Setting:
+    if setting.kernels is None:
+        return Setting(setting.model, setting.nu, setting.lengths, kernels())
+    return setting
+
+
+def _act(act):
+    """The activation's kernel bundle: names resolved by :func:`derivations.slr.activation`."""
+    if hasattr(act, "module") and hasattr(act, "meta"):
+        return act
+    from derivations.slr.kernels import activation_kernels
+
+    return activation_kernels(act)
+
+
+def numeric_activation(act):
+    """The generated NumPy activation of a name, user expression or Activation."""
+    return _P.numeric_activation(_act(act))
+
+
+def optimal_population_risk(act, setting: Setting, **kw) -> PopulationOptimum:
+    """:func:`numeric.population.optimal_population_risk` by activation name."""
+    return _P.optimal_population_risk(_act(act), _setting(setting), **kw)
+
+
+def population_AB(act, setting: Setting, *args, **kw):
+    """:func:`numeric.population.population_AB` by activation name."""
+    return _P.population_AB(_act(act), _setting(setting), *args, **kw)
+
+
+def population_risk(act, setting: Setting, *args, **kw):
+    """:func:`numeric.population.population_risk` by activation name."""
+    return _P.population_risk(_act(act), _setting(setting), *args, **kw)
+
+
+def population_risk_general(act, setting: Setting, overlaps: dict, **kw):
+    """:func:`numeric.population.population_risk_general` by activation name."""
+    return _P.population_risk_general(_act(act), _setting(setting), overlaps, **kw)
+
+
+def bayes_risk(model: str, nu, L: int, **kw) -> BayesRisk:
+    """:func:`numeric.bayes.bayes_risk` with the SLR kernels."""
+    return _B.bayes_risk(model, nu, L, kernels=kernels(), **kw)
+
+
+def bayes_risk_varlen(model: str, nu, length_law: dict, **kw) -> BayesRisk:
+    """:func:`numeric.bayes.bayes_risk_varlen` with the SLR kernels."""
+    return _B.bayes_risk_varlen(model, nu, length_law, kernels=kernels(), **kw)
+
+
+def max_stein_mean(nu, L: int, **kw):
+    """:func:`numeric.bayes.max_stein_mean` with the SLR kernels."""
+    return _B.max_stein_mean(nu, L, kernels=kernels(), **kw)
+
+
+def expected_max_gaussian(L: int, **kw):
+    """:func:`numeric.bayes.expected_max_gaussian` with the SLR kernels."""
+    return _B.expected_max_gaussian(L, kernels=kernels(), **kw)
+
+
+def expected_max_gaussian_exact(L: int):
+    r"""Closed form of :math:`M_L` (:func:`derivations.slr.bayes.expected_max_exact`), checked against
+    the quadrature :func:`expected_max_gaussian` to 1e-12; ``None`` when unknown or on disagreement."""
+    from derivations.slr.bayes import expected_max_exact
+
+    res = expected_max_exact(L)
+    if res is None or int(L) == 1:
+        return res
+    if abs(float(res) - expected_max_gaussian(int(L))) > 1e-12:
+        return None
+    return res
+
+
+def zeta_erf2_value(t, s, **kw):
+    """:func:`numeric.bayes.zeta_erf2_value` with the SLR kernels."""
+    return _B.zeta_erf2_value(t, s, kernels=kernels(), **kw)
+
+
+def predecessor_manifold_risk(d, L, gamma2, lam, kappa, nu_M, **kw):
+    """:func:`numeric.bayes.predecessor_manifold_risk` with the SLR kernels."""
+    return _B.predecessor_manifold_risk(d, L, gamma2, lam, kappa, nu_M, kernels=kernels(), **kw)
+
+
+def predecessor_prop3(gamma2, eps, L):
+    """:func:`numeric.bayes.predecessor_prop3` with the SLR kernels."""
+    return _B.predecessor_prop3(gamma2, eps, L, kernels=kernels())

@@ -1,0 +1,327 @@
+r"""Online (population-level) training of SLR attention in PyTorch (docs/slr.md §12)."""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Mapping
+
+import numpy as np
+import torch
+
+from verify._torchutil import DTYPE
+from verify.montecarlo import mean_se, resolve_device
+
+from .estimators import _check_activation, _predict, direct_risk, overlap_risk, projection_AB
+from .samplers import (_as_generator, _check_model, _child_seed, _length_law, _randn, _seeded, c_nu, make_teacher,
+                       overlaps, distance_to_manifold, sample_sequences)
+
+__all__ = ["TRAINING_ALLOWANCE", "TRAINING_PRESET", "informed_overlaps", "train_population"]
+
+#: Online-training settings validated on spiked ν=2, L∈{2,3}, softmax and linear_uncentred,
+#: random and informed initialisation (see :func:`train_population`): ≈ 6–9 s of training on
+#: one CPU thread, 1.5·10⁶ sequences in all.
+TRAINING_PRESET: dict[str, Any] = {
+    "D": 64, "steps": 2000, "batch": 256, "lr": 0.05, "schedule": "cosine",
+    "final_lr_ratio": 0.01, "final_fraction": 0.25, "final_batch_factor": 4,
+    "n_test": 100_000, "n_overlap": 400_000,
+}
+#: Allowance for the SGD noise floor of :data:`TRAINING_PRESET`: the paired gap of the learned
+#: parameters to the optimum measured 2–7·10⁻⁴ (it grows like D/(steps·batch): 5·10⁻⁴ at D=128,
+#: 1.2·10⁻³ at batch 128 with 1000 steps); the allowance is 10⁻³.
+TRAINING_ALLOWANCE = 1e-3
+
+
+# =============================================================================================
+# online training (population level)
+# =============================================================================================
+
+
+def _linear_spiked_optimum(name: str, nu: float, L: int) -> tuple[float, float]:
+    """(m_k, m_v) at the optimum of a linear variant, spiked-SLR: the generated §8 closed forms
+    (:func:`verify.slr.theory.optimal_population_risk`); ``linear_pure`` identifies only
+    m_k m_v: m_k = 1 is taken."""
+    from .theory import make_setting, optimal_population_risk
+
+    r = optimal_population_risk(name, make_setting("spiked", nu, L))
+    return r.argmin["m_k"], r.argmin["m_v"]
+
+
+def informed_overlaps(name: str, *, model: str, nu: float, L, extra=None, n: int = 20_000,
+                      generator=0, device="auto") -> dict[str, float]:
+    r"""Population-optimal :math:`(m_k, m_v)` used for informed initialisation (spec §12),
+    with :math:`q_k=m_k^2`, :math:`q_v=m_v^2`.
+
+    * ``softmax``: :math:`m_k=c_\nu`, :math:`m_v=1` (exact, §7); at max-SLR :math:`\nu=\infty`
+      the optimum is a limit, :math:`m_k=10` is used;
+    * linear variants, spiked-SLR, fixed :math:`L`: the §8 closed forms;
+    * otherwise: :math:`m_k` maximising :math:`A^2/B` (with ``extra`` fixed) on a log grid of 25
+      points in :math:`[0.05, 20]` followed by a golden-section refinement, common random
+      numbers (``n`` projection samples), :math:`m_v=A/B` (the generated ``optimal_value`` kernel). Accuracy about ±0.01 in
+      :math:`m_k` (the objective is flat at its maximum).
+
+    Returns ``{"m_k", "m_v", "q_k", "q_v"}``.
+    """
+    _check_activation(name)
+    nu = _check_model(model, nu)
+    law = _length_law(L)
+    if name == "softmax":
+        m_k, m_v = (10.0 if math.isinf(nu) else c_nu(model, nu)), 1.0
+    elif name.startswith("linear") and model == "spiked" and len(law) == 1:
+        m_k, m_v = _linear_spiked_optimum(name, nu, law[0][0])
+    else:
+        dev = resolve_device(device)
+        seed = _child_seed(_as_generator(generator, dev))
+
+        def ab(m):
+            a, b = projection_AB(name, m, m * m, model=model, nu=nu, L=L, n=n,
+                                 generator=_seeded(seed, dev), extra=extra, batches=4, device=dev)
+            return float(a.mean), float(b.mean)
+
+        from .theory import population_module
+
+        optimal_value = population_module().optimal_value  # (m_v*, E*) = (A/B, 1 − A²/B), generated
+
+        def score(m):
+            return -optimal_value(*ab(m))[1]
+
+        grid = np.geomspace(0.05, 20.0, 25)
+        vals = [score(m) for m in grid]
+        j = int(np.argmax(vals))
+        lo, hi = grid[max(j - 1, 0)], grid[min(j + 1, len(grid) - 1)]
+        phi = (math.sqrt(5) - 1) / 2
+        x1, x2 = hi - phi * (hi - lo), lo + phi * (hi - lo)
+        f1, f2 = score(x1), score(x2)
+        for _ in range(30):
+            if f1 > f2:
+                hi, x2, f2 = x2, x1, f1
+                x1 = hi - phi * (hi - lo)
+                f1 = score(x1)
+            else:
+                lo, x1, f1 = x1, x2, f2
+                x2 = lo + phi * (hi - lo)
+                f2 = score(x2)
+        m_k = 0.5 * (lo + hi)
+        m_v = optimal_value(*ab(m_k))[0]
+    return {"m_k": float(m_k), "m_v": float(m_v), "q_k": float(m_k) ** 2, "q_v": float(m_v) ** 2}
+
+
+class _Threads:
+    """Context manager: run with ``n`` intra-op CPU threads (``None``: unchanged), then restore."""
+
+    def __init__(self, n: int | None):
+        self.n = n
+        self.saved = None
+
+    def __enter__(self):
+        if self.n is not None:
+            self.saved = torch.get_num_threads()
+            torch.set_num_threads(int(self.n))
+        return self
+
+    def __exit__(self, *exc):
+        if self.saved is not None:
+            torch.set_num_threads(self.saved)
+        return False
+
+
+def _lr_factor(schedule: str, t: int, steps: int, final_ratio: float) -> float:
+    if schedule == "constant":
+        return 1.0
+    if schedule == "cosine":
+        return final_ratio + (1 - final_ratio) * 0.5 * (1 + math.cos(math.pi * t / steps))
+    if schedule == "step":
+        return 1.0 if t < steps // 2 else (0.1 if t < 3 * steps // 4 else 0.01)
+    raise ValueError(f"schedule must be 'cosine', 'step' or 'constant', got {schedule!r}")
+
+
+def train_population(name: str, *, model: str, nu: float, L, D: int, steps: int, batch: int,
+                     lr: float, generator, init: str = "informed", optimizer: str = "adam",
+                     extra_init=None, learn_extra: bool | None = None, log_every: int = 100,
+                     schedule: str = "cosine", final_lr_ratio: float = 0.01,
+                     final_fraction: float = 0.25, final_batch_factor: int = 4,
+                     init_scale: float = 0.1, delta: float = 0.0, n_test: int = 100_000,
+                     n_overlap: int = 400_000, threads: int | None = 1,
+                     device="auto") -> dict[str, Any]:
+    r"""Online (population-level) training of :math:`(k, v)` and the extra scalar.
+
+    Every step draws a fresh batch of sequences (:func:`sample_sequences`, one fixed teacher) and
+    takes one optimiser step on the mean squared error :math:`\frac1B\sum_\mu(y_\mu-f(X_\mu))^2`
+    (float64, autograd). With infinitely many fresh samples the minimiser is the population
+    optimum (§6), which at finite :math:`D` and exactly orthonormal teacher equals the
+    :math:`D=\infty` value (claim C5); what remains is the SGD noise floor.
+
+    Parameters
+    ----------
+    name : str
+        Activation variant.
+    model, nu, L :
+        Data model; ``L`` may be a length law (each step splits the batch multinomially by
+        length, §3.4).
+    D, steps, batch : int
+        Dimension, optimiser steps, sequences per step.
+    lr : float
+        Peak learning rate (Adam: per-coordinate step; SGD: plain step on the loss).
+    generator : torch.Generator or int
+        Seeds the teacher, the initialisation, the training stream and the held-out stream
+        (four independent child seeds, in that order).
+    init : {"informed", "random"}
+        Informed: :math:`k=m_kk^*`, :math:`v=m_vv^*` at :func:`informed_overlaps` (spec §12),
+        computed with the extra scalar fixed at ``extra_init``; for learned extras this reference
+        is not the joint optimum, so ``gap_*`` may be negative.
+        Random: :math:`k,v\sim\mathcal N(0,\texttt{init\_scale}^2I_D)` (risk ≈ 1 at start).
+    optimizer : {"adam", "sgd"}
+    extra_init : float, optional
+        Initial :math:`c`/:math:`b` (default 0) for variants that have one.
+    learn_extra : bool, optional
+        Default: True for ``erf_learned`` and ``softplus_norm_bias``, else False.
+    schedule : {"cosine", "step", "constant"}
+        Learning-rate factor over the steps (cosine from 1 to ``final_lr_ratio``).
+    final_fraction, final_batch_factor :
+        The last ``final_fraction`` of the steps use ``final_batch_factor × batch`` sequences.
+    n_test : int
+        Held-out sequences for :func:`direct_risk`.
+    n_overlap : int
+        Projection samples for :func:`overlap_risk` at the learned overlaps, paired (same seed)
+        with the informed optimum overlaps: ``gap_overlaps`` has a small SE.
+    threads : int or None, default 1
+        Intra-op CPU threads during the training loop (restored afterwards; ``None`` leaves
+        PyTorch's setting). Per-step tensors are small (``batch·L·D`` ≈ 3·10⁴–2·10⁵), so a second
+        thread gains little, and under CPU contention OpenMP threads slowed the loop 5–8×.
+        The held-out estimates run with PyTorch's setting.
+
+    Returns
+    -------
+    dict
+        ``k``, ``v`` (CPU tensors), ``extra`` (float or None), ``overlaps`` (7), ``distance``
+        (to the manifold), ``risk`` (held-out :func:`direct_risk`, MCEstimate),
+        ``risk_optimum`` (the same held-out sequences at :math:`k=m_kk^*`, :math:`v=m_vv^*` of
+        ``optimum``), ``gap_direct`` (paired per-batch difference of the two), ``risk_overlaps``
+        (MCEstimate of §6.1 at the learned overlaps), ``gap_overlaps`` (paired MCEstimate of
+        risk(learned) − risk(optimum overlaps)), ``optimum`` (informed overlaps),
+        ``trace`` (rows ``{step, loss, lr, batch, m_k, q_k, m_v, q_v, extra}``),
+        ``time_s`` (training only), ``settings``.
+
+    Cost: ``steps·batch·L·D`` normals plus the backward pass (≈ 1.5× the sampling).
+    """
+    _check_activation(name)
+    nu = _check_model(model, nu)
+    law = _length_law(L)
+    if init not in ("informed", "random"):
+        raise ValueError(f"init must be 'informed' or 'random', got {init!r}")
+    if optimizer not in ("adam", "sgd"):
+        raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
+    _lr_factor(schedule, 0, 1, final_lr_ratio)
+    meta = _check_activation(name).meta
+    has_extra = meta["has_extra"]
+    if learn_extra is None:
+        learn_extra = meta["extra_learned"]
+    if learn_extra and not has_extra:
+        raise ValueError(f"activation {name!r} has no extra scalar to learn")
+    dev = resolve_device(device)
+    gen = _as_generator(generator, dev)
+    D = int(D)
+    seeds = [_child_seed(gen) for _ in range(4)]
+    teacher = make_teacher(D, _seeded(seeds[0], gen.device), device=dev)
+    k_star, v_star = teacher
+    extra0 = float(extra_init) if extra_init is not None else 0.0
+    optimum = informed_overlaps(name, model=model, nu=nu, L=L,
+                                extra=extra0 if has_extra else None,
+                                generator=seeds[1], device=dev)
+    if init == "informed":
+        k0 = optimum["m_k"] * k_star
+        v0 = optimum["m_v"] * v_star
+    else:
+        g_init = _seeded(seeds[1], gen.device)
+        k0 = init_scale * _randn(D, g_init, dev)
+        v0 = init_scale * _randn(D, g_init, dev)
+    k = k0.clone().requires_grad_(True)
+    v = v0.clone().requires_grad_(True)
+    params = [k, v]
+    extra_t = None
+    if has_extra:
+        extra_t = torch.tensor(extra0, dtype=DTYPE, device=dev, requires_grad=bool(learn_extra))
+        if learn_extra:
+            params.append(extra_t)
+    opt = (torch.optim.Adam(params, lr=lr) if optimizer == "adam"
+           else torch.optim.SGD(params, lr=lr))
+    data_gen = _seeded(seeds[2], gen.device)
+    probs = torch.tensor([p for _, p in law], dtype=DTYPE, device=gen.device)
+    root = math.sqrt(D)
+    steps = int(steps)
+    final_start = steps - int(round(final_fraction * steps))
+    trace, window = [], []
+    t0 = time.perf_counter()
+    with _Threads(threads if dev.type == "cpu" else None):
+        for t in range(steps):
+            factor = _lr_factor(schedule, t, steps, final_lr_ratio)
+            for group in opt.param_groups:
+                group["lr"] = lr * factor
+            bsz = int(batch) * (int(final_batch_factor) if t >= final_start else 1)
+            if len(law) == 1:
+                counts = [bsz]
+            else:
+                draws = torch.multinomial(probs, bsz, replacement=True, generator=data_gen)
+                counts = torch.bincount(draws, minlength=len(law)).tolist()
+            opt.zero_grad(set_to_none=True)
+            loss = torch.zeros((), dtype=DTYPE, device=dev)
+            for (length, _), cnt in zip(law, counts):
+                if cnt == 0:
+                    continue
+                s = sample_sequences(model, nu, length, cnt, D, generator=data_gen,
+                                     teacher=teacher, delta=delta, device=dev)
+                f = _predict(name, s["X"], k, v, extra_t, root)
+                loss = loss + ((s["y"] - f) ** 2).sum()
+            loss = loss / bsz
+            loss.backward()
+            opt.step()
+            window.append(float(loss.detach()))
+            if (t + 1) % int(log_every) == 0 or t + 1 == steps:
+                with torch.no_grad():
+                    ov = overlaps(k, v, k_star, v_star)
+                trace.append({"step": t + 1, "loss": float(np.mean(window)),
+                              "lr": lr * factor, "batch": bsz, "m_k": ov["m_k"],
+                              "q_k": ov["q_k"], "m_v": ov["m_v"], "q_v": ov["q_v"],
+                              "extra": None if extra_t is None else float(extra_t.detach())})
+                window = []
+    time_s = time.perf_counter() - t0
+    k_f, v_f = k.detach(), v.detach()
+    extra_f = None if extra_t is None else float(extra_t.detach())
+    ov = overlaps(k_f, v_f, k_star, v_star)
+    test_gen = _seeded(seeds[3], gen.device)
+    test_seed, ov_seed = _child_seed(test_gen), _child_seed(test_gen)
+    dkw = dict(model=model, nu=nu, L=L, n=n_test, D=D, teacher=teacher, device=dev)
+    risk = direct_risk(name, k_f, v_f, generator=_seeded(test_seed, gen.device), extra=extra_f,
+                       **dkw)
+    risk_opt = direct_risk(name, optimum["m_k"] * k_star, optimum["m_v"] * v_star,
+                           generator=_seeded(test_seed, gen.device),
+                           extra=extra0 if has_extra else None, **dkw)
+    kw = dict(model=model, nu=nu, L=L, n=n_overlap, extra=extra_f, device=dev)
+    learned = overlap_risk(name, ov, generator=_seeded(ov_seed, gen.device), **kw)
+    at_opt = overlap_risk(name, optimum, generator=_seeded(ov_seed, gen.device),
+                          **{**kw, "extra": extra0 if has_extra else None})
+    gap = mean_se(learned.samples - at_opt.samples)
+    return {
+        "k": k_f.cpu(),
+        "v": v_f.cpu(),
+        "extra": extra_f,
+        "overlaps": ov,
+        "distance": distance_to_manifold(ov),
+        "risk": risk,
+        "risk_optimum": risk_opt,
+        "gap_direct": mean_se(risk.samples - risk_opt.samples),
+        "risk_overlaps": learned,
+        "gap_overlaps": gap,
+        "optimum": optimum,
+        "trace": trace,
+        "time_s": time_s,
+        "settings": {"name": name, "model": model, "nu": nu,
+                     "L": L if not isinstance(L, Mapping) else dict(L), "D": D, "steps": steps,
+                     "batch": int(batch), "lr": lr, "init": init, "optimizer": optimizer,
+                     "schedule": schedule, "final_lr_ratio": final_lr_ratio,
+                     "final_fraction": final_fraction, "final_batch_factor": final_batch_factor,
+                     "learn_extra": bool(learn_extra), "extra_init": extra0 if has_extra else None,
+                     "delta": delta, "seeds": seeds, "device": str(dev), "threads": threads,
+                     "torch": torch.__version__},
+    }
+
+
