@@ -313,6 +313,40 @@ def test_fit_is_global_on_small_matrices(seed):
         prev = fe["rho"]
 
 
+def test_eigen_route_matches_svd_and_finite_differences():
+    # phi_r, phi_r', phi_r'' of the eigenvalue form (fit module docstring) against the SVD and central
+    # differences of the SVD values (independent route); full-rank and reduced (low-rank) problems
+    rng = np.random.default_rng(7)
+    for B in (rng.standard_normal((12, 12)), rng.standard_normal((30, 3)) @ rng.standard_normal((3, 30))):
+        prob = W._ShiftedSpectrum(B)
+        for s in (-0.7, 0.3, 1.9):
+            lam = prob.lam([s])[0]
+            np.testing.assert_allclose(np.sqrt(lam), prob.svals(s), atol=1e-10)
+            for r in (1, 2, 3):
+                phi, d1, d2 = prob.derivatives(prob.point(s), r)
+                h = 1e-4
+                f = [prob.phi(s + k * h, r) for k in (-1, 0, 1)]
+                assert phi == pytest.approx(f[1], rel=1e-10, abs=1e-12)
+                assert d1 == pytest.approx((f[2] - f[0]) / (2 * h), rel=1e-6, abs=1e-6)
+                assert d2 == pytest.approx((f[2] - 2 * f[1] + f[0]) / h**2, rel=1e-4, abs=1e-4)
+                U, sig, V, phi2 = prob.top_eig(prob.point(s), r)
+                Usvd, sigsvd, Vsvd, phi3 = prob.top(s, r)
+                np.testing.assert_allclose((U * sig) @ V.T, (Usvd * sigsvd) @ Vsvd.T, atol=1e-9)
+                assert phi2 == pytest.approx(phi3, rel=1e-9, abs=1e-12)
+
+
+def test_thin_factors_give_the_same_diagnostics():
+    rng = np.random.default_rng(8)
+    F1, F2 = rng.standard_normal((2, 40, 5))
+    B = F1 @ F2.T
+    a = head_diagnostics(B, ranks=(0, 1, 3, 5, 8), d_head=5)
+    b = head_diagnostics(B, ranks=(0, 1, 3, 5, 8), d_head=5, factors=(F1, F2))
+    np.testing.assert_allclose(a["singular_values"], b["singular_values"], atol=1e-12)
+    assert a["numerical_rank"] == b["numerical_rank"] == 5
+    for fa, fb in zip(a["fits"], b["fits"]):
+        assert fa["rho"] == pytest.approx(fb["rho"], abs=1e-10) and fa["s_star"] == pytest.approx(fb["s_star"], abs=1e-8)
+
+
 def test_head_diagnostics_scalars():
     rng = np.random.default_rng(4)
     B = rng.standard_normal((16, 4)) @ rng.standard_normal((4, 16))
@@ -451,6 +485,27 @@ def test_unknown_head_count(tmp_path, layers):
     assert rep.meta["n_heads"] == H
     with pytest.raises(CheckpointError, match="hidden size"):
         extract_heads(bert_state(layers), {"hidden_size": 64, "num_attention_heads": H})
+
+
+@pytest.mark.parametrize("n_heads", [0, -3, 2.5, True])
+def test_bad_head_count_is_one_line(bert_dir, n_heads):
+    # issue 14: `weights --heads 0` used to fail with "integer modulo by zero"
+    with pytest.raises(CheckpointError, match="number of heads must be a positive integer") as exc:
+        analyze_checkpoint(bert_dir, n_heads=n_heads)
+    assert_one_line(exc)
+    with pytest.raises(CheckpointError, match="positive integer"):
+        extract_heads(load_state_dict(bert_dir), None, n_heads=n_heads)
+
+
+@pytest.mark.parametrize("ranks", [(1000,), (0, 1, P + 1), (-1,), ("d_k",)])
+def test_bad_ranks_are_one_line(bert_dir, ranks):
+    # issue 14: `weights --ranks 1000` used to print a table of dashes
+    with pytest.raises(CheckpointError) as exc:
+        analyze_checkpoint(bert_dir, ranks=ranks, per_head=False)
+    assert_one_line(exc)
+    assert str(P) in str(exc.value) or "ranks" in str(exc.value) or "rank" in str(exc.value)
+    rep = analyze_checkpoint(bert_dir, ranks=(3, P), per_head=False, layers=[0])  # r = p is allowed (exact)
+    assert "rho_3" in rep.format_table() and rep.fits[(0, "sum", P)].rho < 1e-12
 
 
 def test_state_dict_wrapped_and_bf16(tmp_path, layers):

@@ -331,7 +331,8 @@ def _descend(prob: _ShiftedSpectrum, r: int, s: float, tol: float, max_iter: int
 
     Each step tries Newton :math:`s-\phi_r'/\phi_r''` (when :math:`\phi_r''>0`) and falls back to the
     majoriser step :math:`s-\phi_r'/(2(p-r))`, which cannot increase :math:`\phi_r`. Stops when the step is
-    at rounding level or the relative decrease is below ``tol``.
+    at rounding level or the decrease the local model still promises is below ``1e-3 * tol`` relative
+    (or at rounding level).
     """
     n_tail = prob.p - r
     scale = prob.norm / math.sqrt(prob.p) + abs(s)
@@ -363,10 +364,13 @@ def _descend(prob: _ShiftedSpectrum, r: int, s: float, tol: float, max_iter: int
         if accepted is None:  # no decrease beyond rounding: at the minimum
             converged = True
             break
-        decrease = phi - accepted[1]
         step = abs(accepted[0].s - pt.s)
         pt, phi, d1, d2 = accepted
-        if step <= 8 * _EPS * (abs(pt.s) + scale) or (loud and decrease <= tol * phi + prob.noise(pt.s)):
+        # decrease still available from the local model (Newton where convex, else the majoriser)
+        curv = d2 if (d2 > 0 and math.isfinite(d2)) else 2.0 * n_tail
+        predicted = d1 * d1 / (2.0 * curv)
+        loud = phi > 1e3 * prob.noise(pt.s)
+        if step <= 8 * _EPS * (abs(pt.s) + scale) or (loud and predicted <= 1e-3 * tol * phi + prob.noise(pt.s)):
             converged = True
             break
     return phi, pt.s, pt, it, converged
