@@ -418,7 +418,7 @@ def _cmd_verify(args) -> int:
             print(f"{c.name:<14} [{', '.join(c.tags)}] {c.title}\n{'':<14} {c.source}")
         return 0
     mode = "full" if args.full else "quick"
-    from verify.montecarlo import resolve_device
+    from verify._torchutil import resolve_device
 
     try:
         device = str(resolve_device(args.device))

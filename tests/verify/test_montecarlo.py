@@ -10,19 +10,18 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verify.montecarlo import (
+from verify._torchutil import resolve_device
+from verify.rmt_montecarlo import (
     AttentionMCResult,
-    MCEstimate,
     attention_kernel,
     draw_tokens,
-    mean_se,
     noise_kernel_stieltjes,
     probe_error_explicit,
     probe_errors_cholesky,
-    resolve_device,
     simulate_attention,
     torch_activation,
 )
+from verify.stats import MCEstimate, mean_se
 
 t = sp.Symbol("t")
 TANH = sp.tanh(t)

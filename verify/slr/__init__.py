@@ -3,7 +3,7 @@
 Everything lives in :mod:`verify.slr.montecarlo` for now and is re-exported here
 (``from verify.slr import sample_projections``).
 """
-from verify.montecarlo import resolve_device  # noqa: F401
+from verify._torchutil import resolve_device  # noqa: F401
 
 from .montecarlo import *  # noqa: F401,F403
 from .montecarlo import __all__ as _all

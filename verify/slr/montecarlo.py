@@ -41,8 +41,8 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
-from verify._torchutil import DTYPE, draw_seed
-from verify.montecarlo import MCEstimate, mean_se, resolve_device
+from verify._torchutil import DTYPE, draw_seed, resolve_device
+from verify.stats import MCEstimate, mean_se
 
 __all__ = [
     "ACTIVATIONS",
