@@ -508,6 +508,16 @@ def test_bad_ranks_are_one_line(bert_dir, ranks):
     assert "rho_3" in rep.format_table() and rep.fits[(0, "sum", P)].rho < 1e-12
 
 
+def test_threads_argument(bert_dir):
+    rep = analyze_checkpoint(bert_dir, ranks=(0, 1), per_head=False, layers=[0], threads=1)
+    assert rep.parameters["threads"] == 1 and rep.parameters["blas_threads"] in (1, None)
+    plain = analyze_checkpoint(bert_dir, ranks=(0, 1), per_head=False, layers=[0])
+    assert plain.parameters["threads"] is None
+    assert rep.rows[1]["rho"] == pytest.approx(plain.rows[1]["rho"], abs=1e-12)
+    with pytest.raises(CheckpointError, match="threads"):
+        analyze_checkpoint(bert_dir, threads=0)
+
+
 def test_state_dict_wrapped_and_bf16(tmp_path, layers):
     torch = pytest.importorskip("torch")
     st = {k: torch.from_numpy(v).to(torch.bfloat16) for k, v in bert_state(layers).items()}

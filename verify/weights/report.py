@@ -89,6 +89,10 @@ class WeightsReport:
     fits: dict = field(default_factory=dict, repr=False)
 
     # ---- tidy outputs -----------------------------------------------------------------------------
+    def _with_threads(self, threads: int) -> "WeightsReport":
+        self.parameters["threads"] = threads
+        return self
+
     def columns(self) -> list[str]:
         cols: list[str] = []
         for row in self.rows:
@@ -266,6 +270,17 @@ class WeightsReport:
         }
 
 
+def _blas_threads() -> int | None:
+    """Threads of the BLAS/OpenMP pools in use (threadpoolctl), or ``None`` if unknown."""
+    try:
+        from threadpoolctl import threadpool_info
+
+        counts = [int(p["num_threads"]) for p in threadpool_info() if p.get("user_api") in ("blas", "openmp")]
+    except Exception:  # pragma: no cover - threadpoolctl missing or failing
+        return None
+    return max(counts) if counts else None
+
+
 def _norm_or_none(a: np.ndarray | None) -> float | None:
     return None if a is None else float(np.sqrt(np.sum(np.asarray(a) ** 2)))
 
@@ -289,6 +304,7 @@ def analyze_checkpoint(
     tol: float = 1e-10,
     max_iter: int = 500,
     scan_points: int | None = None,
+    threads: int | None = None,
 ) -> WeightsReport:
     r"""Run the spec §13 diagnostics on a local checkpoint.
 
@@ -318,6 +334,9 @@ def analyze_checkpoint(
         Leading singular pairs of :math:`L` stored in the JSON per layer-sum fit.
     tol, max_iter, scan_points
         Passed to :func:`fit_identity_plus_low_rank`.
+    threads : int, optional
+        BLAS/OpenMP threads for the analysis (``threadpoolctl``, restored afterwards); ``None`` keeps
+        the process setting. Recorded in the report's parameters.
 
     Returns
     -------
@@ -325,11 +344,13 @@ def analyze_checkpoint(
 
     Notes
     -----
-    Cost: per matrix one :math:`p\times p` SVD and eigendecomposition, a 41-point scan (singular values
-    only) shared by all ranks and a few full SVDs per rank; heads are reduced to problems of size
-    :math:`2d_h`. All-MiniLM-L6-v2 (:math:`p=384`, 6 layers × 12 heads, default ranks) takes about 4 s
-    per layer on one CPU core, mostly the layer sums. Multithreaded BLAS on an oversubscribed machine can
-    be many times slower; set ``OPENBLAS_NUM_THREADS=1`` (or ``OMP_NUM_THREADS=1``) there.
+    Cost: per layer sum one :math:`p\times p` SVD, a 25-point scan (``eigvalsh`` only) shared by all ranks
+    and a few symmetric eigendecompositions per rank (safeguarded Newton); each head costs two thin QR
+    factorisations and problems of size :math:`2d_h`. All-MiniLM-L6-v2 (:math:`p=384`, 6 layers × 12 heads,
+    default ranks) takes a few seconds in all on one core, about 4–5× less than the previous alternating-SVD
+    implementation (``benchmarks/bench_weights.py``); a GPT-2-sized model (12 layers, :math:`p=768`) about a
+    minute. Multithreaded BLAS on an oversubscribed machine can be many times slower: pass ``threads=1``
+    (or set ``OMP_NUM_THREADS=1``) there.
     """
     if n_heads is not None and (isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1):
         raise CheckpointError(f"the number of heads must be a positive integer, got {n_heads!r}")
@@ -338,6 +359,18 @@ def analyze_checkpoint(
         resolve_ranks(ranks, None)  # type and sign errors before any loading
     except ValueError as exc:
         raise CheckpointError(str(exc)) from None
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+            raise CheckpointError(f"threads must be a positive integer, got {threads!r}")
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=int(threads)):
+            return analyze_checkpoint(
+                path, ranks=ranks, fold_layernorm=fold_layernorm, per_head=per_head, layer_sum=layer_sum,
+                mu_hat=mu_hat, config=config, layout=layout, n_heads=n_heads, progress=progress, layers=layers,
+                prefix=prefix, generic=generic, n_top_pairs=n_top_pairs, tol=tol, max_iter=max_iter,
+                scan_points=scan_points, threads=None,
+            )._with_threads(int(threads))
     state = load_state_dict(path)
     if config is None:
         config = read_config(path)
@@ -435,6 +468,8 @@ def analyze_checkpoint(
         "tol": tol,
         "max_iter": max_iter,
         "scan_points": scan_points,
+        "threads": None,
+        "blas_threads": _blas_threads(),
     }
     meta = {
         "path": str(Path(path).resolve()),
