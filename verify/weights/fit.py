@@ -61,9 +61,12 @@ __all__ = ["DEFAULT_RANKS", "FitResult", "fit_identity_plus_low_rank", "head_dia
 DEFAULT_RANKS: tuple[int | str, ...] = (0, 1, 2, 4, 8, 16, "d_h", 64)
 
 _EPS = np.finfo(np.float64).eps
-_N_GRID_TINY = 201  # guard-scan points when the (reduced) problem has size m <= 16
-_N_GRID = 41  # ... when 16 < m <= 128 (single heads)
-_N_GRID_LARGE = 25  # ... when m > 128 (layer sums); the Weyl interval keeps the spacing finer than before
+# Guard scan: at most 201 points when the (reduced) problem has size m <= 64, else 41 (the previous
+# implementation's grids on |s| <= 2||B||_F/sqrt(p - r)); on the narrower Weyl interval the default uses
+# just enough points for the same spacing, and at least _N_GRID_MIN.
+_N_GRID_SMALL = 201
+_N_GRID_LARGE = 41
+_N_GRID_MIN = 25
 _EXACT_FINAL_M = 128  # below this size the final phi and L come from an SVD of B - s*I (cheap, most accurate)
 _CHUNK_BYTES = 64 * 2**20  # memory of one stacked eigvalsh batch of the scan
 _CACHE = 4  # eigendecompositions kept per matrix (the start s0 = tr B/p is shared by all ranks)
@@ -326,11 +329,13 @@ class _ShiftedSpectrum:
         return 4.0 * self.p * _EPS * (float(self.singular_values[0]) + abs(s)) ** 2
 
 
-def _descend(prob: _ShiftedSpectrum, r: int, s: float, tol: float, max_iter: int):
+def _descend(prob: _ShiftedSpectrum, r: int, s: float, tol: float, max_iter: int,
+             bounds: tuple[float, float] | None = None):
     r"""Safeguarded Newton descent on :math:`\phi_r` from ``s``; returns ``(phi, s, point, iterations, converged)``.
 
     Each step tries Newton :math:`s-\phi_r'/\phi_r''` (when :math:`\phi_r''>0`) and falls back to the
-    majoriser step :math:`s-\phi_r'/(2(p-r))`, which cannot increase :math:`\phi_r`. Stops when the step is
+    majoriser step :math:`s-\phi_r'/(2(p-r))`, which cannot increase :math:`\phi_r`. With ``bounds`` the
+    steps are clipped to that bracket (the guard's descents stay in the basin they were started in). Stops when the step is
     at rounding level or the decrease the local model still promises is below ``1e-3 * tol`` relative
     (or at rounding level).
     """
@@ -352,6 +357,8 @@ def _descend(prob: _ShiftedSpectrum, r: int, s: float, tol: float, max_iter: int
             converged = True
             break
         trial = [pt.s - d1 / d2, mm] if (d2 > 0 and math.isfinite(d2)) else [mm]
+        if bounds is not None:
+            trial = [min(max(x, bounds[0]), bounds[1]) for x in trial]
         accepted = None
         for x in trial:
             if not math.isfinite(x):
@@ -405,11 +412,14 @@ def _grid(prob: _ShiftedSpectrum, ranks: int | Iterable[int], n: int | None = No
     of every :math:`\phi_r` scanned).
     """
     ranks = [int(ranks)] if isinstance(ranks, (int, np.integer)) else [int(r) for r in ranks]
-    if n is None:
-        n = _N_GRID_TINY if prob.m <= 16 else (_N_GRID if prob.m <= 128 else _N_GRID_LARGE)
+    b = max(_shift_bound(prob, r) for r in ranks)
+    if n is None:  # the spacing of the previous, wider grid (see _N_GRID_SMALL)
+        n_old = _N_GRID_SMALL if prob.m <= 64 else _N_GRID_LARGE
+        b_old = 2.0 * prob.norm / math.sqrt(max(prob.p - max(ranks), 1))
+        n = min(n_old, max(_N_GRID_MIN, math.ceil(1 + (n_old - 1) * b / b_old)))
+        n += 1 - n % 2  # odd: s = 0 is a grid point
     if n < 3:
         raise ValueError(f"scan_points must be >= 3, got {n}")
-    b = max(_shift_bound(prob, r) for r in ranks)
     grid = np.linspace(-b, b, int(n))
     return grid, prob.lam(grid)
 
@@ -475,7 +485,7 @@ def _fit(
         if gphi[i] > 1.1 * best_phi + floor + prob.noise(grid[i]) or tried >= 3:
             break
         tried += 1
-        r2 = _descend(prob, r, float(grid[i]), tol, max_iter)
+        r2 = _descend(prob, r, float(grid[i]), tol, max_iter, bounds=(float(lo), float(hi)))
         cands.append((r2, "scan"))
         best_phi = min(best_phi, r2[0])
 
@@ -523,8 +533,8 @@ def fit_identity_plus_low_rank(
     max_iter : int
         Maximal descent steps per start.
     scan_points : int, optional
-        Points of the guard scan; default 201 when the (reduced) problem has size :math:`m\le16`, 41 for
-        :math:`m\le128`, else 25.
+        Points of the guard scan; by default as many as give the spacing of a 201-point (problem size
+        :math:`m\le64`) or 41-point (larger) grid on :math:`|s|\le2\|B\|_F/\sqrt{p-r}`, at least 25.
 
     Returns
     -------
