@@ -347,6 +347,24 @@ def test_thin_factors_give_the_same_diagnostics():
         assert fa["rho"] == pytest.approx(fb["rho"], abs=1e-10) and fa["s_star"] == pytest.approx(fb["s_star"], abs=1e-8)
 
 
+@pytest.mark.parametrize("seed", [19, 27])
+def test_fit_is_global_on_a_medium_matrix(seed):
+    # p = 30 cases where a 41-point guard scan misses the best basin (the default grid keeps the
+    # previous spacing); reference: brute force over a fine grid of shifts (stacked SVD)
+    rng = np.random.default_rng(seed)
+    p = 30
+    if seed % 2 == 0:
+        B = rng.standard_normal((p, p))
+    else:
+        B = np.diag(np.sort(rng.standard_normal(p)) * 3) + 0.01 * rng.standard_normal((p, p))
+    b = 4 * np.linalg.norm(B) / np.sqrt(p - 16)
+    grid = np.linspace(-b, b, 6001)
+    sv = np.linalg.svd(B[None] - grid[:, None, None] * np.eye(p), compute_uv=False)
+    for fe in head_diagnostics(B, ranks=(1, 2, 4, 8, 16))["fits"]:
+        brute = float(np.min(np.sum(sv[:, fe["r"]:] ** 2, axis=1)))
+        assert fe["fit"].phi <= brute * (1 + 1e-9) + 1e-12, (fe["r"], fe["fit"].phi, brute)
+
+
 def test_head_diagnostics_scalars():
     rng = np.random.default_rng(4)
     B = rng.standard_normal((16, 4)) @ rng.standard_normal((4, 16))
