@@ -50,7 +50,6 @@ attention_rmt.md §4.1 (Hermite data) and its table of reference values.
 from __future__ import annotations
 
 import functools
-import math
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
