@@ -5,8 +5,9 @@ Baseline (labelled ``baseline``): the previous implementation, ``verify/weights.
 full p×p SVDs of every head), read with ``git show`` from this repository and run in the same process,
 on the same checkpoint, with the same thread setting. Candidate: the current :mod:`verify.weights`
 (safeguarded Newton on the eigenvalue form of phi_r, Weyl scan interval, thin-factor SVD of heads).
-The two sides alternate within each repeat; every case prints min/median/max and the ratio of the
-medians, and the largest difference of rho over all rows (the results must agree).
+The two sides alternate within each repeat; every case prints min/median/max wall time and the ratio of
+the medians, the median CPU time (``time.process_time``, steadier than wall time on a shared host) and its
+ratio, and the largest difference of rho over all rows (the results must agree).
 
 Cases
 -----
@@ -84,20 +85,24 @@ def write_gpt2(folder: Path, *, layers: int = 12, p: int = 768, heads: int = 12,
 
 
 def run_case(name, fn_new, fn_old, repeats):
-    t_new, t_old = [], []
+    t_new, t_old, c_new, c_old = [], [], [], []
     out_new = out_old = None
     for _ in range(repeats):
         if fn_old is not None:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             out_old = fn_old()
             t_old.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
+            c_old.append(time.process_time() - c0)
+        t0, c0 = time.perf_counter(), time.process_time()
         out_new = fn_new()
         t_new.append(time.perf_counter() - t0)
-    res = {"case": name, "repeats": repeats, "candidate": _stats(t_new)}
+        c_new.append(time.process_time() - c0)
+    res = {"case": name, "repeats": repeats, "candidate": _stats(t_new), "candidate_cpu": _stats(c_new)}
     if fn_old is not None:
         res["baseline"] = _stats(t_old)
+        res["baseline_cpu"] = _stats(c_old)
         res["ratio_median"] = res["baseline"]["median"] / res["candidate"]["median"]
+        res["ratio_median_cpu"] = res["baseline_cpu"]["median"] / res["candidate_cpu"]["median"]
         res["max_rho_diff"] = _rho_diff(out_old, out_new)
     _print(res)
     return res
@@ -121,7 +126,11 @@ def _print(res) -> None:
         b = res["baseline"]
         line += (f" | baseline {b['min']:8.2f} {b['median']:8.2f} {b['max']:8.2f} s"
                  f" | ratio {res['ratio_median']:6.1f}x | max|drho| {res['max_rho_diff']:.1e}")
+    cpu = f"{'':<15} CPU (process_time, median): candidate {res['candidate_cpu']['median']:8.2f} s"
+    if "baseline" in res:
+        cpu += f" | baseline {res['baseline_cpu']['median']:8.2f} s | ratio {res['ratio_median_cpu']:6.1f}x"
     print(line, flush=True)
+    print(cpu, flush=True)
 
 
 def main(argv=None) -> list[dict]:
