@@ -1,10 +1,14 @@
-"""Benchmark of the Monte Carlo simulators of :mod:`verify.montecarlo` (spec §10).
+"""Benchmark of the Monte Carlo simulators of :mod:`verify.rmt_montecarlo` (spec §10).
 
 (a) A grid of 50 ridge parameters γ from ONE eigendecomposition of G = ΦᵀΦ/n per draw versus one
     Cholesky factorisation + solve per γ: wall time of both (solver only, on the same G; and the
     whole simulation), their ratio and the largest difference of the error curves.
 (b) Throughput of batched draws (stacked matmul/eigh) versus one draw at a time: draws per second
     both ways and the ratio; the results must agree to round-off.
+(c) The p×p route (eigendecomposition of ΦΦᵀ/n, the default when p < n) versus the n×n route
+    (of G = ΦᵀΦ/n) for the error curve, on the same Φ and for the whole simulation: the two sides
+    alternate within each repeat, same thread setting; min/median/max over repeats, the ratio of
+    the medians and the largest difference of the curves.
 
 Usage::
 
@@ -20,12 +24,13 @@ import numpy as np
 import sympy as sp
 import torch
 
-from verify.montecarlo import (
+from verify._torchutil import resolve_device
+from verify.rmt_montecarlo import (
     attention_kernel,
     draw_tokens,
     probe_error_curve,
+    probe_error_curve_features,
     probe_errors_cholesky,
-    resolve_device,
     simulate_attention,
 )
 
@@ -47,6 +52,51 @@ def _timed(fn, dev, repeats: int = 1):
     return best, out
 
 
+def _alternate(fa, fb, dev, repeats: int):
+    """Time ``fa`` and ``fb`` alternately ``repeats`` times; lists of wall times and last outputs."""
+    ta, tb, oa, ob = [], [], None, None
+    for _ in range(repeats):
+        for fn, ts, which in ((fa, ta, "a"), (fb, tb, "b")):
+            _sync(dev)
+            t0 = time.perf_counter()
+            out = fn()
+            _sync(dev)
+            ts.append(time.perf_counter() - t0)
+            if which == "a":
+                oa = out
+            else:
+                ob = out
+    return ta, tb, oa, ob
+
+
+def _mmm(ts) -> str:
+    return f"min {np.min(ts) * 1e3:9.1f}  median {np.median(ts) * 1e3:9.1f}  max {np.max(ts) * 1e3:9.1f} ms"
+
+
+def _routes(f, n, p, gammas, Phi, y, mu, settings, args, dev) -> dict:
+    """Section (c): p×p versus n×n route."""
+    r = args.route_repeats
+    print(f"\n(c) error curve, p×p route vs n×n route ({r} alternating repeats, threads={torch.get_num_threads()}):")
+    ta, tb, ea, eb = _alternate(
+        lambda: probe_error_curve_features(Phi, y, gammas, route="pxp"),
+        lambda: probe_error_curve_features(Phi, y, gammas, route="nxn"), dev, r)
+    d_curve = float((ea - eb).abs().max())
+    print(f"    one Φ, p×p (ΦΦᵀ/n)     : {_mmm(ta)}")
+    print(f"    one Φ, n×n (ΦᵀΦ/n)     : {_mmm(tb)}")
+    print(f"    ratio n×n/p×p (median) : {np.median(tb) / np.median(ta):9.2f}x    max |ΔE| {d_curve:.1e}")
+    kw = dict(mu=mu, settings=settings, draws=args.draws, seed=args.seed, device=dev)
+    sa, sb, ra, rb = _alternate(
+        lambda: simulate_attention(f, n, p, gammas, route="pxp", **kw),
+        lambda: simulate_attention(f, n, p, gammas, route="nxn", **kw), dev, max(1, r // 2))
+    d_sim = max(float(np.max(np.abs(ra.errors["aligned"] - rb.errors["aligned"]))),
+                float(np.max(np.abs(ra.ridge - rb.ridge))))
+    print(f"    whole run, p×p         : {_mmm(sa)}")
+    print(f"    whole run, n×n         : {_mmm(sb)}")
+    print(f"    ratio n×n/p×p (median) : {np.median(sb) / np.median(sa):9.2f}x    max |ΔE| {d_sim:.1e}")
+    return {"route_curve_pxp": ta, "route_curve_nxn": tb, "route_curve_diff": d_curve,
+            "route_sim_pxp": sa, "route_sim_nxn": sb, "route_sim_diff": d_sim}
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1000, help="tokens n")
@@ -58,6 +108,9 @@ def main(argv=None) -> dict:
                     help="torch.set_num_threads (default: torch's choice); 1 is steadier on a shared host")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeats", type=int, default=2, help="timings are the best of this many")
+    ap.add_argument("--route-repeats", type=int, default=5,
+                    help="repeats of (c), each side alternating (min/median/max are printed)")
+    ap.add_argument("--only-routes", action="store_true", help="run section (c) only")
     args = ap.parse_args(argv)
     n = args.n
     p = args.p if args.p is not None else n // 2
@@ -78,11 +131,15 @@ def main(argv=None) -> dict:
     # warm-up (library loading, allocator)
     simulate_attention(f, min(n, 200), min(p, 100), gammas, mu=mu, draws=1, device=dev)
 
-    # ---- (a) solver only, on one draw's G -------------------------------------------------
     X, y = draw_tokens(n, p, mu=mu, seed=args.seed, index=0, device=dev)
     K, _ = attention_kernel(X, f, settings["aligned"], diagonal="zero")
     Phi = X @ K
     G = Phi.T @ Phi / n
+    routes = _routes(f, n, p, gammas, Phi, y, mu, settings, args, dev)
+    if args.only_routes:
+        return routes
+
+    # ---- (a) solver only, on one draw's G -------------------------------------------------
     t_eig, e_eig = _timed(lambda: probe_error_curve(G, y, gammas, solver="eigh"), dev, repeats=3)
     t_chol, e_chol = _timed(lambda: probe_error_curve(G, y, gammas, solver="cholesky"), dev,
                             repeats=3)
@@ -128,6 +185,7 @@ def main(argv=None) -> dict:
     print(f"\n    E_att(gamma=1e-3 / 1e2, aligned): {est.mean[0]:.4f}±{est.se[0]:.4f}"
           f" / {est.mean[-1]:.4f}±{est.se[-1]:.4f}")
     return {
+        **routes,
         "t_eig": t_eig, "t_chol": t_chol, "diff_solver": diff_solver,
         "t_sim_eig": t_sim_eig, "t_sim_chol": t_sim_chol, "diff_sim": diff_sim,
         "rate_one": rate_one, "rate_all": rate_all, "diff_batch": diff_batch,

@@ -27,7 +27,7 @@ import numpy as np
 
 
 def baseline_point(mod, alpha, nu, delta, L, rng, *, iterations=40, samples=200_000, damping=0.5):
-    from numeric.bayes import bayes_risk
+    from verify.slr import bayes_risk
 
     ibp = getattr(mod, f"bo_L{L}_ibp")
     terms = getattr(mod, f"bo_L{L}_log_terms")
@@ -67,6 +67,8 @@ def main(argv=None):
     from verify.slr.bayes_optimal import bo_module
 
     L, nu, delta = args.L, args.nu, 0.1
+    from verify.slr import bayes_risk
+
     mod = bo_module([L])
     alphas = list(np.geomspace(0.5, 50, args.points))
     law = ((L, 1.0),)
@@ -81,7 +83,7 @@ def main(argv=None):
     pts = 2 ** 9
     while True:
         rule = make_rule([L], points=pts, replicates=8)
-        curve = bo_curve(mod, rule, law, nu, alphas, delta, starts=("uninformed",))
+        curve = bo_curve(mod, rule, law, nu, alphas, delta, starts=("uninformed",), population_bayes_risk=bayes_risk)
         ratios = [curve[alphas.index(a)].E_BO_se / b[1] for a, b in zip(sub, base)]
         if statistics.median(ratios) <= 1.0 or pts >= 2 ** 16:
             break
@@ -90,7 +92,7 @@ def main(argv=None):
     for _ in range(args.repeats):
         rule = make_rule([L], points=pts, replicates=8)
         t0 = time.perf_counter()
-        curve = bo_curve(mod, rule, law, nu, alphas, delta, starts=("uninformed",))
+        curve = bo_curve(mod, rule, law, nu, alphas, delta, starts=("uninformed",), population_bayes_risk=bayes_risk)
         times.append(time.perf_counter() - t0)
     print(f"frozen rule (Sobol 8 x {pts}, Newton, continuation): min/median/max "
           f"{min(times):.2f}/{statistics.median(times):.2f}/{max(times):.2f} s, max SE "

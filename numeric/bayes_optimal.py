@@ -289,10 +289,11 @@ def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, sta
     """Solve the BO state evolution at one α from ``x0`` (default: the ``start``'s q) on ``rule``.
 
     ``lengths`` is a tuple of (L, P(L)); ``population_bayes_risk(model, snr, L)`` returns an object
-    with ``.value`` (default :func:`numeric.bayes.bayes_risk`).
+    with ``.value`` (e.g. :func:`numeric.bayes.bayes_risk` given the derived kernels).
     """
     if population_bayes_risk is None:
-        from .bayes import bayes_risk as population_bayes_risk
+        raise TypeError("bo_fixed_point needs population_bayes_risk(model, snr, L) (e.g. verify.slr.bayes_risk, "
+                        "numeric.bayes.bayes_risk with the derived kernels)")
     nu, alpha, delta = float(nu), float(alpha), float(delta)
     params = {"alpha": alpha, "nu": nu, "Delta": delta}
     if not (alpha > 0 and nu >= 0 and delta > 0 and math.isfinite(alpha) and math.isfinite(nu)):

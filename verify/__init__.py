@@ -2,9 +2,10 @@
 
 Re-exports are lazy so that ``attnlimits rmt`` does not pay for importing torch.
 
-- Monte Carlo (:mod:`verify.montecarlo`): ``simulate_attention``, ``probe_error_explicit``,
-  ``probe_errors_cholesky``, ``noise_kernel_stieltjes``, ``mean_se``, ``MCEstimate``,
-  ``AttentionMCResult``, ``resolve_device``, ``torch_activation``.
+- Monte Carlo of the random-matrix result (:mod:`verify.rmt_montecarlo`): ``simulate_attention``,
+  ``probe_error_explicit``, ``probe_errors_cholesky``, ``noise_kernel_stieltjes``,
+  ``AttentionMCResult``, ``torch_activation``; estimates (:mod:`verify.stats`): ``mean_se``,
+  ``MCEstimate``; devices (:mod:`verify._torchutil`): ``resolve_device``.
 - Claims (:mod:`verify.claims`): ``REGISTRY``, ``Claim``, ``Check``, ``Context``, ``select``,
   ``run_claims``.
 - Reports (:mod:`verify.report`): ``format_table``, ``write_report``.
@@ -16,9 +17,10 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "montecarlo": ["simulate_attention", "probe_error_explicit", "probe_errors_cholesky",
-                   "noise_kernel_stieltjes", "mean_se", "MCEstimate", "AttentionMCResult",
-                   "resolve_device", "torch_activation"],
+    "rmt_montecarlo": ["simulate_attention", "probe_error_explicit", "probe_errors_cholesky",
+                       "noise_kernel_stieltjes", "AttentionMCResult", "torch_activation"],
+    "stats": ["mean_se", "MCEstimate"],
+    "_torchutil": ["resolve_device"],
     "claims": ["REGISTRY", "Claim", "Check", "Context", "select", "run_claims"],
     "report": ["format_table", "write_report"],
     "weights": ["analyze_checkpoint", "fit_identity_plus_low_rank", "extract_heads",

@@ -411,7 +411,7 @@ def _cmd_verify(args) -> int:
     _check_device(args.device)
     if not args.no_report:
         _check_out_dir(args.out)
-    from verify.montecarlo import resolve_device
+    from verify._torchutil import resolve_device
 
     try:
         device = str(resolve_device(args.device))

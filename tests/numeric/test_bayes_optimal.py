@@ -6,6 +6,7 @@ import pytest
 
 from numeric import ConvergenceError
 from numeric.bayes_optimal import bo_curve, bo_fixed_point, make_rule
+from verify.slr import bayes_risk
 from verify.slr.bayes_optimal import bo_module
 
 R6 = {(2, 2.0): {1: 0.483, 4: 0.247, 10: 0.234, 20: 0.230},
@@ -15,7 +16,7 @@ R6 = {(2, 2.0): {1: 0.483, 4: 0.247, 10: 0.234, 20: 0.230},
 
 def _curve(L, nu, alphas, points=2 ** 12, seed=0, starts=("uninformed", "informed")):
     return bo_curve(bo_module([L]), make_rule([L], points=points, replicates=8, seed=seed), ((L, 1.0),), nu,
-                    alphas, 0.1, starts=starts)
+                    alphas, 0.1, starts=starts, population_bayes_risk=bayes_risk)
 
 
 def test_R6_L2():
@@ -46,7 +47,7 @@ def test_error_estimate_covers_independent_rules():
 
 
 def test_alpha_to_infinity_limit():
-    from numeric.bayes import bayes_risk
+    from verify.slr import bayes_risk
 
     al = [20, 40, 80, 160, 320]
     pts = _curve(2, 2.0, al, starts=("uninformed",))
@@ -58,11 +59,11 @@ def test_alpha_to_infinity_limit():
 
 
 def test_variable_length_law():
-    from numeric.bayes import bayes_risk
+    from verify.slr import bayes_risk
 
     mod = bo_module([1, 2])
     law = ((1, 0.5), (2, 0.5))
-    p = bo_fixed_point(mod, make_rule([1, 2], points=2 ** 11), law, 2.0, 4.0, 0.1)
+    p = bo_fixed_point(mod, make_rule([1, 2], points=2 ** 11), law, 2.0, 4.0, 0.1, population_bayes_risk=bayes_risk)
     eb = 0.5 * bayes_risk("spiked", 2.0, 2).value
     assert eb < p.E_BO < 1
     assert p.E_B_snr == pytest.approx(0.5 * bayes_risk("spiked", 2.0 * p.q_k, 2).value, rel=1e-9)
@@ -70,7 +71,8 @@ def test_variable_length_law():
 
 def test_loud_failure():
     with pytest.raises(ConvergenceError, match="bayes-optimal"):
-        bo_fixed_point(bo_module([2]), make_rule([2], points=2 ** 10), ((2, 1.0),), 2.0, 4.0, 0.1, max_iter=1,
+        bo_fixed_point(bo_module([2]), make_rule([2], points=2 ** 10), ((2, 1.0),), 2.0, 4.0, 0.1,
+                       population_bayes_risk=bayes_risk, max_iter=1,
                        tol=1e-300)
     with pytest.raises(ValueError):
-        bo_fixed_point(bo_module([2]), make_rule([2], points=2 ** 10), ((2, 1.0),), 2.0, -1.0, 0.1)
+        bo_fixed_point(bo_module([2]), make_rule([2], points=2 ** 10), ((2, 1.0),), 2.0, -1.0, 0.1, population_bayes_risk=bayes_risk)

@@ -272,6 +272,45 @@ def test_divergent_moments_raise(text):
         hermite_coefficient(text, 1)
 
 
+@pytest.mark.parametrize("text", ["exp(exp(exp(t)))", "exp(exp(t))", "sin(t) + exp(exp(exp(t**2)))"])
+def test_towers_of_exponentials_are_refused_quickly(text):
+    # issue 14: exp(exp(exp(t))) ran for over 150 s (mpmath evaluating exp(exp(exp(99)))).
+    # A hang guard, not a speed test: the refusal must come within 20 s.
+    for call in (lambda: hermite_coefficients(text), lambda: hermite_coefficient(text, 1)):
+        start = time.monotonic()
+        with pytest.raises(ActivationError, match="diverge") as exc:
+            call()
+        assert time.monotonic() - start < 20.0
+        assert "\n" not in str(exc.value)
+
+
+def test_bounded_mpmath_evaluation():
+    from symbolic.activations import EXP_ARGUMENT_LIMIT, mpmath_function
+
+    f = mpmath_function(sympy.exp(t))
+    assert f(mpmath.mpf(2)) == mpmath.exp(2)
+    assert f(-mpmath.mpf(EXP_ARGUMENT_LIMIT) * 2) == 0  # below 10^(-4e6): zero
+    with pytest.raises(OverflowError):
+        f(mpmath.mpf(EXP_ARGUMENT_LIMIT) * 2)
+    start = time.monotonic()
+    with pytest.raises(OverflowError):
+        mpmath_function(sympy.exp(sympy.exp(sympy.exp(t))))(mpmath.mpf(99))
+    with pytest.raises(OverflowError):
+        mpmath_function(sympy.sin(sympy.exp(sympy.exp(t))))(mpmath.mpf(30))
+    assert time.monotonic() - start < 20.0
+
+
+def test_activations_module_doctests_and_reexports():
+    import doctest
+
+    import symbolic.activations as A
+    import symbolic.hermite as H
+
+    assert doctest.testmod(A).failed == 0
+    for name in ("t", "BUILTIN_ACTIVATIONS", "ActivationError", "parse_activation", "kinks"):
+        assert getattr(H, name) is getattr(A, name)
+
+
 @pytest.mark.parametrize("text", ["1/t", "1/(t - 1/3)", "tanh(t)/(t**2 - 1)"])
 def test_singular_activations_raise(text):
     with pytest.raises(ActivationError, match="singular"):

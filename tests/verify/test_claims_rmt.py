@@ -105,7 +105,7 @@ def test_monte_carlo_runs_are_shared_through_the_context(monkeypatch):
         calls.append((args, kwargs))
         return object()
 
-    import verify.montecarlo as mc
+    import verify.rmt_montecarlo as mc
 
     monkeypatch.setattr(mc, "simulate_attention", fake_simulate)
     size = REGISTRY["V7"].quick

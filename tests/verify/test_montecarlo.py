@@ -10,19 +10,20 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verify.montecarlo import (
+from verify._torchutil import resolve_device
+from verify.rmt_montecarlo import (
     AttentionMCResult,
-    MCEstimate,
     attention_kernel,
     draw_tokens,
-    mean_se,
     noise_kernel_stieltjes,
+    probe_error_curve,
+    probe_error_curve_features,
     probe_error_explicit,
     probe_errors_cholesky,
-    resolve_device,
     simulate_attention,
     torch_activation,
 )
+from verify.stats import MCEstimate, mean_se
 
 t = sp.Symbol("t")
 TANH = sp.tanh(t)
@@ -309,6 +310,46 @@ def test_noise_kernel_stieltjes_matches_fixed_point():
     m = noise_kernel_stieltjes(TANH, n, int(c * n), [z], seed=1, draws=1, device=CPU)
     assert m.shape == (1, 1) and m.dtype == complex
     assert abs(m[0, 0] - theory) < 0.02, (m[0, 0], theory)
+
+
+# ---------------------------------------------------------------------------------------------
+# p x p route of the error curve (issue 13 item 3)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("p, n, rank", [(30, 80, None), (80, 30, None), (40, 60, 5)])
+@pytest.mark.parametrize("estimator", ["quadratic", "trace"])
+def test_pxp_and_nxn_routes_agree(p, n, rank, estimator):
+    # both routes against the Cholesky solve per gamma on G (an independent route)
+    g = torch.Generator().manual_seed(p * n)
+    Phi = torch.randn(2, p, n, generator=g, dtype=torch.float64)
+    if rank is not None:  # rank-deficient features: eigenvalues exactly 0 on both sides
+        Phi = Phi[:, :, :rank] @ torch.randn(2, rank, n, generator=g, dtype=torch.float64)
+    y = torch.randint(0, 2, (2, n), generator=g, dtype=torch.float64) * 2 - 1
+    gam = np.logspace(-3, 1, 9)
+    pxp = probe_error_curve_features(Phi, y, gam, estimator=estimator, route="pxp")
+    nxn = probe_error_curve_features(Phi, y, gam, estimator=estimator, route="nxn")
+    G = Phi.transpose(-1, -2) @ Phi / n
+    chol = probe_error_curve(G, y, gam, estimator=estimator, solver="cholesky")
+    assert pxp.shape == (2, gam.size)
+    assert float((pxp - nxn).abs().max()) < 1e-11
+    assert float((pxp - chol).abs().max()) < 1e-9
+    auto = probe_error_curve_features(Phi, y, gam, estimator=estimator)
+    assert torch.equal(auto, pxp if p < n else nxn)
+
+
+def test_simulation_routes_agree_and_are_recorded():
+    kw = dict(mu=[1.0], settings={"w0": {}, "a": SETTINGS["aligned"]}, draws=2, seed=3, device=CPU)
+    auto = simulate_attention(TANH, 80, 40, [0.01, 0.1, 1.0], **kw)
+    nxn = simulate_attention(TANH, 80, 40, [0.01, 0.1, 1.0], route="nxn", **kw)
+    assert auto.meta["route"] == "pxp" and nxn.meta["route"] == "nxn"
+    for name in ("w0", "a"):
+        np.testing.assert_allclose(auto.errors[name], nxn.errors[name], rtol=0, atol=1e-11)
+        np.testing.assert_allclose(auto.frob[name], nxn.frob[name], rtol=1e-13)
+    np.testing.assert_allclose(auto.ridge, nxn.ridge, rtol=0, atol=1e-11)
+    assert simulate_attention(TANH, 30, 40, [1.0], draws=1, device=CPU).meta["route"] == "nxn"
+    with pytest.raises(ValueError, match="route"):
+        simulate_attention(TANH, 30, 20, [1.0], draws=1, device=CPU, route="qr")
 
 
 # ---------------------------------------------------------------------------------------------

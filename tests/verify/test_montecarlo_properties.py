@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from symbolic.hermite import hermite_coefficients
-from verify.montecarlo import attention_kernel, draw_tokens, probe_error_curve, probe_error_explicit, simulate_attention
+from verify.rmt_montecarlo import attention_kernel, draw_tokens, probe_error_curve, probe_error_explicit, simulate_attention
 
 ACTS = ["tanh", "relu", "he2", "sin", "identity"]
 K_SE = 4.0  # confidence level of the statistical property: 4 standard errors
@@ -27,6 +27,9 @@ def centred(name):
        act=st.sampled_from(ACTS), snr=st.floats(0, 4), seed=st.integers(0, 10_000),
        diagonal=st.sampled_from(["zero", "keep"]))
 def test_push_through_identity_v1(n, ratio, gamma, act, snr, seed, diagonal):
+    # He2 keeps a diagonal ~ sqrt(p/2), which the kept-diagonal mode refuses by design (spec §4.3,
+    # tested in test_montecarlo.py): not an input of this property
+    assume(not (act == "he2" and diagonal == "keep"))
     p = max(2, int(ratio * n))
     explicit, resolvent = probe_error_explicit(centred(act), n, p, gamma, mu=[snr**0.5], wk=[1.0], wq=[0.5],
                                                seed=seed, diagonal=diagonal)

@@ -10,7 +10,7 @@ Every claim compares three things:
    precision (tables of §11/§12 are given to 4 decimals: tolerance ``5e-4``).  These checks are
    deterministic, need no Monte Carlo, carry labels starting with ``"spec: "`` and no SE;
    :func:`spec_checks` runs them alone.
-2. **MC vs theory** — the PyTorch simulator of :mod:`verify.montecarlo` against the engine, with
+2. **MC vs theory** — the PyTorch simulator of :mod:`verify.rmt_montecarlo` against the engine, with
    the §10 rule ``|MC − theory| ≤ max(tolerance, 3·SE) + allowance`` (tolerances of §12).  The
    theory side is always the engine's value, never the spec's number.
 3. **qualitative statements** (signs, orderings, bands) where the claim makes one.
@@ -118,8 +118,8 @@ def _settings_key(settings: dict) -> tuple:
 
 def _mc(ctx, act: str, n: int, p: int, gammas, *, mu=None, settings=None, draws: int, seed: int,
         diagonal: str = "zero", estimator: str = "quadratic", ridge: bool = True):
-    """:func:`verify.montecarlo.simulate_attention`, cached under all its arguments."""
-    from verify.montecarlo import simulate_attention
+    """:func:`verify.rmt_montecarlo.simulate_attention`, cached under all its arguments."""
+    from verify.rmt_montecarlo import simulate_attention
 
     settings = {"w0": {}} if settings is None else settings
     key = ("mc", act, int(n), int(p), _tuple(gammas), _tuple(mu), _settings_key(settings), int(draws),
@@ -223,7 +223,7 @@ def _spec_V1(ctx):
 
 
 def _run_V1(ctx, size):
-    from verify.montecarlo import probe_error_explicit
+    from verify.rmt_montecarlo import probe_error_explicit
 
     checks, rows = [], []
     n = size["n"]
@@ -464,7 +464,7 @@ def _spec_V6(ctx):
 
 
 def _run_V6(ctx, size):
-    from verify.montecarlo import mean_se
+    from verify.stats import mean_se
 
     checks = _spec_V6(ctx)
     res = _ri_run(ctx, size, 2.0)
@@ -891,7 +891,8 @@ def _spec_V19(ctx):
 
 
 def _run_V19(ctx, size):
-    from verify.montecarlo import mean_se, noise_kernel_stieltjes
+    from verify.rmt_montecarlo import noise_kernel_stieltjes
+    from verify.stats import mean_se
 
     checks = _spec_V19(ctx)
     th = _v19_theory(ctx)
@@ -944,7 +945,7 @@ def _spec_V20(ctx):
 
 
 def _run_V20(ctx, size):
-    from verify.montecarlo import mean_se
+    from verify.stats import mean_se
 
     checks = _spec_V20(ctx)
     n = size["n"]

@@ -102,7 +102,7 @@ def _run_AMP(ctx, size):
 
 
 def _run_order(ctx, size):
-    from numeric.bayes import bayes_risk
+    from verify.slr import bayes_risk
 
     checks, plots = [], []
     L, nu = 2, 2.0

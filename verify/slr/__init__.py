@@ -8,7 +8,7 @@ population/Bayes functions by name, with the derived kernels) and
 :mod:`~verify.slr.population_command` (``attnlimits slr population``).  The public names are
 re-exported here (``from verify.slr import sample_projections, bayes_risk``).
 """
-from verify.montecarlo import resolve_device  # noqa: F401
+from verify._torchutil import resolve_device  # noqa: F401
 
 from . import bayes_mc as _bayes_mc_module
 from . import estimators, predecessor, samplers, theory, training  # noqa: F401

@@ -44,7 +44,7 @@ import math
 import numpy as np
 import torch
 
-from verify.montecarlo import resolve_device
+from verify._torchutil import resolve_device
 
 __all__ = ["gamp", "gamp_on_generated", "bo_predict"]
 
@@ -186,7 +186,7 @@ def gamp_on_generated(nu: float, L: int, alpha: float, delta: float, D: int, see
     Returns the GAMP result (without the vectors) plus ``test_error`` ± ``test_error_se`` (excess metric,
     ``n_test`` fresh sequences) and the Nishimori gaps ``m_k − q_k``, ``m_v − q_v``.
     """
-    from .montecarlo import sample_sequences
+    from .samplers import sample_sequences
 
     dev = resolve_device(device)
     gen = torch.Generator(device=dev).manual_seed(int(seed))

@@ -113,7 +113,10 @@ def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4
     law = lengths_law(L)
     mod = bo_module([Lv for Lv, _ in law])
     r = make_rule([Lv for Lv, _ in law], kind=rule, points=points, replicates=replicates, seed=seed, n_gh=n_gh)
-    return bo_curve(mod, r, law, nu, alphas, float(delta), starts=tuple(starts), form=form, progress=progress)
+    from .theory import bayes_risk
+
+    return bo_curve(mod, r, law, nu, alphas, float(delta), starts=tuple(starts), form=form, progress=progress,
+                    population_bayes_risk=bayes_risk)
 
 
 def _L_param(v):

@@ -15,7 +15,9 @@ from typing import Mapping
 import numpy as np
 import torch
 
-from verify.montecarlo import MCEstimate, mean_se, resolve_device
+from verify.stats import MCEstimate, mean_se
+
+from verify._torchutil import resolve_device
 
 from .samplers import (_BATCH_ENTRIES, _as_generator, _as_tensor, _batches, _check_model, _combine, _length_law,
                        _per_length_generators, sample_projections, sample_sequences)

@@ -8,7 +8,8 @@ import numpy as np
 import torch
 
 from verify._torchutil import DTYPE
-from verify.montecarlo import MCEstimate, mean_se, resolve_device
+from verify.stats import MCEstimate, mean_se
+from verify._torchutil import resolve_device
 
 from derivations.slr.predecessor import ACTIVATION as _M_ACTIVATION
 

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from verify._torchutil import DTYPE, draw_seed
-from verify.montecarlo import resolve_device
+from verify._torchutil import resolve_device
 
 __all__ = ["c_nu", "sample_projections", "make_teacher", "sample_sequences", "overlaps", "distance_to_manifold"]
 

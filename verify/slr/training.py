@@ -9,7 +9,8 @@ import numpy as np
 import torch
 
 from verify._torchutil import DTYPE
-from verify.montecarlo import mean_se, resolve_device
+from verify.stats import mean_se
+from verify._torchutil import resolve_device
 
 from .estimators import _check_activation, _predict, direct_risk, overlap_risk, projection_AB
 from .samplers import (_as_generator, _check_model, _child_seed, _length_law, _randn, _seeded, c_nu, make_teacher,

@@ -1,4 +1,9 @@
-r"""Monte Carlo simulators for the interpolation error of nonlinear attention (spec §2, §3, §10).
+r"""Monte Carlo simulators of the random-matrix result: the interpolation error of nonlinear attention
+(spec §2, §3, §10).
+
+Estimates (:class:`~verify.stats.MCEstimate`, :func:`~verify.stats.mean_se`) live in :mod:`verify.stats`,
+device and seed helpers (:func:`~verify._torchutil.resolve_device`, :func:`~verify._torchutil.draw_seed`)
+in :mod:`verify._torchutil`; both are shared with the SLR simulators.
 
 Everything runs in PyTorch, float64, on device ``"auto"`` (CUDA when available, else CPU). Every
 random number comes from an explicit :class:`torch.Generator`: draw ``i`` under master seed ``s``
@@ -57,19 +62,18 @@ from verify._torchutil import (
     memory_budget_bytes,
     resolve_device,
 )
+from verify.stats import MCEstimate, mean_se
 
 __all__ = [
     "AttentionMCResult",
-    "MCEstimate",
     "attention_kernel",
     "draw_seed",
     "draw_tokens",
-    "mean_se",
     "noise_kernel_stieltjes",
     "probe_error_curve",
+    "probe_error_curve_features",
     "probe_error_explicit",
     "probe_errors_cholesky",
-    "resolve_device",
     "simulate_attention",
     "torch_activation",
 ]
@@ -166,106 +170,6 @@ def _is_sympy(obj) -> bool:
     except ImportError:  # pragma: no cover
         return False
     return isinstance(obj, sympy.Basic)
-
-
-# =============================================================================================
-# estimates
-# =============================================================================================
-
-
-@dataclass
-class MCEstimate:
-    """Mean and standard error over independent draws.
-
-    Attributes
-    ----------
-    mean, se : numpy.ndarray
-        Sample mean and standard error :math:`s/\\sqrt{N}` (``ddof=1``) over the draw axis.
-        With a single draw the SE is ``inf`` (no error estimate is available).
-    samples : numpy.ndarray
-        The per-draw values, draws on axis 0 (``draws × ...``).
-    n_draws : int
-        Number of draws :math:`N`.
-    """
-
-    mean: np.ndarray
-    se: np.ndarray
-    samples: np.ndarray
-    n_draws: int
-
-    def interval(self, k: float = 3.0) -> tuple[np.ndarray, np.ndarray]:
-        """``(mean − k·se, mean + k·se)``."""
-        return self.mean - k * self.se, self.mean + k * self.se
-
-    def zscore(self, theory) -> np.ndarray:
-        """``(mean − theory)/se`` (``0`` where both the deviation and the SE vanish)."""
-        dev = self.mean - np.asarray(theory, dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = dev / self.se
-        return np.where((dev == 0) & (self.se == 0), 0.0, z)
-
-    def agrees(self, theory, k: float = 3.0, allowance: float = 0.0, tol: float = 0.0) -> bool:
-        """Spec §10 rule: ``|mean − theory| ≤ max(k·se, tol) + allowance`` everywhere.
-
-        ``tol`` is a claim's absolute tolerance (§12), ``allowance`` the documented finite-size
-        allowance. Infinite SE (one draw) makes the ``k·se`` term vacuous, so pass ``tol``.
-        """
-        dev = np.abs(self.mean - np.asarray(theory, dtype=float))
-        if self.n_draws < 2:
-            bound = np.asarray(tol, dtype=float) + allowance
-        else:
-            bound = np.maximum(k * self.se, tol) + allowance
-        return bool(np.all(dev <= bound))
-
-    def __getitem__(self, idx) -> "MCEstimate":
-        return MCEstimate(
-            mean=np.asarray(self.mean[idx]),
-            se=np.asarray(self.se[idx]),
-            samples=self.samples[(slice(None),) + (idx if isinstance(idx, tuple) else (idx,))],
-            n_draws=self.n_draws,
-        )
-
-    def to_dict(self) -> dict:
-        """JSON-friendly dict (lists) of mean, se and n_draws."""
-        return {
-            "mean": np.asarray(self.mean).tolist(),
-            "se": np.asarray(self.se).tolist(),
-            "n_draws": self.n_draws,
-        }
-
-    def __str__(self) -> str:
-        m = np.atleast_1d(self.mean)
-        s = np.atleast_1d(self.se)
-        body = ", ".join(f"{a:.4f}±{b:.4f}" for a, b in zip(m.ravel(), s.ravel()))
-        return f"MCEstimate([{body}], n_draws={self.n_draws})"
-
-
-def mean_se(samples, axis: int = 0) -> MCEstimate:
-    """Mean and standard error of ``samples`` along ``axis`` (the draw axis).
-
-    Parameters
-    ----------
-    samples : array_like
-        Per-draw values.
-    axis : int
-        Draw axis; it is moved to axis 0 in the returned ``samples``.
-
-    Returns
-    -------
-    MCEstimate
-        ``mean = x̄``, ``se = s/√N`` with ``s`` the ``ddof=1`` standard deviation. For ``N = 1``
-        the SE is ``inf`` (documented convention: one draw carries no error estimate).
-    """
-    x = np.moveaxis(np.asarray(samples, dtype=float), axis, 0)
-    n = x.shape[0]
-    if n == 0:
-        raise ValueError("mean_se needs at least one draw")
-    mean = x.mean(axis=0)
-    if n == 1:
-        se = np.full_like(mean, np.inf, dtype=float)
-    else:
-        se = x.std(axis=0, ddof=1) / math.sqrt(n)
-    return MCEstimate(mean=np.asarray(mean), se=np.asarray(se), samples=x, n_draws=n)
 
 
 @dataclass
@@ -593,9 +497,91 @@ def probe_error_curve(
     raise ValueError(f"solver must be 'eigh' or 'cholesky', got {solver!r}")
 
 
+_ROUTES = ("auto", "pxp", "nxn")
+
+
+def probe_error_curve_features(
+    Phi: torch.Tensor,
+    y: torch.Tensor | None,
+    gammas,
+    *,
+    estimator: str = "quadratic",
+    route: str = "auto",
+) -> torch.Tensor:
+    r"""Probe error :math:`E(\gamma)` on a grid from the features :math:`\Phi\in\mathbb R^{p\times n}`.
+
+    :math:`G=\Phi^\top\Phi/n` (:math:`n\times n`) has rank at most :math:`p`, and its non-zero eigenvalues
+    are those of :math:`H=\Phi\Phi^\top/n=\sum_{k\le p}\lambda_ku_ku_k^\top` (:math:`p\times p`), with
+    :math:`v_k=\Phi^\top u_k/\sqrt{n\lambda_k}`. With :math:`b_k=(u_k^\top\Phi y)^2/n=\lambda_k(v_k^\top y)^2`
+    and :math:`\|y\|^2-\sum_{k\le p}(v_k^\top y)^2` on the null space of :math:`G` (eigenvalue 0),
+    the identity of spec §3 becomes
+
+    .. math::
+
+        E(\gamma)=\frac1n\Big[\|y\|^2-\sum_{k\le p}b_k\,\frac{\lambda_k+2\gamma}{(\lambda_k+\gamma)^2}\Big],
+        \qquad
+        E_{\rm trace}(\gamma)=\frac1n\Big[n-p+\sum_{k\le p}\Big(\frac{\gamma}{\lambda_k+\gamma}\Big)^2\Big]
+
+    (no division by :math:`\lambda_k`, so a rank-deficient :math:`\Phi` is fine).
+
+    Parameters
+    ----------
+    Phi : Tensor (..., p, n)
+    y : Tensor (..., n) or None
+        Labels (not needed by the trace estimator).
+    gammas : array_like, positive
+    estimator : {"quadratic", "trace"}
+        As in :func:`probe_error_curve`.
+    route : {"auto", "pxp", "nxn"}
+        ``"pxp"``: one :math:`p\times p` eigendecomposition of :math:`H` (cost :math:`\approx np^2+9p^3`);
+        ``"nxn"``: :func:`probe_error_curve` on :math:`G` (:math:`\approx n^2p+9n^3`); ``"auto"``: ``"pxp"``
+        when :math:`p<n`, else ``"nxn"``. Both give the same curve to round-off.
+
+    Returns
+    -------
+    Tensor (..., len(gammas))
+    """
+    if route not in _ROUTES:
+        raise ValueError(f"route must be one of {_ROUTES}, got {route!r}")
+    if estimator not in _ESTIMATORS:
+        raise ValueError(f"estimator must be one of {_ESTIMATORS}, got {estimator!r}")
+    p, n = Phi.shape[-2], Phi.shape[-1]
+    if route == "auto":
+        route = "pxp" if p < n else "nxn"
+    if route == "nxn":
+        G = torch.matmul(Phi.transpose(-1, -2), Phi).div_(n)
+        return probe_error_curve(G, y, gammas, estimator=estimator, solver="eigh")
+    gam = torch.as_tensor(np.asarray(gammas, dtype=float).ravel(), dtype=Phi.dtype, device=Phi.device)
+    if not bool((gam > 0).all()):
+        raise ValueError("all gammas must be positive")
+    if estimator == "quadratic" and y is None:
+        raise ValueError("the quadratic estimator needs y")
+    H = torch.matmul(Phi, Phi.transpose(-1, -2)).div_(n)
+    if estimator == "trace":
+        lam = torch.linalg.eigvalsh(H).clamp_min(0.0)
+        r = gam[:, None] / (lam[..., None, :] + gam[:, None])  # (..., G, p)
+        return ((r * r).sum(dim=-1) + (n - p)) / n
+    lam, U = torch.linalg.eigh(H)
+    lam = lam.clamp_min(0.0)
+    z = torch.matmul(Phi, y[..., :, None]).squeeze(-1)  # Φy, (..., p)
+    b = torch.matmul(U.transpose(-1, -2), z[..., :, None]).squeeze(-1) ** 2 / n  # (u_kᵀΦy)²/n
+    lg = lam[..., None, :] + gam[:, None]  # (..., G, p)
+    w = (lg + gam[:, None]) / (lg * lg)
+    yy = (y * y).sum(dim=-1)
+    return (yy[..., None] - (b[..., None, :] * w).sum(dim=-1)) / n
+
+
 # =============================================================================================
 # the simulator
 # =============================================================================================
+
+
+def _curve(Phi, y, gam, estimator: str, solver: str, route: str) -> torch.Tensor:
+    """Error curve of one batch: eigen routes by :func:`probe_error_curve_features`, Cholesky on G."""
+    if solver == "cholesky":
+        G = torch.matmul(Phi.transpose(-1, -2), Phi).div_(Phi.shape[-1])
+        return probe_error_curve(G, y, gam, estimator=estimator, solver="cholesky")
+    return probe_error_curve_features(Phi, y, gam, estimator=estimator, route=route)
 
 
 def _default_batch(n: int, p: int, draws: int, device: torch.device) -> int:
@@ -619,8 +605,11 @@ def _simulate(
     device,
     batch,
     solver: str,
+    route: str = "auto",
 ) -> AttentionMCResult:
     n, p, draws = int(n), int(p), int(draws)
+    if route not in _ROUTES:
+        raise ValueError(f"route must be one of {_ROUTES}, got {route!r}")
     if n < 2 or p < 1 or draws < 1:
         raise ValueError(f"need n ≥ 2, p ≥ 1, draws ≥ 1; got n={n}, p={p}, draws={draws}")
     if estimator not in _ESTIMATORS:
@@ -662,23 +651,15 @@ def _simulate(
         del pairs
         sl = slice(idx.start, idx.stop)
         if ridge:
-            Gr = torch.matmul(X.transpose(-1, -2), X).div_(n)
-            ridge_err[sl] = probe_error_curve(
-                Gr, y, gam, estimator=estimator, solver=solver
-            ).cpu().numpy()
-            del Gr
+            ridge_err[sl] = _curve(X, y, gam, estimator, solver, route).cpu().numpy()
         for name, W in parsed.items():
             K, kh = _kernel(X, fn, W, diagonal, kappa)
             Phi = torch.matmul(X, K)
             del K
-            G = torch.matmul(Phi.transpose(-1, -2), Phi).div_(n)
-            del Phi
-            frob[name][sl] = (torch.diagonal(G, dim1=-2, dim2=-1).sum(-1) / n).cpu().numpy()
+            frob[name][sl] = ((Phi * Phi).sum(dim=(-2, -1)) / (n * n)).cpu().numpy()  # tr G / n
             kap[name][sl] = kh.cpu().numpy()
-            errors[name][sl] = probe_error_curve(
-                G, y, gam, estimator=estimator, solver=solver
-            ).cpu().numpy()
-            del G
+            errors[name][sl] = _curve(Phi, y, gam, estimator, solver, route).cpu().numpy()
+            del Phi
     elapsed = time.perf_counter() - t0
 
     meta = {
@@ -697,6 +678,7 @@ def _simulate(
         "kappa": kappa,
         "estimator": estimator,
         "solver": solver,
+        "route": ("nxn" if solver == "cholesky" or route == "nxn" or p >= n else "pxp"),
         "ridge": bool(ridge),
         "device": str(dev),
         "dtype": "float64",
@@ -726,6 +708,7 @@ def simulate_attention(
     estimator: str = "quadratic",
     device="auto",
     batch: int | None = None,
+    route: str = "auto",
 ) -> AttentionMCResult:
     r"""Monte Carlo probe errors of nonlinear attention and of ridge regression (spec §10).
 
@@ -736,7 +719,9 @@ def simulate_attention(
        :math:`K = f(X^\top WX/\sqrt p)/\sqrt p`, record :math:`\hat\kappa=\operatorname{mean}\operatorname{diag}K`,
        apply the diagonal mode, :math:`\Phi = XK`, :math:`G=\Phi^\top\Phi/n`, record
        :math:`\|\Phi\|_F^2/n^2=\operatorname{tr}G/n`;
-    3. one eigendecomposition :math:`G=\sum_k\lambda_kv_kv_k^\top` gives the whole grid:
+    3. one eigendecomposition :math:`G=\sum_k\lambda_kv_kv_k^\top` gives the whole grid (taken, when
+       :math:`p<n`, from the :math:`p\times p` matrix :math:`\Phi\Phi^\top/n`, see
+       :func:`probe_error_curve_features`):
        :math:`E(\gamma)=\frac{\gamma^2}n\sum_k\frac{(v_k^\top y)^2}{(\lambda_k+\gamma)^2}`
        (quadratic, exact by §3) or :math:`\frac1n\sum_k\big(\frac{\gamma}{\lambda_k+\gamma}\big)^2`
        (trace; random inputs only);
@@ -774,6 +759,9 @@ def simulate_attention(
         Draws stacked per batched matmul/eigh; default all draws within a memory budget
         (CPU: min(RAM/4, 4 GiB); CUDA: half the free memory). Results do not depend on it beyond
         float round-off.
+    route : {"auto", "pxp", "nxn"}
+        Eigendecomposition of :math:`\Phi\Phi^\top/n` (``"pxp"``) or of :math:`G` (``"nxn"``);
+        ``"auto"``: the smaller one (:func:`probe_error_curve_features`). Recorded in ``meta["route"]``.
 
     Returns
     -------
@@ -781,8 +769,9 @@ def simulate_attention(
 
     Notes
     -----
-    Cost per draw and setting: :math:`2n^2p` (kernel) + :math:`2n^2p` (Φ) + :math:`n^2p` (G)
-    flops plus one :math:`n\times n` eigendecomposition (:math:`\approx 9n^3`); memory
+    Cost per draw and setting: :math:`2n^2p` (kernel) + :math:`2n^2p` (Φ) flops, plus for
+    :math:`p<n` :math:`np^2` and one :math:`p\times p` eigendecomposition (:math:`\approx 9p^3`), else
+    :math:`n^2p` and one :math:`n\times n` eigendecomposition (:math:`\approx 9n^3`); memory
     :math:`\approx 8(4pn+6n^2)` bytes per draw in a batch. Per-draw fluctuation of the quadratic
     estimator is ≈0.017 at n = 1000 (§10): use ≥ 4 draws or paired differences. Finite-size bias
     for strong spikes (θ ≳ 4, p ≤ 1000) is 5–40% (§10).
@@ -798,6 +787,7 @@ def simulate_attention(
     return _simulate(
         f, n, p, gammas, mu=mu, settings=settings, draws=draws, seed=seed, diagonal=diagonal,
         kappa=kappa, ridge=ridge, estimator=estimator, device=device, batch=batch, solver="eigh",
+        route=route,
     )
 
 
