@@ -1,0 +1,431 @@
+r"""Replica-symmetric (RS) theory of ridge ERM for single-location regression, written once in SymPy.
+
+Source: O. Duranthon, P. Marion, C. Boyer, B. Loureiro, L. Zdeborová, arXiv:2509.21936 ([D]),
+finite-sample theory (RS equations (18)–(25) of v1); the system here is the independent derivation
+of ``shared/spec/slr.md`` §10 (section numbers below refer to it).
+
+Objective (§10.1, ``half_sum``)
+-------------------------------
+.. math::  \tfrac12\sum_{\mu=1}^{N}(y_\mu-\sigma(\chi_\mu)^\top z_\mu)^2+\tfrac\lambda2(\|k\|^2+\|v\|^2),
+           \qquad N=\alpha D,
+
+on the manifold :math:`\mathcal M`, with unknowns :math:`(m_b,q_b,V_b)`, :math:`b\in\{k,v\}`, and
+their conjugates :math:`(\hat m_b,\hat q_b,\hat V_b)`.
+
+What this module derives (nothing of the channel is typed per activation)
+------------------------------------------------------------------------
+- :func:`prior_update` — the ridge prior part per block (§10.2), from the scalar RS prior problem
+  :math:`w=\arg\min_w\frac{\lambda+\hat V}{2}w^2-(\hat m x^*+\sqrt{\hat q}\xi)w` and Wick's theorem:
+  :math:`V=1/(\lambda+\hat V)`, :math:`m=\hat m/(\lambda+\hat V)`, :math:`q=(\hat m^2+\hat q)/(\lambda+\hat V)^2`.
+- :func:`z_elimination` — the quadratic :math:`z`-step of the per-sample proximal problem (§10.3):
+  stationarity in :math:`z` makes :math:`z-\omega^z` parallel to :math:`\sigma`, one scalar linear
+  equation gives the residual, and the reduced objective
+  :math:`F(\chi)=\frac{r(\chi)^2}{2(1+V_v\|\sigma\|^2)}+\frac{\|\chi-\omega^\chi\|^2}{2V_k}`.
+- :func:`loss_hessian` — gradient and the :math:`2L\times2L` Hessian of
+  :math:`\ell(\chi,z)=\frac12(\sigma(\chi)^\top z-y)^2` (with the :math:`\nabla^2\sigma` contractions), by
+  SymPy from the activation's expression.
+- :func:`affine_residual_polynomial` — for the linear variants, stationarity gives :math:`\chi,z` as
+  rational functions of :math:`t=\sigma^\top z-y` and :math:`t` solves one polynomial (degree 5 for
+  ``linear_uncentred``), derived by SymPy (§10.6 last bullet).
+- :func:`channel_integrands` and :func:`conjugate_update` — the per-sample integrands of §10.4 in the
+  Jacobian form :math:`\partial g/\partial\omega=\mathcal V^{-1}[(I+\mathcal VH)^{-1}-I]` and in Stein's
+  form :math:`\mathbb E[\xi g]=s\,\mathbb E[\partial g/\partial\omega]`, and the updates
+  :math:`\hat q=\alpha\mathbb E\sum g^2`, :math:`\hat V=-\alpha\mathbb E\sum\partial g/\partial\omega`,
+  :math:`\hat m=\alpha\mathbb E\sum g\,x^*+m\hat V`.
+- :func:`test_error` — §10.5, :math:`E=1-2m_vA+q_vB` (+ :math:`\Delta^2` under ``noisy``), and the training
+  residual :math:`y-\sigma(\hat\chi)^\top\hat z=r/(1+V_v\|\sigma\|^2)`.
+
+:func:`replica_kernels` assembles them into :class:`symbolic.codegen.Kernel` objects for one
+activation and length; :mod:`numeric.replica` solves the fixed point with them (it never imports
+this module).  Activations with a learned scalar (``erf_learned``, ``softplus_norm_bias``) are not
+covered by this RS (§17.5) and are refused with :class:`symbolic.result.InputError`.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy as sp
+
+from symbolic.codegen import Kernel
+from symbolic.gaussian import wick_expectation
+from symbolic.result import InputError
+
+from .population import activation, sigma_vector
+
+__all__ = [
+    "RS_UNKNOWNS", "RS_CONJUGATES", "check_activation", "prior_update", "z_elimination", "reduced_objective",
+    "loss_hessian", "affine_structure", "affine_residual_polynomial", "channel_integrands",
+    "conjugate_update", "test_error", "training_residual", "replica_kernels", "kernel_key",
+]
+
+RS_UNKNOWNS = ("m_k", "q_k", "V_k", "m_v", "q_v", "V_v")  #: order parameters of §10.1
+RS_CONJUGATES = ("m_hat_k", "q_hat_k", "V_hat_k", "m_hat_v", "q_hat_v", "V_hat_v")
+
+lam = sp.Symbol("lam", positive=True)  #: ridge strength λ
+alpha = sp.Symbol("alpha", positive=True)  #: sample ratio α = N/D
+y = sp.Symbol("y", real=True)
+V_k, V_v = sp.symbols("V_k V_v", positive=True)
+m_hat, q_hat, V_hat = sp.symbols("m_hat q_hat V_hat", real=True)
+Delta = sp.Symbol("Delta", nonnegative=True)
+
+
+def _vec(name, L):
+    return sp.symbols(f"{name}_1:{int(L) + 1}", real=True)
+
+
+def check_activation(act):
+    """The activation, refused (``InputError``) when it has a learned scalar (§17.5)."""
+    a = activation(act)
+    if a.extra_learned:
+        raise InputError(f"activation {a.name!r} has a learned scalar ({a.extra_name}); the RS theory of §10 "
+                         "covers fixed scalars only (spec §17.5): use the *_fixed / softplus_norm variant with "
+                         "the scalar as a parameter")
+    return a
+
+
+def _extra_value(a, extra):
+    if a.extra is None:
+        return None
+    v = a.extra_default if extra is None else extra
+    return sp.nsimplify(str(v), rational=True) if not isinstance(v, sp.Basic) else v
+
+
+# =============================================================================================
+# §10.2 prior part
+# =============================================================================================
+
+@lru_cache(maxsize=None)
+def prior_update():
+    r"""Ridge prior part per block (§10.2), derived.
+
+    The RS prior problem for one coordinate of a block, with the teacher coordinate
+    :math:`x^*\sim\mathcal N(0,1)` (:math:`\|k^*\|^2=D`) and :math:`\xi\sim\mathcal N(0,1)`:
+
+    .. math:: \hat w(b)=\arg\min_w\Big[\frac{\lambda+\hat V}{2}w^2-b\,w\Big],\qquad b=\hat m x^*+\sqrt{\hat q}\,\xi,
+
+    and :math:`m=\mathbb E[\hat w x^*]`, :math:`q=\mathbb E[\hat w^2]`, :math:`V=\partial\hat w/\partial b`.
+
+    Returns ``{"m": ..., "q": ..., "V": ...}`` in the symbols ``m_hat, q_hat, V_hat, lam``.
+    """
+    w, b, xs, xi = sp.symbols("w b x_star xi", real=True)
+    sq = sp.Symbol("sqrt_q_hat", nonnegative=True)
+    pot = (lam + V_hat) / 2 * w ** 2 - b * w
+    (w_hat,) = sp.solve(sp.diff(pot, w), w)
+    field = m_hat * xs + sq * xi
+    wf = w_hat.subs(b, field)
+    cov = sp.eye(2)
+    m = wick_expectation(sp.expand(wf * xs), (xs, xi), [0, 0], cov)
+    q = wick_expectation(sp.expand(wf ** 2), (xs, xi), [0, 0], cov).subs(sq, sp.sqrt(q_hat))
+    V = sp.diff(w_hat, b)
+    return {"m": sp.simplify(m), "q": sp.factor(sp.simplify(q)), "V": sp.simplify(V)}
+
+
+# =============================================================================================
+# §10.3 channel part: the per-sample proximal problem
+# =============================================================================================
+
+@lru_cache(maxsize=None)
+def z_elimination(L: int):
+    r"""The quadratic :math:`z`-step of the proximal problem (§10.3), for a concrete length.
+
+    With :math:`s=\sigma(\chi)` held as free symbols, :math:`\partial_z` of
+    :math:`\frac12(s^\top z-y)^2+\|z-\omega^z\|^2/(2V_v)` vanishes iff :math:`z=\omega^z-V_v e\,s` with
+    :math:`e=s^\top z-y`; substituting back gives one linear equation for :math:`e`, solved by SymPy:
+    :math:`e=-r/(1+V_v\|s\|^2)`, :math:`r=y-s^\top\omega^z`.
+
+    Returns ``(s, wz, z_hat, e_hat, F_z)``: the symbols of :math:`s` and :math:`\omega^z`, the
+    minimiser :math:`\hat z(s)`, the residual :math:`e` and the minimum value of the :math:`z`-part
+    (:math:`r^2/(2(1+V_v\|s\|^2))`, simplified).
+    """
+    s, wz = _vec("s", L), _vec("wz", L)
+    e = sp.Symbol("e", real=True)
+    z_of_e = [wz[i] - V_v * e * s[i] for i in range(L)]  # ∂_z = 0 ⇔ e s + (z − ω)/V_v = 0
+    (e_hat,) = sp.solve(sp.Eq(e, sum(s[i] * z_of_e[i] for i in range(L)) - y), e)
+    z_hat = [sp.simplify(zi.subs(e, e_hat)) for zi in z_of_e]
+    obj = sp.Rational(1, 2) * (sum(s[i] * z_hat[i] for i in range(L)) - y) ** 2 + \
+        sum((z_hat[i] - wz[i]) ** 2 for i in range(L)) / (2 * V_v)
+    F_z = sp.factor(sp.cancel(sp.together(obj)))
+    return s, wz, z_hat, sp.factor(e_hat), F_z
+
+
+def reduced_objective(act, L: int, extra=None):
+    r""":math:`F(\chi)=\frac{r(\chi)^2}{2(1+V_v\|\sigma(\chi)\|^2)}+\frac{\|\chi-\omega^\chi\|^2}{2V_k}` (§10.3).
+
+    Returns ``(chi, wchi, wz, F, z_hat)`` with ``z_hat`` the minimising :math:`z` as a function of
+    :math:`\chi` (the expressions of :func:`z_elimination` at :math:`s=\sigma(\chi)`).
+    """
+    a = check_activation(act)
+    L = int(L)
+    chi, wchi = _vec("chi", L), _vec("wchi", L)
+    sig = sigma_vector(a, L, chi, _extra_value(a, extra))
+    s, wz, z_hat, _, F_z = z_elimination(L)
+    sub = dict(zip(s, list(sig)))
+    F = F_z.subs(sub) + sum((chi[i] - wchi[i]) ** 2 for i in range(L)) / (2 * V_k)
+    return chi, wchi, wz, F, [zi.subs(sub) for zi in z_hat]
+
+
+def loss_hessian(act, L: int, extra=None):
+    r"""Per-sample loss :math:`\ell(\chi,z)=\frac12(\sigma(\chi)^\top z-y)^2`, its gradient and its
+    :math:`2L\times2L` Hessian in :math:`(\chi,z)` (§10.3 step 5), by SymPy.
+
+    Blocks, for reference: :math:`H_{\chi\chi}=uu^\top+e\sum_iz_i\nabla^2\sigma_i`,
+    :math:`H_{\chi z}=u\sigma^\top+eJ^\top`, :math:`H_{zz}=\sigma\sigma^\top` with :math:`e=\sigma^\top z-y`,
+    :math:`u=J^\top z`; they are not typed here but come out of ``sympy.hessian``.
+
+    Returns ``(chi, z, sigma, loss, grad, H)``.
+    """
+    a = check_activation(act)
+    L = int(L)
+    chi, z = _vec("chi", L), _vec("z", L)
+    sig = sigma_vector(a, L, chi, _extra_value(a, extra))
+    ell = sp.Rational(1, 2) * (sum(sig[i] * z[i] for i in range(L)) - y) ** 2
+    xs = list(chi) + list(z)
+    grad = [sp.diff(ell, v) for v in xs]
+    H = sp.hessian(ell, xs)
+    return chi, z, sig, ell, grad, H
+
+
+# =============================================================================================
+# §10.6: the exact prox of affine (linear) activations
+# =============================================================================================
+
+def affine_structure(act, L: int):
+    r"""For an affine activation, :math:`\sigma(\chi)=a\mathbf 1+J\chi` with :math:`J` symmetric and
+    acting as :math:`j_\parallel` on :math:`\mathbf 1` and :math:`j_\perp` on :math:`\mathbf 1^\perp`.
+
+    Derived from ``sigma_vector``: :math:`a=\sigma(0)_1`, :math:`J=\partial\sigma/\partial\chi`, and the two
+    eigenvalues read off :math:`J\mathbf 1` and :math:`J(e_1-e_2)`.  Returns ``(a, j_par, j_perp)``.
+    """
+    a_ = activation(act)
+    if a_.kind != "affine":
+        raise InputError(f"{a_.name!r} is not affine; the exact polynomial prox applies to linear variants")
+    L = int(L)
+    chi = _vec("chi", L)
+    sig = sigma_vector(a_, L, chi)
+    J = sig.jacobian(chi)
+    if any(sp.diff(J, c) != sp.zeros(L, L) for c in chi):
+        raise InputError(f"{a_.name!r}: σ is not affine in χ")
+    a0 = sig.subs({c: 0 for c in chi})
+    if len(set(a0)) != 1 or J != J.T:
+        raise InputError(f"{a_.name!r}: the affine structure a·1 + Jχ with symmetric exchangeable J is required")
+    one = sp.ones(L, 1)
+    j_par = sp.simplify((J * one)[0])
+    e12 = sp.zeros(L, 1)
+    e12[0], e12[1] = 1, -1
+    j_perp = sp.simplify((J * e12)[0])
+    assert sp.simplify(J * one - j_par * one) == sp.zeros(L, 1)
+    assert sp.simplify(J * e12 - j_perp * e12) == sp.zeros(L, 1)
+    return sp.S(a0[0]), j_par, j_perp
+
+
+@lru_cache(maxsize=None)
+def _component_solution():
+    r"""Stationarity of the full prox objective in one invariant subspace, given :math:`t=e`.
+
+    In a 1-D component with weight offset :math:`a_s` and eigenvalue :math:`j` of :math:`J`:
+    :math:`t(a_s+j\chi_s)+(z_s-\omega^z_s)/V_v=0` and :math:`t\,j\,z_s+(\chi_s-\omega^\chi_s)/V_k=0`
+    (the gradients of :math:`\ell+\|\chi-\omega^\chi\|^2/2V_k+\|z-\omega^z\|^2/2V_v`).  Linear in
+    :math:`(\chi_s,z_s)`: solved by SymPy.
+    """
+    t, a_s, j, wc, wzs, cs, zs = sp.symbols("t a_s j omega_chi omega_z chi_s z_s", real=True)
+    sol = sp.solve([t * (a_s + j * cs) + (zs - wzs) / V_v, t * j * zs + (cs - wc) / V_k], [cs, zs], dict=True)[0]
+    return (t, a_s, j, wc, wzs), sp.factor(sol[cs]), sp.factor(sol[zs])
+
+
+@lru_cache(maxsize=None)
+def affine_residual_polynomial(act, L: int):
+    r"""The exact prox of a linear variant (§10.6): fields as functions of :math:`t` and the polynomial in :math:`t`.
+
+    :math:`\mathbb R^L=\mathrm{span}(\mathbf 1)\oplus\mathbf 1^\perp`; on each part :func:`_component_solution`
+    gives :math:`\chi,z` linear in :math:`(\omega^\chi,\omega^z)` with coefficients rational in
+    :math:`t=\sigma(\chi)^\top z-y`; the self-consistency :math:`t=\sigma(\chi(t))^\top z(t)-y`, cleared of
+    denominators, is a polynomial :math:`P(t)=0` whose real roots are all stationary points.
+
+    Returns ``(t, wchi, wz, chi_of_t, z_of_t, coeffs)`` with ``coeffs`` the coefficients of
+    :math:`P`, highest degree first (expressions in ``wchi, wz, y, V_k, V_v``).
+    """
+    L = int(L)
+    a0, j_par, j_perp = affine_structure(act, L)
+    (t, a_s, j, wc, wzs), c_sol, z_sol = _component_solution()
+    wchi, wz = _vec("wchi", L), _vec("wz", L)
+    sqL = sp.sqrt(L)
+    # parallel coordinates along u = 1/√L
+    pc, pz = sum(wchi) / sqL, sum(wz) / sqL
+    chi_par = c_sol.subs({a_s: a0 * sqL, j: j_par, wc: pc, wzs: pz})
+    z_par = z_sol.subs({a_s: a0 * sqL, j: j_par, wc: pc, wzs: pz})
+    # perpendicular part: linear, offset 0, eigenvalue j_perp; coefficients of ω^χ_⊥ and ω^z_⊥
+    cp = c_sol.subs({a_s: 0, j: j_perp})
+    zp = z_sol.subs({a_s: 0, j: j_perp})
+    cc, cz = sp.diff(cp, wc), sp.diff(cp, wzs)
+    zc, zz = sp.diff(zp, wc), sp.diff(zp, wzs)
+    mc, mz = sum(wchi) / L, sum(wz) / L
+    perp_c = [wchi[i] - mc for i in range(L)]
+    perp_z = [wz[i] - mz for i in range(L)]
+    chi_t = [chi_par / sqL + cc * perp_c[i] + cz * perp_z[i] for i in range(L)]
+    z_t = [z_par / sqL + zc * perp_c[i] + zz * perp_z[i] for i in range(L)]
+    # self-consistency in invariants (A = |ω^χ_⊥|², B = ⟨ω^χ_⊥, ω^z_⊥⟩, C = |ω^z_⊥|²)
+    A, B, C = sp.symbols("A_perp B_perp C_perp", real=True)
+    sig_par = a0 * sqL + j_par * chi_par
+    perp_dot = j_perp * (cc * zc * A + (cc * zz + cz * zc) * B + cz * zz * C)
+    e_t = sig_par * z_par + perp_dot - y
+    num = sp.numer(sp.together(e_t - t))
+    poly = sp.Poly(sp.expand(num), t)
+    inv = {A: sum(p * p for p in perp_c), B: sum(perp_c[i] * perp_z[i] for i in range(L)),
+           C: sum(p * p for p in perp_z)}
+    coeffs = [sp.expand(c).subs(inv) for c in poly.all_coeffs()]
+    return t, wchi, wz, chi_t, z_t, coeffs
+
+
+# =============================================================================================
+# §10.4 conjugate updates and §10.5 observables
+# =============================================================================================
+
+@lru_cache(maxsize=None)
+def channel_integrands(L: int):
+    r"""Per-sample integrands of the conjugate updates (§10.4), both forms.
+
+    Inputs (symbols, per sample): prox point :math:`\hat\chi,\hat z`, cavity fields
+    :math:`\omega^\chi,\omega^z`, teacher fields :math:`\chi^*,z^*`, the Gaussian parts
+    :math:`\xi,\xi'` of the cavity fields, and the traces ``trK``, ``trZ`` of the
+    :math:`\chi\chi` and :math:`zz` blocks of :math:`(I+\mathcal VH)^{-1}`.
+
+    Outputs (to be averaged, then fed to :func:`conjugate_update`):
+
+    - ``gg_k`` :math:`=\sum_\ell(g^\chi_\ell)^2`, ``gg_v`` likewise;
+    - ``dg_k`` :math:`=\sum_\ell\partial g^\chi_\ell/\partial\omega^\chi_\ell=(\mathrm{tr}K-L)/V_k`, ``dg_v``;
+    - ``gx_k`` :math:`=\sum_\ell g^\chi_\ell\chi^*_\ell`, ``gx_v`` :math:`=\sum_\ell g^z_\ell z^*_\ell`;
+    - ``gxi_k`` :math:`=\sum_\ell g^\chi_\ell\xi_\ell` (Stein: :math:`\mathbb E[\xi g]=s\,\mathbb E[\partial g/\partial\omega]`), ``gxi_v``.
+    """
+    L = int(L)
+    ch, zh, wc, wz = _vec("chih", L), _vec("zh", L), _vec("wchi", L), _vec("wz", L)
+    cs, zs, xi, xip = _vec("chistar", L), _vec("zstar", L), _vec("xi", L), _vec("xip", L)
+    trK, trZ = sp.symbols("trK trZ", real=True)
+    gk = [(ch[i] - wc[i]) / V_k for i in range(L)]
+    gv = [(zh[i] - wz[i]) / V_v for i in range(L)]
+    # ∂g/∂ω = V^{-1}[(I + V H)^{-1} − I]: diagonal blocks' traces
+    out = {
+        "gg_k": sum(g * g for g in gk), "gg_v": sum(g * g for g in gv),
+        "dg_k": (trK - L) / V_k, "dg_v": (trZ - L) / V_v,
+        "gx_k": sum(gk[i] * cs[i] for i in range(L)), "gx_v": sum(gv[i] * zs[i] for i in range(L)),
+        "gxi_k": sum(gk[i] * xi[i] for i in range(L)), "gxi_v": sum(gv[i] * xip[i] for i in range(L)),
+    }
+    inputs = list(ch) + list(zh) + list(wc) + list(wz) + list(cs) + list(zs) + list(xi) + list(xip) + \
+        [trK, trZ, V_k, V_v]
+    return inputs, out
+
+
+@lru_cache(maxsize=None)
+def conjugate_update(form: str = "jacobian"):
+    r"""Conjugates from the averaged integrands (§10.4), per block :math:`b`.
+
+    ``jacobian``: :math:`\hat q=\alpha\,\overline{gg}`, :math:`\hat V=-\alpha\,\overline{dg}`,
+    :math:`\hat m=\alpha\,\overline{gx}+m\hat V`.  ``stein``: :math:`\partial g/\partial\omega` replaced by
+    :math:`\overline{g\xi}/s`, i.e. :math:`\hat V=-\alpha\,\overline{g\xi}/s` and
+    :math:`\hat m=\alpha(\overline{gx}-\tfrac ms\overline{g\xi})` — the derivative of the channel term in
+    :math:`m` at fixed :math:`q` before Stein's lemma.
+
+    Returns ``(inputs, {"m_hat":..., "q_hat":..., "V_hat":...})`` with inputs
+    ``(gg, dg, gx, gxi, m, s, alpha)``.
+    """
+    gg, dg, gx, gxi, mm = sp.symbols("gg dg gx gxi m", real=True)
+    s = sp.Symbol("s", positive=True)
+    if form == "jacobian":
+        Vh = -alpha * dg
+        out = {"q_hat": alpha * gg, "V_hat": Vh, "m_hat": alpha * gx + mm * Vh}
+    elif form == "stein":
+        out = {"q_hat": alpha * gg, "V_hat": -alpha * gxi / s, "m_hat": alpha * (gx - mm / s * gxi)}
+    else:
+        raise ValueError("form must be 'jacobian' or 'stein'")
+    return (gg, dg, gx, gxi, mm, s, alpha), out
+
+
+def test_error():
+    r"""Test error given the order parameters (§10.5): :math:`E=1-2m_vA+q_vB+\texttt{noisy}\cdot\Delta^2`,
+    :math:`A=\mathbb E[\sigma(\chi)_{\varepsilon^*}]`, :math:`B=\mathbb E\|\sigma(\chi)\|^2`,
+    :math:`\chi=m_k\chi^*+\sqrt{q_k-m_k^2}\,\eta`.  Returns ``(inputs, expr)``."""
+    mv, qv, A, B, noisy = sp.symbols("m_v q_v A B noisy", real=True)
+    return (mv, qv, A, B, Delta, noisy), 1 - 2 * mv * A + qv * B + noisy * Delta ** 2
+
+
+def training_residual(L: int):
+    r"""[DU] The training residual at the prox point, :math:`y-\sigma(\hat\chi)^\top\hat z=r/(1+V_v\|\sigma\|^2)`
+    (§10.5), from :func:`z_elimination` (``-e_hat``), in the symbols ``s, wz, y, V_v``."""
+    s, wz, _, e_hat, _ = z_elimination(int(L))
+    return s, wz, -e_hat
+
+
+# =============================================================================================
+# kernels for numeric.replica
+# =============================================================================================
+
+def kernel_key(act, L, extra=None) -> tuple:
+    """Hashable identity of a kernel set."""
+    a = check_activation(act)
+    ev = _extra_value(a, extra)
+    return (a.name, int(L), None if ev is None else str(ev))
+
+
+@lru_cache(maxsize=None)
+def _replica_kernels_cached(key):
+    name, L, extra = key
+    a = check_activation(name)
+    chi, wchi, wz, F, z_of_chi = reduced_objective(a, L, extra)
+    grad = [sp.diff(F, c) for c in chi]
+    hess = [sp.diff(grad[i], chi[j]) for i in range(L) for j in range(i, L)]
+    base_in = list(chi) + list(wchi) + list(wz) + [y, V_k, V_v]
+    doc = f"§10.3 reduced prox objective of {name} (L={L}"
+    doc += f", extra={extra})" if extra is not None else ")"
+    kernels = {
+        "F_value": Kernel("F_value", base_in, [F], doc=doc + ": F(χ)."),
+        "F_newton": Kernel("F_newton", base_in, [F] + grad + hess, doc=doc + ": F, ∇F, upper ∇²F (row-major)."),
+    }
+    # the prox point in z, the loss Hessian (2L × 2L, upper triangle) and σ at χ
+    chi2, z, sig, ell, _, H = loss_hessian(a, L, extra)
+    assert tuple(chi2) == tuple(chi)
+    zsub = dict(zip(z, z_of_chi))
+    Hup = [H[i, j].subs(zsub) for i in range(2 * L) for j in range(i, 2 * L)]
+    resid = y - sum(sig[i] * z_of_chi[i] for i in range(L))
+    kernels["post"] = Kernel(
+        "post", list(chi) + list(wz) + [y, V_v],
+        list(sig) + list(z_of_chi) + [resid] + Hup,
+        doc=f"§10.3 steps 3–5 of {name} (L={L}): σ(χ̂), ẑ(χ̂), training residual y − σᵀẑ, upper Hessian of ℓ.")
+    kernels["sigma"] = Kernel("sigma", list(chi), list(sig) + [sum(s_ * s_ for s_ in sig)],
+                              doc=f"σ(χ) and ‖σ‖² of {name} (L={L}) for the test error (§10.5).")
+    if a.kind == "affine":
+        t, wchi2, wz2, chi_t, z_t, coeffs = affine_residual_polynomial(name, L)
+        kernels["affine_poly"] = Kernel("affine_poly", list(wchi2) + list(wz2) + [y, V_k, V_v], coeffs,
+                                        doc=f"§10.6 residual polynomial of {name} (L={L}), highest degree first.")
+        full = sp.Rational(1, 2) * (sum(sig[i] * z[i] for i in range(L)) - y) ** 2 + \
+            sum((chi[i] - wchi[i]) ** 2 for i in range(L)) / (2 * V_k) + \
+            sum((z[i] - wz[i]) ** 2 for i in range(L)) / (2 * V_v)
+        fsub = dict(zip(list(chi) + list(z), chi_t + z_t))
+        kernels["affine_fields"] = Kernel(
+            "affine_fields", [t] + list(wchi2) + list(wz2) + [y, V_k, V_v],
+            chi_t + z_t + [full.subs(fsub)],
+            doc=f"§10.6 stationary fields χ(t), z(t) of {name} (L={L}) and the prox objective there.")
+    cin, cout = channel_integrands(L)
+    kernels["integrands"] = Kernel("integrands", cin, list(cout.values()),
+                                   doc="§10.4 per-sample integrands: " + ", ".join(cout))
+    for form in ("jacobian", "stein"):
+        ins, upd = conjugate_update(form)
+        kernels[f"conjugates_{form}"] = Kernel(f"conjugates_{form}", ins, [upd["m_hat"], upd["q_hat"], upd["V_hat"]],
+                                               doc=f"§10.4 conjugates ({form} form): m̂, q̂, V̂.")
+    pr = prior_update()
+    kernels["prior"] = Kernel("prior", [m_hat, q_hat, V_hat, lam], [pr["m"], pr["q"], pr["V"]],
+                              doc="§10.2 ridge prior part: m, q, V from m̂, q̂, V̂ and λ.")
+    tin, texpr = test_error()
+    kernels["test_error"] = Kernel("test_error", tin, [texpr], doc=test_error.__doc__.split("\n")[0])
+    return kernels
+
+
+def replica_kernels(act, L: int, extra=None) -> dict:
+    r"""The generated kernels of the RS system for one activation and length (dict name → Kernel).
+
+    ``F_value``, ``F_newton`` (reduced prox objective with gradient and Hessian), ``post`` (σ, ẑ,
+    training residual and the loss Hessian at the prox point), ``sigma``, ``integrands``,
+    ``conjugates_jacobian``/``conjugates_stein``, ``prior``, ``test_error``, and for affine
+    activations ``affine_poly``/``affine_fields`` (exact prox).  Cached per (activation, L, extra).
+    """
+    if int(L) < 2:
+        raise InputError(f"L must be >= 2 for the RS system, got {L}")
+    return dict(_replica_kernels_cached(kernel_key(act, L, extra)))

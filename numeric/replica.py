@@ -1,0 +1,816 @@
+r"""Replica-symmetric fixed point of ridge ERM for single-location regression (spec slr.md §10), generated.
+
+The equations come from :mod:`derivations.slr.replica` as generated kernels (this module never
+imports ``derivations``): the caller passes, per sequence length, the dict of
+:class:`symbolic.codegen.Kernel` objects returned by ``derivations.slr.replica.replica_kernels``;
+:func:`compile_rs_kernels` prints and loads them.  ``verify.slr.replica`` has the wrappers that
+take activation names.
+
+Method (§10.6, with the two qualifications listed there)
+--------------------------------------------------------
+- **Frozen rule.** The channel expectations run over one common-random-number sample of
+  :math:`(\varepsilon^*,\chi^*,z^*,\xi,\xi',\xi_0)`: ``replicates`` independent scrambled Sobol
+  blocks of ``points`` points each in dimension :math:`4L+1` (+1 for the location draw on max-SLR
+  at finite ν).  Tensor Gauss–Hermite is not used: the smallest channel integral is
+  5-dimensional (:math:`L=2`) and its integrand is only piecewise smooth (prox minima switching),
+  where Gauss–Hermite loses its rate.  The spread of the replicates is the error estimate.
+- **Prox.** Per sample, the reduced objective :math:`F(\chi)` (§10.3) is minimised from the
+  multistart of §10.6 (:math:`\omega^\chi` and :math:`\omega^\chi+t\sqrt{V_k}e_\ell`,
+  :math:`t\in\{\pm2,\pm5,\pm10\}`) by a safeguarded Newton method (Newton step when it is a descent
+  direction, else a scaled gradient step; steps clipped to length 1; backtracking until
+  :math:`F` decreases), vectorised over samples × starts, keeping the lowest :math:`F`.  The starts
+  are recomputed from the cavity fields at every call — **no warm start across outer
+  iterations** — so the frozen map is a deterministic function of the order parameters.
+  Affine (linear) activations use the exact prox: all real roots of the residual polynomial,
+  lowest objective kept.  At the solution :math:`\mathcal V^{-1}+H\succ0` is checked and the failing
+  fraction reported; the fraction of samples whose best two starts end in different minima within
+  ``1e-6`` of each other in :math:`F` (ambiguous selection) is reported too.
+- **Outer fixed point.** :math:`x=(m_k,q_k,V_k,m_v,q_v,V_v)\mapsto` channel :math:`\mapsto`
+  conjugates :math:`\mapsto` prior.  Ladder: damped iteration on one replicate, then Anderson
+  acceleration on the full rule, then Newton with a finite-difference Jacobian of the frozen map if
+  Anderson stalls.  Converged when :math:`\|G(x)-x\|_\infty\le` ``tol`` (default :math:`10^{-9}`,
+  far below the integration error).  Failure raises :class:`numeric.ConvergenceError`.
+- **Error and stability.** The Jacobian :math:`J=\partial G/\partial x` at the solution gives the
+  stability (spectral radius) and the replicate error by the delta method:
+  :math:`\delta x_r=(I-J)^{-1}(G_r(x^*)-x^*)`; the standard error of every reported quantity is the
+  replicate standard deviation over :math:`\sqrt R`.
+
+Cost: one map evaluation is one vectorised prox over ``replicates × points`` samples; a fixed
+point takes 20–40 evaluations.  See ``benchmarks/bench_slr_replica.py``.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._portable_solver import ConvergenceError
+
+__all__ = ["RSKernels", "RSRule", "RSFixedPoint", "compile_rs_kernels", "make_rule", "rs_map", "rs_fixed_point",
+           "rs_learning_curve", "rs_tune_lambda", "rs_branches", "informed_start", "small_overlap_start",
+           "UNKNOWNS"]
+
+UNKNOWNS = ("m_k", "q_k", "V_k", "m_v", "q_v", "V_v")
+_SYSTEM = "slr RS fixed point (spec slr.md §10)"
+
+
+# =============================================================================================
+# kernels
+# =============================================================================================
+
+@dataclass
+class RSKernels:
+    """Loaded generated kernels of one activation: ``modules[L]`` holds the functions of
+    ``derivations.slr.replica.replica_kernels`` for length ``L``; ``affine`` says whether the exact
+    polynomial prox is available."""
+
+    name: str
+    modules: dict
+    affine: bool
+    sources: dict = field(default_factory=dict, repr=False)
+
+
+_LOADED: dict = {}
+
+
+def compile_rs_kernels(name: str, kernel_sets: dict) -> RSKernels:
+    """Print and load the kernels ``kernel_sets[L] = {kernel name: Kernel}`` (cached by source hash)."""
+    from symbolic.codegen import ModuleBuilder, kernels_hash, load_module
+
+    mods, srcs, affine = {}, {}, True
+    for L, ks in sorted(kernel_sets.items()):
+        ks = dict(ks)
+        h = kernels_hash(ks.values())
+        key = (name, int(L), h)
+        if key not in _LOADED:
+            mb = ModuleBuilder(f"RS kernels of {name}, L={L}", "numpy", h,
+                               description="Generated from derivations.slr.replica (spec slr.md §10).")
+            for k in ks.values():
+                mb.add_kernel(k)
+            mb.add_source("import scipy.special  # noqa: E402")
+            src = mb.source()
+            _LOADED[key] = (load_module(src, f"attnlimits_slr_rs_{abs(hash(key))}"), src)
+        mods[int(L)], srcs[int(L)] = _LOADED[key]
+        affine = affine and hasattr(mods[int(L)], "affine_poly")
+    return RSKernels(name, mods, affine, srcs)
+
+
+# =============================================================================================
+# frozen integration rule
+# =============================================================================================
+
+@dataclass
+class RSRule:
+    """Frozen samples for one length: teacher fields, Gaussian parts, replicate blocks."""
+
+    L: int
+    weight: float  # P(L)
+    eps: np.ndarray  # (n,) location index
+    chistar: np.ndarray  # (n, L)
+    zstar: np.ndarray
+    xi: np.ndarray
+    xip: np.ndarray
+    xi0: np.ndarray  # (n,)
+    replicates: int
+    points: int
+    method: str
+
+    @property
+    def n(self) -> int:
+        return self.eps.shape[0]
+
+
+def make_rule(model: str, nu: float, lengths, *, points: int = 4096, replicates: int = 4, seed: int = 0) -> list:
+    """Frozen rules, one per length of ``lengths`` (a sequence of ``(L, P(L))``).
+
+    Spiked (ε* = 1 by permutation equivariance): χ* = g + √ν e₁.  Max-SLR: χ* = g, ε* the argmax
+    (ν = ∞) or drawn from softmax(νχ*) by an extra Sobol coordinate (finite ν).
+    """
+    from symbolic.gaussian import sobol_normal
+    from scipy.special import ndtr
+
+    rules = []
+    for L, p in lengths:
+        L = int(L)
+        extra = 1 if (model == "max" and not math.isinf(nu)) else 0
+        dim = 4 * L + 1 + extra
+        pts = sobol_normal(points, dim, seed=seed + 1009 * L, replicates=replicates).reshape(-1, dim)
+        g, zs, xi, xip, xi0 = (pts[:, :L], pts[:, L:2 * L], pts[:, 2 * L:3 * L], pts[:, 3 * L:4 * L], pts[:, 4 * L])
+        n = pts.shape[0]
+        if model == "spiked":
+            chistar = g.copy()
+            chistar[:, 0] += math.sqrt(nu)
+            eps = np.zeros(n, dtype=int)
+        elif math.isinf(nu):
+            chistar, eps = g, g.argmax(axis=1)
+        else:
+            u = ndtr(pts[:, 4 * L + 1])
+            z = nu * g
+            z = z - z.max(axis=1, keepdims=True)
+            w = np.exp(z)
+            c = np.cumsum(w / w.sum(axis=1, keepdims=True), axis=1)
+            eps = np.minimum((u[:, None] > c).sum(axis=1), L - 1)
+            chistar = g
+        rules.append(RSRule(L, float(p), eps, np.ascontiguousarray(chistar), np.ascontiguousarray(zs),
+                            np.ascontiguousarray(xi), np.ascontiguousarray(xip), np.ascontiguousarray(xi0),
+                            replicates, points, f"sobol {replicates}x{points} (dim {dim})"))
+    return rules
+
+
+# =============================================================================================
+# the per-sample prox
+# =============================================================================================
+
+_START_T = (2.0, -2.0, 5.0, -5.0, 10.0, -10.0)
+
+
+def _cols(a):
+    return [a[:, i] for i in range(a.shape[1])]
+
+
+def _unpack_sym(flat, L):
+    """Upper-triangle row-major list → (n, L, L) symmetric array."""
+    n = np.broadcast_shapes(*[np.shape(f) for f in flat])[0]
+    H = np.empty((n, L, L))
+    k = 0
+    for i in range(L):
+        for j in range(i, L):
+            H[:, i, j] = flat[k]
+            H[:, j, i] = flat[k]
+            k += 1
+    return H
+
+
+def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-10):
+    """Minimise F over χ for every sample from the §10.6 multistart; returns χ̂ (n, L) and diagnostics."""
+    n, L = wchi.shape
+    starts = [np.zeros(L)]
+    for ell in range(L):
+        for t in _START_T:
+            d = np.zeros(L)
+            d[ell] = t * math.sqrt(V_k)
+            starts.append(d)
+    S = len(starts)
+    off = np.stack(starts)  # (S, L)
+    X = (wchi[:, None, :] + off[None, :, :]).reshape(-1, L)
+    WC = np.repeat(wchi, S, axis=0)
+    WZ = np.repeat(wz, S, axis=0)
+    Y = np.repeat(y, S)
+    M = X.shape[0]
+    active = np.arange(M)
+    Fcur = np.empty(M)
+    gnorm = np.full(M, np.inf)
+    it = 0
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        while active.size and it < max_iter:
+            it += 1
+            xa = X[active]
+            out = mod.F_newton(*_cols(xa), *_cols(WC[active]), *_cols(WZ[active]), Y[active], V_k, V_v)
+            Fa = np.asarray(out[0], float)
+            g = np.stack([np.broadcast_to(o, Fa.shape) for o in out[1:1 + L]], axis=1)
+            Hm = _unpack_sym([np.broadcast_to(o, Fa.shape) for o in out[1 + L:]], L)
+            Fcur[active] = Fa
+            gn = np.sqrt((g * g).sum(axis=1))
+            gnorm[active] = gn
+            keep = gn > gtol * (1.0 + np.abs(Fa))
+            if not keep.any():
+                break
+            active, xa, Fa, g, Hm = active[keep], xa[keep], Fa[keep], g[keep], Hm[keep]
+            try:
+                d = -np.linalg.solve(Hm, g[..., None])[..., 0]
+            except np.linalg.LinAlgError:
+                d = np.full_like(g, np.nan)
+            bad = ~np.isfinite(d).all(axis=1) | ((d * g).sum(axis=1) >= 0)
+            d[bad] = -V_k * g[bad]
+            dn = np.sqrt((d * d).sum(axis=1))
+            scale = np.minimum(1.0, 1.0 / np.maximum(dn, 1e-300))
+            d *= scale[:, None]
+            step = np.ones(active.size)
+            todo = np.arange(active.size)
+            accepted = np.zeros(active.size, bool)
+            for _ in range(40):
+                xt = xa[todo] + step[todo, None] * d[todo]
+                ia = active[todo]
+                (Ft,) = mod.F_value(*_cols(xt), *_cols(WC[ia]), *_cols(WZ[ia]), Y[ia], V_k, V_v)
+                ok = np.isfinite(Ft) & (Ft <= Fa[todo] - 1e-4 * step[todo] * np.abs((d[todo] * g[todo]).sum(1)))
+                ok |= np.isfinite(Ft) & (Ft < Fa[todo]) & (step[todo] < 1e-3)
+                X[ia[ok]] = xt[ok]
+                accepted[todo[ok]] = True
+                todo = todo[~ok]
+                if not todo.size:
+                    break
+                step[todo] *= 0.5
+            # no decrease possible: at a minimum up to rounding
+            active = active[accepted]
+        (Fend,) = mod.F_value(*_cols(X), *_cols(WC), *_cols(WZ), Y, V_k, V_v)
+    Fend = np.where(np.isfinite(Fend), Fend, np.inf).reshape(n, S)
+    order = np.argsort(Fend, axis=1, kind="stable")
+    best = order[:, 0]
+    Xr = X.reshape(n, S, L)
+    chi_hat = Xr[np.arange(n), best]
+    # ambiguity: a second start at a distinct minimum with almost the same F
+    second = order[:, 1]
+    dist = np.abs(Xr[np.arange(n), second] - chi_hat).max(axis=1)
+    dF = Fend[np.arange(n), second] - Fend[np.arange(n), best]
+    ambiguous = (dist > 1e-3) & (dF < 1e-6 * (1 + np.abs(Fend[np.arange(n), best])))
+    distinct_minima = ((np.abs(Xr - chi_hat[:, None, :]).max(axis=2) > 1e-3) & np.isfinite(Fend)).any(axis=1)
+    if not np.isfinite(Fend[np.arange(n), best]).all():
+        raise ConvergenceError(_SYSTEM, {"V_k": V_k, "V_v": V_v}, float("nan"),
+                               "the prox objective is not finite for some samples",
+                               "smaller overlaps, a larger λ, or check the activation for overflow")
+    diag = {"prox_iterations": it, "unconverged_fraction": float((gnorm.reshape(n, S)[np.arange(n), best] >
+                                                                  1e-6).mean()),
+            "ambiguous_fraction": float(ambiguous.mean()), "multi_minima_fraction": float(distinct_minima.mean())}
+    return chi_hat, diag
+
+
+def _prox_affine(mod, wchi, wz, y, V_k, V_v):
+    """Exact prox of an affine activation: real roots of the residual polynomial, lowest objective."""
+    n, L = wchi.shape
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        co = mod.affine_poly(*_cols(wchi), *_cols(wz), y, V_k, V_v)
+        co = np.stack([np.broadcast_to(np.asarray(c, float), (n,)) for c in co], axis=1)
+        deg = co.shape[1] - 1
+        lead = co[:, 0]
+        comp = np.zeros((n, deg, deg))
+        comp[:, 0, :] = -co[:, 1:] / lead[:, None]
+        comp[:, np.arange(1, deg), np.arange(deg - 1)] = 1.0
+        roots = np.linalg.eigvals(comp)
+        re = roots.real
+        # polish by two Newton steps on the polynomial
+        for _ in range(2):
+            p = np.zeros_like(re)
+            dp = np.zeros_like(re)
+            for k in range(deg + 1):
+                dp = dp * re + p
+                p = p * re + co[:, k:k + 1]
+            re = re - np.where(dp != 0, p / dp, 0.0)
+        real = np.abs(roots.imag) <= 1e-7 * (1 + np.abs(roots.real))
+        best_obj = np.full(n, np.inf)
+        chi_hat = np.full((n, L), np.nan)
+        for k in range(deg):
+            out = mod.affine_fields(re[:, k], *_cols(wchi), *_cols(wz), y, V_k, V_v)
+            obj = np.where(real[:, k] & np.isfinite(out[-1]), out[-1], np.inf)
+            better = obj < best_obj
+            best_obj = np.where(better, obj, best_obj)
+            chi_k = np.stack([np.broadcast_to(o, (n,)) for o in out[:L]], axis=1)
+            chi_hat[better] = chi_k[better]
+    if not np.isfinite(best_obj).all():
+        raise ConvergenceError(_SYSTEM, {"V_k": V_k, "V_v": V_v}, float("nan"),
+                               "no real root of the residual polynomial for some samples",
+                               "report this setting (the polynomial always has a real root in exact arithmetic)")
+    return chi_hat, {"prox_iterations": 0, "unconverged_fraction": 0.0, "ambiguous_fraction": 0.0,
+                     "multi_minima_fraction": float((real.sum(axis=1) > 1).mean())}
+
+
+# =============================================================================================
+# the frozen RS map
+# =============================================================================================
+
+_INTEGRANDS = ("gg_k", "gg_v", "dg_k", "dg_v", "gx_k", "gx_v", "gxi_k", "gxi_v")
+
+
+def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None):
+    """Per-replicate averages of the channel integrands and observables at order parameters x."""
+    m_k, q_k, V_k, m_v, q_v, V_v = (float(v) for v in x)
+    mod = kern.modules[rule.L]
+    L = rule.L
+    s_k = math.sqrt(max(q_k - m_k * m_k, 0.0))
+    s_v = math.sqrt(max(q_v - m_v * m_v, 0.0))
+    wchi = m_k * rule.chistar + s_k * rule.xi
+    wz = m_v * rule.zstar + s_v * rule.xip
+    n = rule.n
+    y = rule.zstar[np.arange(n), rule.eps] + Delta * rule.xi0
+    t0 = time.perf_counter()
+    if kern.affine:
+        chi_hat, diag = _prox_affine(mod, wchi, wz, y, V_k, V_v)
+    else:
+        chi_hat, diag = _prox_newton(mod, wchi, wz, y, V_k, V_v)
+    t1 = time.perf_counter()
+    if timing is not None:
+        timing["prox"] = timing.get("prox", 0.0) + (t1 - t0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = mod.post(*_cols(chi_hat), *_cols(wz), y, V_v)
+    out = [np.broadcast_to(np.asarray(o, float), (n,)) for o in out]
+    z_hat = np.stack(out[L:2 * L], axis=1)
+    resid = out[2 * L]
+    H = _unpack_sym(out[2 * L + 1:], 2 * L)
+    vdiag = np.array([V_k] * L + [V_v] * L)
+    Mx = np.eye(2 * L)[None] + vdiag[None, :, None] * H
+    Kinv = np.linalg.inv(Mx)
+    trK = np.trace(Kinv[:, :L, :L], axis1=1, axis2=2)
+    trZ = np.trace(Kinv[:, L:, L:], axis1=1, axis2=2)
+    pdm = np.diag(1.0 / vdiag)[None] + H
+    pd_fail = np.linalg.eigvalsh(pdm)[:, 0] <= 0
+    ints = mod.integrands(*_cols(chi_hat), *_cols(z_hat), *_cols(wchi), *_cols(wz), *_cols(rule.chistar),
+                          *_cols(rule.zstar), *_cols(rule.xi), *_cols(rule.xip), trK, trZ, V_k, V_v)
+    sig = mod.sigma(*_cols(wchi))
+    sig_loc = np.stack([np.broadcast_to(s_, (n,)) for s_ in sig[:L]], axis=1)[np.arange(n), rule.eps]
+    cols = [np.broadcast_to(np.asarray(v, float), (n,)) for v in ints]
+    cols += [sig_loc, np.broadcast_to(sig[L], (n,)), 0.5 * resid ** 2, pd_fail.astype(float),
+             np.broadcast_to(np.asarray(diag["multi_minima_fraction"]), (n,))]
+    arr = np.stack(cols, axis=1)
+    if not np.isfinite(arr).all():
+        raise ConvergenceError(_SYSTEM, dict(zip(UNKNOWNS, x)), float("nan"), "non-finite channel integrands",
+                               "a larger λ, or check the activation for overflow at these overlaps")
+    per_rep = arr.reshape(rule.replicates, rule.points, -1).mean(axis=1)
+    timing_post = time.perf_counter() - t1
+    if timing is not None:
+        timing["post"] = timing.get("post", 0.0) + timing_post
+    return per_rep, diag
+
+
+_NAMES = _INTEGRANDS + ("A", "B", "train_half_sq", "pd_fail", "multi_minima")
+
+
+def _averages(kern, rules, x, Delta, reps=None, timing=None):
+    """P(L)-weighted per-replicate averages (R, n_quantities), with the prox diagnostics."""
+    tot = None
+    diags = []
+    for rule in rules:
+        per_rep, diag = _channel(kern, rule if reps is None else _subrule(rule, reps), x, Delta, timing)
+        tot = rule.weight * per_rep if tot is None else tot + rule.weight * per_rep
+        diags.append(diag)
+    return tot, diags
+
+
+def _subrule(rule: RSRule, reps):
+    sl = np.concatenate([np.arange(r * rule.points, (r + 1) * rule.points) for r in reps])
+    return RSRule(rule.L, rule.weight, rule.eps[sl], rule.chistar[sl], rule.zstar[sl], rule.xi[sl], rule.xip[sl],
+                  rule.xi0[sl], len(reps), rule.points, rule.method)
+
+
+def _update_from_averages(kern, av, x, alpha, lam, form="jacobian"):
+    """Conjugates then prior from averaged integrands (one vector ``av`` of :data:`_NAMES`)."""
+    mod = next(iter(kern.modules.values()))
+    m_k, q_k, _, m_v, q_v, _ = x
+    d = dict(zip(_NAMES, av))
+    s_k = math.sqrt(max(q_k - m_k ** 2, 1e-300))
+    s_v = math.sqrt(max(q_v - m_v ** 2, 1e-300))
+    conj = getattr(mod, f"conjugates_{form}")
+    mh_k, qh_k, Vh_k = conj(d["gg_k"], d["dg_k"], d["gx_k"], d["gxi_k"], m_k, s_k, alpha)
+    mh_v, qh_v, Vh_v = conj(d["gg_v"], d["dg_v"], d["gx_v"], d["gxi_v"], m_v, s_v, alpha)
+    mk, qk, Vk = mod.prior(mh_k, qh_k, Vh_k, lam)
+    mv, qv, Vv = mod.prior(mh_v, qh_v, Vh_v, lam)
+    hats = {"m_hat_k": mh_k, "q_hat_k": qh_k, "V_hat_k": Vh_k, "m_hat_v": mh_v, "q_hat_v": qh_v, "V_hat_v": Vh_v}
+    return np.array([mk, qk, Vk, mv, qv, Vv], float), hats
+
+
+def rs_map(kern: RSKernels, rules, x, alpha, lam, Delta, *, form="jacobian", reps=None, timing=None):
+    """One application of the frozen RS map G(x) (pooled over the replicates ``reps``, all by default).
+
+    Returns ``(G(x), info)`` with ``info`` holding the conjugates, the per-replicate averages and
+    the prox diagnostics.
+    """
+    av, diags = _averages(kern, rules, x, Delta, reps, timing)
+    gx, hats = _update_from_averages(kern, av.mean(axis=0), x, alpha, lam, form)
+    return gx, {"hats": hats, "averages": av, "diags": diags}
+
+
+# =============================================================================================
+# the fixed point
+# =============================================================================================
+
+@dataclass
+class RSFixedPoint:
+    """An RS fixed point with its integration error (every ``*_error`` is one standard error)."""
+
+    values: dict
+    errors: dict
+    E_test: float
+    E_test_error: float
+    training_loss: float
+    training_loss_error: float
+    training_objective: float
+    hats: dict
+    stability: float
+    pd_fail_fraction: float
+    multi_minima_fraction: float
+    ambiguous_fraction: float
+    residual: float
+    iterations: int
+    evaluations: int
+    method: str
+    rule: str
+    seconds: float
+    prox_seconds: float
+    alpha: float
+    lam: float
+    Delta: float
+    flags: tuple = ()
+
+    def as_row(self) -> dict:
+        row = {"alpha": self.alpha, "lam": self.lam, "Delta": self.Delta, "E_test": self.E_test,
+               "E_test_error": self.E_test_error, "training_loss": self.training_loss,
+               "training_loss_error": self.training_loss_error, "training_objective": self.training_objective}
+        for k in UNKNOWNS:
+            row[k] = self.values[k]
+            row[k + "_error"] = self.errors[k]
+        row.update({k: float(v) for k, v in self.hats.items()})
+        row.update({"stability": self.stability, "pd_fail_fraction": self.pd_fail_fraction,
+                    "multi_minima_fraction": self.multi_minima_fraction, "ambiguous_fraction": self.ambiguous_fraction,
+                    "residual": self.residual, "iterations": self.iterations, "evaluations": self.evaluations,
+                    "method": self.method, "rule": self.rule, "seconds": self.seconds, "prox_seconds": self.prox_seconds,
+                    "flags": ",".join(self.flags)})
+        return row
+
+
+def informed_start(model: str, nu: float):
+    """Informed initialisation of §10.6: m_k = 0.8c_ν, q_k = 0.8c_ν², m_v = q_v = 0.8, V = 0.5
+    (c_ν = √ν spiked, ν max; ν = ∞ uses c = 2.5, i.e. m_k = 2, q_k = 5)."""
+    c = math.sqrt(nu) if model == "spiked" else (2.5 if math.isinf(nu) else nu)
+    return np.array([0.8 * c, 0.8 * c * c, 0.5, 0.8, 0.8, 0.5])
+
+
+def small_overlap_start(model: str, nu: float):
+    """Small-overlap start (§10.6): m = 0.05, q = 0.01, V = 0.5 on both blocks."""
+    return np.array([0.05, 0.01, 0.5, 0.05, 0.01, 0.5])
+
+
+def _project(x):
+    """Keep iterates inside the domain q ≥ m², V > 0."""
+    x = np.array(x, float)
+    for i in (0, 3):
+        x[i + 1] = max(x[i + 1], x[i] ** 2 * (1 + 1e-12) + 1e-14)
+        x[i + 2] = max(x[i + 2], 1e-10)
+    return x
+
+
+def _residual(g, x):
+    return float(np.max(np.abs(g - x) / np.maximum(1.0, np.abs(x))))
+
+
+def _fd_jacobian(G, x, gx, h=1e-6):
+    n = x.size
+    J = np.empty((n, n))
+    for j in range(n):
+        xp = x.copy()
+        hj = h * max(1.0, abs(x[j]))
+        xp[j] += hj
+        J[:, j] = (G(xp) - gx) / hj
+    return J
+
+
+def _solve(G, x0, tol, *, max_damped=40, damping=0.5, max_anderson=60, memory=5, max_newton=8, label=""):
+    """Damped → Anderson → Newton ladder on a deterministic map G; returns (x, G(x), iterations, method)."""
+    x = _project(x0)
+    evals = [0]
+
+    def Gc(v):
+        evals[0] += 1
+        return G(_project(v))
+
+    methods = []
+    gx = Gc(x)
+    res = _residual(gx, x)
+    it = 0
+    # damped
+    if res > tol:
+        methods.append("damped")
+        for _ in range(max_damped):
+            x = _project((1 - damping) * gx + damping * x)
+            gx = Gc(x)
+            it += 1
+            res = _residual(gx, x)
+            if res < max(1e-3, tol):
+                break
+    # Anderson (type II, on f = G(x) − x)
+    if res > tol:
+        methods.append("anderson")
+        X, F = [x.copy()], [gx - x]
+        best = (res, x.copy(), gx.copy())
+        stall = 0
+        for _ in range(max_anderson):
+            f = F[-1]
+            if len(X) > 1:
+                dX = np.stack([X[i + 1] - X[i] for i in range(len(X) - 1)], axis=1)
+                dF = np.stack([F[i + 1] - F[i] for i in range(len(F) - 1)], axis=1)
+                gam, *_ = np.linalg.lstsq(dF, f, rcond=None)
+                xn = x + f - (dX + dF) @ gam
+            else:
+                xn = x + f
+            xn = _project(xn)
+            if not np.isfinite(xn).all():
+                break
+            x = xn
+            gx = Gc(x)
+            it += 1
+            res = _residual(gx, x)
+            X.append(x.copy())
+            F.append(gx - x)
+            X, F = X[-(memory + 1):], F[-(memory + 1):]
+            if res < best[0] * 0.9:
+                best, stall = (res, x.copy(), gx.copy()), 0
+            else:
+                stall += 1
+            if res <= tol or stall >= 8:
+                break
+        res, x, gx = best
+    # Newton with finite-difference Jacobian of the frozen map
+    J = None
+    if res > tol:
+        methods.append("newton")
+        for _ in range(max_newton):
+            J = _fd_jacobian(Gc, x, gx)
+            try:
+                step = np.linalg.solve(np.eye(x.size) - J, gx - x)
+            except np.linalg.LinAlgError:
+                break
+            t = 1.0
+            for _ in range(10):
+                xn = _project(x + t * step)
+                gn = Gc(xn)
+                rn = _residual(gn, xn)
+                if rn < res:
+                    break
+                t *= 0.5
+            it += 1
+            if rn >= res:
+                break
+            x, gx, res = xn, gn, rn
+            if res <= tol:
+                break
+    return x, gx, res, it, evals[0], "+".join(methods) or "start", J
+
+
+def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: float, *, x0=None, model="spiked",
+                   nu=2.0, tol: float = 1e-9, accept: float = 1e-6, form: str = "jacobian",
+                   compute_error: bool = True, coarse: bool = True, progress=None) -> RSFixedPoint:
+    r"""The RS fixed point at (α, λ, Δ) on the frozen rule ``rules`` (see :func:`make_rule`).
+
+    Parameters
+    ----------
+    kern : RSKernels
+        From :func:`compile_rs_kernels` (``verify.slr.replica.rs_kernels`` builds it from a name).
+    rules : list of RSRule
+        The frozen integration rule (one per length of the length law).
+    alpha, lam, Delta : float
+        Sample ratio α = N/D > 0, ridge λ > 0, label noise Δ ≥ 0.
+    x0 : array-like, optional
+        Start (m_k, q_k, V_k, m_v, q_v, V_v); default :func:`informed_start` of ``model``, ``nu``.
+        A warm start from a neighbouring (α, λ) point is continuation.
+    tol, accept : float
+        Target residual ‖G(x) − x‖∞ (relative to max(1, |x|)); a solve whose residual stays above
+        ``accept`` raises :class:`ConvergenceError`; between the two it is returned with the flag
+        ``residual_above_tol``.
+    form : {"jacobian", "stein"}
+        Form of the V̂ and m̂ updates (§10.4).
+    coarse : bool
+        Run the damped stage on the first replicate only (cheaper; the full rule refines).
+
+    Returns
+    -------
+    RSFixedPoint
+        Order parameters, conjugates, E_test and training loss with standard errors (replicate
+        spread through the delta method), stability (spectral radius of ∂G/∂x), PD-failure and
+        multi-minimum fractions, residual, iterations, method and timings.
+    """
+    if not (alpha > 0 and math.isfinite(alpha)):
+        raise ValueError(f"alpha must be > 0, got {alpha}")
+    if not (lam > 0 and math.isfinite(lam)):
+        raise ValueError(f"lam must be > 0, got {lam}")
+    if not (Delta >= 0 and math.isfinite(Delta)):
+        raise ValueError(f"Delta must be >= 0, got {Delta}")
+    t_start = time.perf_counter()
+    timing: dict = {}
+    x0 = informed_start(model, nu) if x0 is None else np.asarray(x0, float)
+    params = {"alpha": alpha, "lam": lam, "Delta": Delta}
+    R = rules[0].replicates
+    evals = 0
+    iters = 0
+    methods = []
+
+    def G_full(v):
+        return rs_map(kern, rules, v, alpha, lam, Delta, form=form, timing=timing)[0]
+
+    try:
+        if coarse and R > 1:
+            def G_one(v):
+                return rs_map(kern, rules, v, alpha, lam, Delta, form=form, reps=[0], timing=timing)[0]
+            x0, _, _, it1, ev1, m1, _ = _solve(G_one, x0, 1e-7, max_newton=2)
+            evals += ev1
+            iters += it1
+            methods.append(f"coarse[{m1}]")
+        x, gx, res, it2, ev2, m2, J = _solve(G_full, x0, tol)
+        evals += ev2
+        iters += it2
+        methods.append(m2)
+    except np.linalg.LinAlgError as exc:
+        raise ConvergenceError(_SYSTEM, params, float("nan"), f"linear algebra failed ({exc})",
+                               "a larger λ, another start (x0), or more integration points") from None
+    flags = []
+    if not (res <= accept) or not np.isfinite(x).all():
+        raise ConvergenceError(_SYSTEM, params, res, "the fixed point did not converge",
+                               "another start (x0, e.g. from a neighbouring α or λ), a larger λ, more points, "
+                               "or branches=True to see other fixed points")
+    if res > tol:
+        flags.append("residual_above_tol")
+    x = gx.copy() if res <= tol else x
+    gx, info = rs_map(kern, rules, x, alpha, lam, Delta, form=form, timing=timing)
+    evals += 1
+    av = info["averages"]  # (R, q)
+    if J is None or True:
+        J = _fd_jacobian(G_full, x, gx)
+        evals += x.size
+    eig = np.linalg.eigvals(J)
+    stability = float(np.max(np.abs(eig)))
+    # observables
+    mod = next(iter(kern.modules.values()))
+
+    def observables(xv, a):
+        d = dict(zip(_NAMES, a))
+        (E,) = mod.test_error(xv[3], xv[4], d["A"], d["B"], Delta, 0.0)
+        return float(E), float(d["train_half_sq"])
+
+    E, tl = observables(x, av.mean(axis=0))
+    errs = {k: 0.0 for k in UNKNOWNS}
+    E_err = tl_err = 0.0
+    if compute_error and R > 1:
+        try:
+            A = np.linalg.inv(np.eye(x.size) - J)
+        except np.linalg.LinAlgError:
+            A = None
+            flags.append("singular_jacobian")
+        if A is not None:
+            xr_list, Er, tlr = [], [], []
+            for r in range(R):
+                gr, _ = _update_from_averages(kern, av[r], x, alpha, lam, form)
+                xr = x + A @ (gr - x)
+                xr_list.append(xr)
+                # first-order change of the averages with x is neglected for A,B (they are smooth in x)
+                e_r, t_r = observables(xr, av[r])
+                Er.append(e_r)
+                tlr.append(t_r)
+            xr_arr = np.array(xr_list)
+            sd = xr_arr.std(axis=0, ddof=1) / math.sqrt(R)
+            errs = dict(zip(UNKNOWNS, map(float, sd)))
+            E_err = float(np.std(Er, ddof=1) / math.sqrt(R))
+            tl_err = float(np.std(tlr, ddof=1) / math.sqrt(R))
+    d = dict(zip(_NAMES, av.mean(axis=0)))
+    pd_fail = float(d["pd_fail"])
+    if pd_fail > 0.01:
+        flags.append("pd_fail_above_1pct")
+    if stability >= 1:
+        flags.append("unstable")
+    diags = info["diags"]
+    amb = float(np.mean([dg["ambiguous_fraction"] for dg in diags]))
+    mm = float(np.mean([dg["multi_minima_fraction"] for dg in diags]))
+    values = dict(zip(UNKNOWNS, map(float, x)))
+    seconds = time.perf_counter() - t_start
+    if progress is not None:
+        progress(f"RS alpha={alpha:g} lam={lam:g}: E_test={E:.5f} ± {E_err:.1e} ({'+'.join(methods)}, "
+                 f"{evals} maps, {seconds:.2f}s)")
+    return RSFixedPoint(values, errs, E, E_err, tl, tl_err, tl + lam * (x[1] + x[4]) / (2 * alpha),
+                        {k: float(v) for k, v in info["hats"].items()}, stability, pd_fail, mm, amb, res, iters,
+                        evals, "+".join(methods), rules[0].method, seconds, timing.get("prox", 0.0), float(alpha),
+                        float(lam), float(Delta), tuple(flags))
+
+
+def rs_learning_curve(kern: RSKernels, rules, alphas, lam, Delta, *, x0=None, model="spiked", nu=2.0,
+                      progress=None, **kw) -> list:
+    """Fixed points along ``alphas`` (sorted as given) by continuation: each starts from the previous one."""
+    out = []
+    x = x0
+    for a in alphas:
+        fp = rs_fixed_point(kern, rules, a, lam, Delta, x0=x, model=model, nu=nu, progress=progress, **kw)
+        out.append(fp)
+        x = np.array([fp.values[k] for k in UNKNOWNS])
+    return out
+
+
+def rs_branches(kern: RSKernels, rules, alpha, lam, Delta, *, model="spiked", nu=2.0, x0=None, progress=None,
+                **kw) -> list:
+    """Every distinct fixed point reached from the informed and the small-overlap starts (§10.6).
+
+    Returns a list of ``(branch_name, RSFixedPoint)``; ``"informed"`` first.  A start that does not
+    converge is skipped (the informed one must converge).  Two fixed points are the same when
+    their order parameters agree within 1e-4 (relative).
+    """
+    starts = [("informed", informed_start(model, nu) if x0 is None else np.asarray(x0, float)),
+              ("small_overlap", small_overlap_start(model, nu))]
+    found = []
+    for name, s in starts:
+        try:
+            fp = rs_fixed_point(kern, rules, alpha, lam, Delta, x0=s, model=model, nu=nu, progress=progress, **kw)
+        except ConvergenceError:
+            if name == "informed":
+                raise
+            continue
+        v = np.array([fp.values[k] for k in UNKNOWNS])
+        dup = any(np.max(np.abs(v - np.array([f.values[k] for k in UNKNOWNS])) / np.maximum(1, np.abs(v))) < 1e-4
+                  for _, f in found)
+        if not dup:
+            found.append((name, fp))
+    return found
+
+
+def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="spiked", nu=2.0, x0=None,
+                   refine: bool = True, xatol: float = 0.02, progress=None, **kw):
+    r"""Minimise E_test over λ at fixed α (§12): a log grid (default 9 points on 10⁻³…10, solved by
+    continuation from large to small λ), then a bounded 1-D refinement in :math:`\log_{10}\lambda`
+    between the neighbours of the best grid point (golden section, ``xatol`` in decades).
+
+    Returns ``(best RSFixedPoint, [grid RSFixedPoint...])``.  Grid points that do not converge
+    are skipped and listed in the best point's flags.
+    """
+    grid = np.logspace(-3, 1, 9) if grid is None else np.asarray(sorted(grid), float)
+    if grid.size < 3:
+        raise ValueError("the λ grid needs at least 3 points")
+    pts = {}
+    x = x0
+    failed = []
+    for lam in grid[::-1]:
+        try:
+            fp = rs_fixed_point(kern, rules, alpha, float(lam), Delta, x0=x, model=model, nu=nu, progress=progress, **kw)
+        except ConvergenceError:
+            failed.append(float(lam))
+            continue
+        pts[float(lam)] = fp
+        x = np.array([fp.values[k] for k in UNKNOWNS])
+    if not pts:
+        raise ConvergenceError(_SYSTEM, {"alpha": alpha, "Delta": Delta}, float("nan"),
+                               "no λ of the grid converged", "a different grid or more points")
+    lams = sorted(pts)
+    ib = int(np.argmin([pts[l_].E_test for l_ in lams]))
+    best = pts[lams[ib]]
+    grid_out = [pts[l_] for l_ in lams]
+    if refine and 0 < ib < len(lams) - 1:
+        lo, hi = math.log10(lams[ib - 1]), math.log10(lams[ib + 1])
+        cache = {}
+        xb = np.array([best.values[k] for k in UNKNOWNS])
+
+        def f(u):
+            if u in cache:
+                return cache[u].E_test
+            try:
+                fp = rs_fixed_point(kern, rules, alpha, 10 ** u, Delta, x0=xb, model=model, nu=nu, **kw)
+            except ConvergenceError:
+                return math.inf
+            cache[u] = fp
+            return fp.E_test
+
+        gr = (math.sqrt(5) - 1) / 2
+        a_, b_ = lo, hi
+        c_, d_ = b_ - gr * (b_ - a_), a_ + gr * (b_ - a_)
+        fc, fd = f(c_), f(d_)
+        while b_ - a_ > xatol:
+            if fc < fd:
+                b_, d_, fd = d_, c_, fc
+                c_ = b_ - gr * (b_ - a_)
+                fc = f(c_)
+            else:
+                a_, c_, fc = c_, d_, fd
+                d_ = a_ + gr * (b_ - a_)
+                fd = f(d_)
+        for fp in cache.values():
+            if fp.E_test < best.E_test:
+                best = fp
+    elif ib in (0, len(lams) - 1):
+        best.flags = best.flags + ("lambda_at_grid_edge",)
+    if failed:
+        best.flags = best.flags + ("grid_failed:" + ";".join(f"{v:g}" for v in failed),)
+    if progress is not None:
+        progress(f"tuned alpha={alpha:g}: lam*={best.lam:.4g}, E_test={best.E_test:.5f}")
+    return best, grid_out
