@@ -163,7 +163,8 @@ def make_rule(model: str, nu: float, lengths, *, points: int = 4096, replicates:
 # the per-sample prox
 # =============================================================================================
 
-_START_T = (2.0, -2.0, 5.0, -5.0, 10.0, -10.0)
+_START_T = (0.25, -0.25, 0.5, -0.5, 1.0, -1.0, 1.5, -1.5, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0, 5.0, -5.0, 7.0, -7.0,
+            10.0, -10.0)
 
 
 def _cols(a):
@@ -183,18 +184,43 @@ def _unpack_sym(flat, L):
     return H
 
 
-def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-10):
-    """Minimise F over χ for every sample from the §10.6 multistart; returns χ̂ (n, L) and diagnostics."""
+def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_starts=None, trace=None):
+    """Minimise F over χ for every sample; returns χ̂ (n, L) and diagnostics.
+
+    Multistart (§10.6, screened): F is evaluated at ω^χ and at ω^χ + t√V_k d for the directions
+    d ∈ {e_ℓ} ∪ {(e_ℓ − e_ℓ')/√2} (the differences matter for normalised activations, whose
+    non-trivial directions are orthogonal to 1) and t ∈ ±{0.25, …, 10}; safeguarded Newton runs from
+    ω^χ and from the best candidate of each ray (1 + L(L+1) starts; ``keep_starts`` keeps only the
+    lowest few, ``"all"`` every candidate), and the lowest minimum is kept.
+    """
     n, L = wchi.shape
-    starts = [np.zeros(L)]
-    for ell in range(L):
-        for t in _START_T:
-            d = np.zeros(L)
-            d[ell] = t * math.sqrt(V_k)
-            starts.append(d)
-    S = len(starts)
-    off = np.stack(starts)  # (S, L)
-    X = (wchi[:, None, :] + off[None, :, :]).reshape(-1, L)
+    dirs = [np.eye(L)[ell] for ell in range(L)]
+    for i in range(L):
+        for j in range(i + 1, L):
+            dirs.append((np.eye(L)[i] - np.eye(L)[j]) / math.sqrt(2))
+    ts = np.array(_START_T)
+    off = np.concatenate([np.zeros((1, L))] + [np.outer(ts, d_) * math.sqrt(V_k) for d_ in dirs])  # (S0, L)
+    S0 = off.shape[0]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        C = (wchi[:, None, :] + off[None, :, :]).reshape(-1, L)
+        (Fc,) = mod.F_value(*_cols(C), *_cols(np.repeat(wchi, S0, axis=0)), *_cols(np.repeat(wz, S0, axis=0)),
+                            np.repeat(y, S0), V_k, V_v)
+    Fc = np.where(np.isfinite(Fc), Fc, np.inf).reshape(n, S0)
+    # the best candidate of ω^χ itself and of each ray (direction, sign): one start per region, so a
+    # distant basin is never screened out by nearer candidates of the same basin
+    nt = ts.size
+    pos, neg = np.flatnonzero(ts > 0), np.flatnonzero(ts < 0)
+    rays = [np.array([0])]
+    for k in range(len(dirs)):
+        rays += [1 + k * nt + pos, 1 + k * nt + neg]
+    pick = np.stack([r[np.argmin(Fc[:, r], axis=1)] if r.size > 1 else np.zeros(n, int) for r in rays], axis=1)
+    if keep_starts == "all":
+        pick = np.broadcast_to(np.arange(S0), (n, S0))
+    elif keep_starts is not None and keep_starts < pick.shape[1]:
+        order0 = np.argsort(np.take_along_axis(Fc, pick, axis=1), axis=1, kind="stable")[:, :keep_starts]
+        pick = np.take_along_axis(pick, order0, axis=1)
+    S = pick.shape[1]
+    X = (wchi[:, None, :] + off[pick]).reshape(-1, L)
     WC = np.repeat(wchi, S, axis=0)
     WZ = np.repeat(wz, S, axis=0)
     Y = np.repeat(y, S)
@@ -214,7 +240,9 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-10):
             Fcur[active] = Fa
             gn = np.sqrt((g * g).sum(axis=1))
             gnorm[active] = gn
-            keep = gn > gtol * (1.0 + np.abs(Fa))
+            keep = gn > gtol * (1.0 + 1.0 / V_k)
+            if trace is not None:
+                trace.append(int(keep.sum()))
             if not keep.any():
                 break
             active, xa, Fa, g, Hm = active[keep], xa[keep], Fa[keep], g[keep], Hm[keep]
@@ -225,12 +253,12 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-10):
             bad = ~np.isfinite(d).all(axis=1) | ((d * g).sum(axis=1) >= 0)
             d[bad] = -V_k * g[bad]
             dn = np.sqrt((d * d).sum(axis=1))
-            scale = np.minimum(1.0, 1.0 / np.maximum(dn, 1e-300))
+            scale = np.minimum(1.0, max(1.0, math.sqrt(V_k)) / np.maximum(dn, 1e-300))
             d *= scale[:, None]
             step = np.ones(active.size)
             todo = np.arange(active.size)
             accepted = np.zeros(active.size, bool)
-            for _ in range(40):
+            for _ in range(12):
                 xt = xa[todo] + step[todo, None] * d[todo]
                 ia = active[todo]
                 (Ft,) = mod.F_value(*_cols(xt), *_cols(WC[ia]), *_cols(WZ[ia]), Y[ia], V_k, V_v)
@@ -242,8 +270,9 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-10):
                 if not todo.size:
                     break
                 step[todo] *= 0.5
-            # no decrease possible: at a minimum up to rounding
-            active = active[accepted]
+            # no decrease possible: at a minimum up to rounding; tiny steps: converged
+            small = dn * scale < 1e-13 * (1 + np.abs(xa).max(axis=1))
+            active = active[accepted & ~small]
         (Fend,) = mod.F_value(*_cols(X), *_cols(WC), *_cols(WZ), Y, V_k, V_v)
     Fend = np.where(np.isfinite(Fend), Fend, np.inf).reshape(n, S)
     order = np.argsort(Fend, axis=1, kind="stable")
@@ -251,7 +280,7 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-10):
     Xr = X.reshape(n, S, L)
     chi_hat = Xr[np.arange(n), best]
     # ambiguity: a second start at a distinct minimum with almost the same F
-    second = order[:, 1]
+    second = order[:, min(1, S - 1)]
     dist = np.abs(Xr[np.arange(n), second] - chi_hat).max(axis=1)
     dF = Fend[np.arange(n), second] - Fend[np.arange(n), best]
     ambiguous = (dist > 1e-3) & (dF < 1e-6 * (1 + np.abs(Fend[np.arange(n), best])))
