@@ -240,7 +240,7 @@ register(Claim(
     statement="Ridge ERM (R5 setting, α=4) ends within distance 0.1 of the manifold m_kv*=m_vk*=q_kv=0 "
               "at D ≥ 400, and the distance shrinks like D^(−1/2).",
     source=_src("App. A.2.2", "§5, §12, §15 C16"), run=_c16,
-    quick={"alpha": 4.0, "D_scan": (100, 200, 400), "D_main": 400, "seeds": 3, "seeds_small": 6},
+    quick={"alpha": 4.0, "D_scan": (100, 200, 400), "D_main": 400, "seeds": 3, "seeds_small": 10},
     full={"alpha": 4.0, "D_scan": (250, 500, 1000, 2000), "D_main": 1000, "seeds": 5, "seeds_small": 5},
     tags=("slr", "finite-sample", "training"), references=(PAPER,)))
 

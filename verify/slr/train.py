@@ -948,7 +948,7 @@ def rs_tuned_lambda(activation, model, nu, L, alpha, delta, grid=LAMBDA_GRID) ->
     """λ minimising the RS test error (spec §12: log grid 10⁻³…10, 9 points, then a 1-D refinement),
     with the grid and the RS point at the chosen λ (a row of :class:`numeric.replica.RSFixedPoint`)."""
     rep = _replica()
-    best, pts = rep.rs_tune(activation, model=model, nu=nu, L=L, alpha=alpha, Delta=delta, grid=list(grid))
+    best, pts = rep.rs_tune_lambda(activation, model, nu, L, float(alpha), float(delta), grid=list(grid))
     return {"lam": float(best.lam), "grid": [float(p.lam) for p in pts], "E_test_grid": [float(p.E_test) for p in pts],
             "rs": best.as_row()}
 
@@ -1072,8 +1072,9 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
     r"""E_test against α per activation (spec §12, issue "learning curves").
 
     ERM: summary rows (mean ± sd over seeds, points with error bars); RS: ``rs_curves``
-    ``{activation: (alphas, E, SE)}`` drawn as lines with a ±SE band (computed from
-    :mod:`numeric.replica` when ``theory`` and not given, if available); the population optimum of
+    ``{activation: (alphas, E, SE)}`` drawn as lines through the α of the ERM points with a ±3 SE
+    band (computed by :func:`verify.slr.replica.rs_learning_curve` when ``theory`` and not given,
+    for activations trained at one λ); the population optimum of
     each activation dashed in its colour; the Bayes risk (population) in black.
     """
     import matplotlib
@@ -1090,19 +1091,19 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
     fig, ax = plt.subplots(figsize=(7.0, 4.6), dpi=120)
     law = _law(Lname) if not isinstance(Lname, str) else _law([int(x) for x in Lname.strip("U{}").split(",")])
     all_alpha = sorted({r["alpha"] for r in summ})
+    rs_note = ""
     if rs_curves is None and theory:
         rs_curves = {}
         try:
             rep = _replica()
-            dense = list(np.geomspace(min(all_alpha), max(all_alpha), 9)) if len(all_alpha) > 1 else all_alpha
             for act in acts:
                 lam_set = {r["lam"] for r in summ if r["activation"] == act}
                 if len(lam_set) == 1:
-                    fps = rep.rs_curve(act, model=model, nu=nu, L=_law_arg(law), alphas=dense,
-                                       lam=lam_set.pop(), Delta=first.get("delta", 0.1))
+                    fps = rep.rs_learning_curve(act, model, nu, _law_arg(law), list(all_alpha), lam_set.pop(),
+                                                first.get("delta", 0.1))
                     rs_curves[act] = ([f.alpha for f in fps], [f.E_test for f in fps], [f.E_test_error for f in fps])
-        except (InputError, ImportError, AttributeError, ArithmeticError):
-            rs_curves = {}
+        except (InputError, ImportError, ArithmeticError, RuntimeError) as exc:  # said on the figure
+            rs_note = f"RS theory not drawn: {str(exc).splitlines()[0][:90]}"
     for j, act in enumerate(acts):
         col = _COLOURS[j % len(_COLOURS)]
         pts = sorted((r["alpha"], r["E_test"], r.get("E_test_sd") or 0.0, r["lam"]) for r in summ
@@ -1146,6 +1147,8 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
     ax.set_title(title or f"{model}-SLR, L={Lname}, ν={nu_txt}, D={first['D']}, Δ={first.get('delta', 0.1):g}, "
                           f"{first['optimizer']}", fontsize=10)
     ax.grid(alpha=0.3)
+    if rs_note:
+        ax.text(0.01, 0.01, rs_note, transform=ax.transAxes, fontsize=6, color="gray")
     ax.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
