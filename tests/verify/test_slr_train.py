@@ -124,7 +124,7 @@ def test_command_rows_plot_and_interrupt(tmp_path):
     cmd = T.TRAIN_COMMAND
     params = cmd.parse({"activation": "softmax", "alpha": "2,4", "lam": "0.1", "D": "30",
                         "seeds": "2", "n_test": "2000", "plot": str(tmp_path / "curve.png"),
-                        "log": str(tmp_path / "rows.jsonl"), "device": "cpu"})
+                        "log": str(tmp_path / "rows.jsonl"), "device": "cpu", "theory": "none"})
     rows = T.run_train(params)
     summ = [r for r in rows if r["row"] == "summary"]
     assert len(summ) == 2 and len(rows) == 6

@@ -1016,7 +1016,7 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
         for r in rows:
             r.setdefault("interrupted", True)
     if params.get("plot") and rows:
-        path = plot_learning_curve(rows, params["plot"], theory=params.get("theory", True))
+        path = plot_learning_curve(rows, params["plot"], theory=params.get("theory", "rs") == "rs")
         if progress is not None:
             progress(f"figure: {path}")
     return rows
@@ -1047,6 +1047,8 @@ TRAIN_COMMAND = Command(
               check="nonnegative"),
         Param("n_test", "int", 20000, "fresh test sequences per seed", check="positive"),
         Param("plot", "str", "", "write the learning-curve figure (PNG) here"),
+        Param("theory", "choice", "rs", "RS lines on the figure (rs: one RS fixed point per α and activation, "
+              "minutes; none: ERM, population and Bayes only)", choices=("rs", "none")),
         Param("log", "str", "", "append each finished seed as a JSON line here"),
     ),
     description="Trains the §4 predictor on N = αD sequences by ridge ERM (spec slr.md §12), several "
@@ -1075,12 +1077,14 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
     ``{activation: (alphas, E, SE)}`` drawn as lines through the α of the ERM points with a ±3 SE
     band (computed by :func:`verify.slr.replica.rs_learning_curve` when ``theory`` and not given,
     for activations trained at one λ); the population optimum of
-    each activation dashed in its colour; the Bayes risk (population) in black.
+    each activation dashed in its colour; the Bayes risk (population) in black.  Summary rows
+    that get an RS point gain ``rs_E_test``, ``rs_E_test_error`` and ``rs_m_k`` … ``rs_q_v``.
     """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker  # noqa: F401
 
     summ = [r for r in rows if r.get("row") == "summary" and r.get("E_test") is not None]
     if not summ:
@@ -1102,6 +1106,9 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
                     fps = rep.rs_learning_curve(act, model, nu, _law_arg(law), list(all_alpha), lam_set.pop(),
                                                 first.get("delta", 0.1))
                     rs_curves[act] = ([f.alpha for f in fps], [f.E_test for f in fps], [f.E_test_error for f in fps])
+                    for r, f in ((r, f) for r in summ if r["activation"] == act for f in fps if f.alpha == r["alpha"]):
+                        r["rs_E_test"], r["rs_E_test_error"] = float(f.E_test), float(f.E_test_error)
+                        r.update({f"rs_{k}": float(f.values[k]) for k in ("m_k", "q_k", "m_v", "q_v")})
         except (InputError, ImportError, ArithmeticError, RuntimeError) as exc:  # said on the figure
             rs_note = f"RS theory not drawn: {str(exc).splitlines()[0][:90]}"
     for j, act in enumerate(acts):
@@ -1114,7 +1121,7 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
                     label=f"{act}: ERM (λ={lam_txt}, mean ± sd, {first.get('seeds', '')} seeds)")
         if rs_curves and act in rs_curves:
             ra, re, rse = (np.asarray(x, dtype=float) for x in rs_curves[act])
-            ax.plot(ra, re, "-", color=col, label=f"{act}: RS theory")
+            ax.plot(ra, re, "-", color=col, label=f"{act}: RS theory (band ±3 SE)")
             ax.fill_between(ra, re - 3 * rse, re + 3 * rse, color=col, alpha=0.2, lw=0)
         try:
             start = None
@@ -1141,6 +1148,7 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
     ax.set_xscale("log")
     ax.set_xticks(all_alpha)
     ax.set_xticklabels([f"{x:g}" for x in all_alpha])
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel(r"sample ratio $\alpha = N/D$")
     ax.set_ylabel(r"test error $E_{\rm test}$ (excess)")
     nu_txt = "∞" if math.isinf(nu) else f"{nu:g}"
