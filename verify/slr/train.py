@@ -27,9 +27,13 @@ Optimisers
     evaluated; the driver collects the points of all seeds still running and evaluates them in
     one batched pass. A seed's iterates are therefore exactly those of a single-seed run (up to
     floating-point reassociation in the batched matrix products). Stops on ``‖∇L‖₂ ≤ tol_grad``
-    (default 1e-8, status ``converged``), on a stalled objective (no decrease beyond 8 ulp of
-    :math:`\mathcal L` for 10 iterations in a row, or a line search without decrease: ``stalled``)
-    or after ``max_iter`` iterations (``max_iter``).
+    (default 1e-8, status ``converged``), on a stalled objective (for 10 iterations in a row no
+    decrease beyond 8 ulp of :math:`\mathcal L` and no new low of the gradient norm, or a line
+    search without decrease: ``stalled``) or after ``max_iter`` iterations (``max_iter``). Near the
+    minimiser the decrease of :math:`\mathcal L` (a sum over :math:`N` samples) drops below its
+    round-off while :math:`\|\nabla\mathcal L\|` is still ~1e-7; the line search therefore allows a
+    round-off slack of 64 ulp in its sufficient-decrease tests (approximate Wolfe conditions of
+    Hager & Zhang) and lets the curvature condition decide, which is what reaches 1e-8.
 ``gd``
     Full-batch gradient descent :math:`\theta\leftarrow\theta-\eta\nabla\mathcal L` with
     :math:`\eta=\texttt{lr}\cdot D/N` (``lr`` is dimensionless: the Hessian of :math:`\mathcal L` scales like
