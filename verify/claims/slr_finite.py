@@ -16,6 +16,8 @@ or the population formula), a **training side** (ridge ERM on ``N = αD`` finite
   log RMS distance on log D over ≥ 3 dimensions, −0.5 ± max(0.15, 3 SE)).
 - C17  full-batch GD from the informed start reaches the L-BFGS minimiser (same data): E_test
   within 0.01, overlaps within 5%, per seed.
+- C15b RS vs ERM beyond R5 (§17.6): spiked L=3 softmax and linear_uncentred (quick), plus
+  max-SLR L=2 (full), at the RS-tuned λ of C18.
 - C18  softmax below every linear variant at finite α with λ tuned per activation by RS, for RS
   and ERM, margin > 3 SE (paired seeds for ERM); the RS gap to the population optimum shrinks
   with α.  Preceded by the RS-vs-ERM validation of the branches it uses (§17.6).
@@ -103,10 +105,11 @@ def rs_tuned(ctx, activation, *, model, nu, L, alpha, delta):
 
 
 #: RS points at the RS-tuned λ (spec §12: 9-point log grid 10⁻³…10, λ chosen by RS E_test, no
-#: refinement), computed by :func:`verify.slr.replica.rs_tune_lambda` (rule: Sobol 4×1024, informed
-#: start) with ``benchmarks``-style script on 2026-12-01 (branch ``train`` at the merge of
-#: ``replica`` 79014cb).  ``--quick`` reads the theory side of C15b/C18 from here because one RS
-#: tuning costs 9 fixed points (minutes on two shared cores); ``--full`` recomputes it live.
+#: refinement: ``refine=False``), computed by :func:`verify.slr.replica.rs_tune_lambda` (rule: Sobol
+#: 4×1024, informed start, continuation from large to small λ) on 2026-12-01 with the ``replica``
+#: branch at 79014cb.  ``--quick`` reads the theory side of C15b/C18 from here because one RS
+#: tuning costs 9 fixed points (softmax L=3: 30–40 min on the shared 2 cores); ``--full``
+#: recomputes it live (with the golden-section refinement).  ``grid`` lists (λ, E_test, SE).
 #: Keys: (activation, model, nu, L, alpha) → dict(lam, E_test, E_test_error, values, errors).
 RS_TUNED: dict = {
     ('linear_centred', 'spiked', 2.0, 3, 2.0): {'lam': 3.1622776601683795, 'E_test': 0.816587, 'E_test_error': 0.001112, 'values': {'m_k': 0.083499, 'q_k': 0.025319, 'V_k': 0.309643, 'm_v': 0.220191, 'q_v': 0.09531, 'V_v': 0.146778}, 'errors': {'m_k': 0.00082, 'q_k': 0.000627, 'V_k': 0.000187, 'm_v': 0.000822, 'q_v': 0.000231, 'V_v': 8.4e-05}, 'grid': [(0.001, 3.023038, 0.098751), (0.003162, 3.010038, 0.097945), (0.01, 2.969509, 0.095118), (0.031623, 2.84794, 0.084479), (0.1, 2.421445, 0.148699), (0.316228, 1.51426, 0.059705), (1.0, 0.884432, 0.003526), (3.162278, 0.816587, 0.001112), (10.0, 0.854182, 0.000449)]},
