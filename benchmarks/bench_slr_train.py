@@ -1,0 +1,103 @@
+"""Benchmark of the finite-D ERM trainer (verify.slr.train, spec slr.md §12).
+
+1. Batched seeds against a loop over seeds: the same run (softmax, spiked L=2, ν=2, Δ=0.1,
+   λ=0.1, L-BFGS from the informed start), CPU, one thread; ratio loop / batched.
+2. float32 against float64 on the same data: time ratio and the gap in E_test (§6.1 at the
+   learned overlaps) and overlaps.
+3. Scaling in D at fixed α: seconds per objective+gradient evaluation, L-BFGS iterations and the
+   memory of the data, N·L·D floats; extrapolated to the paper scale √(ND) = 10⁴
+   (D = 10⁴/√α, N = 10⁴√α) assuming time ∝ (N·L·D)^p with p fitted.
+
+Usage: ``PYTHONPATH=. python benchmarks/bench_slr_train.py [--quick]``
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+
+import numpy as np
+import torch
+
+from verify.slr.train import _Problem, memory_needed, train_erm
+
+SET = dict(model="spiked", nu=2.0, L=2, lam=0.1, delta=0.1, device="cpu", test=False)
+
+
+def _timed(fn, repeats):
+    ts, out = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        ts.append(time.perf_counter() - t0)
+    return ts, out
+
+
+def _fmt(ts):
+    return f"min {min(ts):.2f} / median {statistics.median(ts):.2f} / max {max(ts):.2f} s"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    repeats = 1 if args.quick else 3
+    D, S, alpha = (100, 4, 4.0) if args.quick else (200, 4, 4.0)
+
+    print(f"# 1. batched vs looped seeds: D={D}, α={alpha}, {S} seeds, L-BFGS, 1 thread, {repeats} repeats")
+    tb, rb = _timed(lambda: train_erm("softmax", alpha=alpha, D=D, seeds=S, **SET), repeats)
+    tl, rl = _timed(lambda: train_erm("softmax", alpha=alpha, D=D, seeds=S, batched=False, **SET), repeats)
+    print(f"batched: {_fmt(tb)}; loop: {_fmt(tl)}; ratio loop/batched (median) "
+          f"{statistics.median(tl) / statistics.median(tb):.2f}")
+    dev = max(abs(a["m_k"] - b["m_k"]) for a, b in zip(rb.seeds, rl.seeds))
+    print(f"largest |Δm_k| batched vs loop: {dev:.2e}; iterations per seed {[r['iterations'] for r in rb.seeds]}")
+
+    print("\n# 2. float32 vs float64 (same data, same start)")
+    tested = {k: v for k, v in SET.items() if k != "test"}
+    train_erm("softmax", alpha=alpha, D=20, seeds=1, n_test=100, **tested)  # warm-up: generated kernels
+    t64, r64 = _timed(lambda: train_erm("softmax", alpha=alpha, D=D, seeds=2, n_test=4000, **tested), repeats)
+    t32, r32 = _timed(lambda: train_erm("softmax", alpha=alpha, D=D, seeds=2, n_test=4000, dtype="float32",
+                                        tol_grad=1e-4, **tested), repeats)
+    print(f"float64: {_fmt(t64)}; float32: {_fmt(t32)}; ratio 64/32 {statistics.median(t64) / statistics.median(t32):.2f}")
+    for a, b in zip(r64.seeds, r32.seeds):
+        print(f"  seed {a['seed_index']}: E_test(§6.1) {a['E_test_overlaps']:.5f} vs {b['E_test_overlaps']:.5f} "
+              f"(gap {b['E_test_overlaps'] - a['E_test_overlaps']:+.1e}); m_k gap {b['m_k'] - a['m_k']:+.1e}, "
+              f"q_k gap {b['q_k'] - a['q_k']:+.1e}; float32 status {b['status']} ‖g‖ {b['grad_norm']:.1e}")
+
+    print("\n# 3. scaling in D at α=10 (one seed): time per evaluation, iterations, memory")
+    Ds = (100, 200, 400) if args.quick else (200, 400, 800)
+    a10 = 10.0
+    rows = []
+    for Dv in Ds:
+        N = int(a10 * Dv)
+        X = torch.randn(1, N, 2, Dv, dtype=torch.float64)
+        y = torch.randn(1, N, dtype=torch.float64)
+        prob = _Problem("softmax", Dv, 0.1, [(X, y)], False, None, torch.float64, torch.device("cpu"), N)
+        th = torch.randn(1, 2 * Dv, dtype=torch.float64)
+        prob.value_and_grad(th)
+        te, _ = _timed(lambda: prob.value_and_grad(th), 5)
+        r = train_erm("softmax", alpha=a10, D=Dv, seeds=1, **SET)
+        rows.append((Dv, N, min(te), r.seeds[0]["iterations"], r.seeds[0]["evals"], r.seeds[0]["train_s"]))
+        print(f"D={Dv}: N={N}, eval {min(te) * 1e3:.1f} ms, L-BFGS {r.seeds[0]['iterations']} it / "
+              f"{r.seeds[0]['evals']} evals, {r.seeds[0]['train_s']:.1f} s, data {memory_needed(1, N, 2, Dv) / 2**20:.0f} MiB")
+    x = np.log([n * 2 * d for d, n, *_ in rows])
+    p_eval = float(np.polyfit(x, np.log([r[2] for r in rows]), 1)[0])
+    evals = float(np.mean([r[4] for r in rows]))
+    print(f"fitted: time per evaluation ∝ (N·L·D)^{p_eval:.2f}; mean evaluations per run {evals:.0f}")
+    for a in (4.0, 10.0, 20.0):
+        Dp = int(round(1e4 / math.sqrt(a)))
+        Np = int(a * Dp)
+        for L in (2, 3):
+            sz = Np * L * Dp
+            ratio = sz / (rows[-1][1] * 2 * rows[-1][0])
+            t_lin, t_fit = rows[-1][2] * ratio, rows[-1][2] * ratio ** p_eval
+            print(f"paper scale α={a:g}, L={L}: D={Dp}, N={Np}: N·L·D·8 B = {sz * 8 / 2**30:.2f} GiB per seed "
+                  f"(with buffers {memory_needed(1, Np, L, Dp) / 2**30:.2f} GiB); per evaluation ≈{t_lin:.2f} s "
+                  f"(linear, memory-bound) to {t_fit:.2f} s (fitted exponent); one L-BFGS run ≈"
+                  f"{t_lin * evals / 60:.0f}–{t_fit * evals / 60:.0f} min on this CPU (1 thread)")
+
+
+if __name__ == "__main__":
+    main()
