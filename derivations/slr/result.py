@@ -7,8 +7,8 @@ SymPy; the equations are in :mod:`derivations.slr.population`, :mod:`~derivation
 """
 from symbolic.result import Command, Param, Result
 
-__all__ = ["RESULT", "REFERENCES", "ACTIVATION_NAMES", "MODELS", "POPULATION_COMMAND", "BAYES_OPTIMAL_COMMAND",
-           "AMP_COMMAND"]
+__all__ = ["RESULT", "REFERENCES", "ACTIVATION_NAMES", "MODELS", "POPULATION_COMMAND", "REPLICA_COMMAND",
+           "TRAIN_COMMAND", "BAYES_OPTIMAL_COMMAND", "AMP_COMMAND"]
 
 #: What a computation with this result rests on (printed by ``verify.claims.citation``).
 REFERENCES = (
@@ -132,12 +132,86 @@ AMP_COMMAND = Command(
 )
 
 
+TRAIN_COMMAND = Command(
+    name="train",
+    help="ridge ERM at finite D (L-BFGS, GD, Adam/SGD), batched over seeds, against the theory",
+    run="verify.slr.train:run_train",
+    parameters=(
+        Param("model", "choice", "spiked", "data model (§3)", choices=("spiked", "max")),
+        Param("nu", "float", 2.0, "spike strength ν (inf for max-SLR)", check="nonnegative,inf"),
+        Param("L", "ints", [2], "sequence length, or a comma list for uniform variable length", check="positive"),
+        Param("activation", "choices", ["softmax"], "activation variants (§4), comma-separated",
+              choices=tuple(ACTIVATION_NAMES)),
+        Param("alpha", "floats", [4.0], "sample ratios α = N/D", check="positive"),
+        Param("lam", "strs", ["0.1"], "ridge λ values (half_sum), or rs-tuned"),
+        Param("delta", "float", 0.1, "label noise Δ", check="nonnegative"),
+        Param("D", "int", 400, "dimension", check=">=2"),
+        Param("seeds", "int", 3, "independent teachers/datasets, trained together", check="positive"),
+        Param("optimizer", "choice", "lbfgs", "full-batch lbfgs or gd, minibatch adam or sgd", choices=("lbfgs", "gd", "adam", "sgd")),
+        Param("init", "choice", "informed", "informed (population optimum) or random", choices=("informed", "random")),
+        Param("seed", "int", 0, "master seed", check="nonnegative"),
+        Param("device", "str", "auto", "auto, cpu or cuda"),
+        Param("dtype", "choice", "float64", "training precision", choices=("float64", "float32")),
+        Param("max_iter", "int", 0, "iteration cap (0: optimiser default)", check="nonnegative"),
+        Param("lr", "float", 0.0, "GD/SGD dimensionless step (η = lr·D/N) or Adam step; 0: default",
+              check="nonnegative"),
+        Param("n_test", "int", 20000, "fresh test sequences per seed", check="positive"),
+        Param("plot", "str", "", "write the learning-curve figure (PNG) here"),
+        Param("theory", "choice", "rs", "RS lines on the figure (rs: one RS fixed point per α and activation, "
+              "minutes; none: ERM, population and Bayes only)", choices=("rs", "none")),
+        Param("log", "str", "", "append each finished seed as a JSON line here"),
+    ),
+    description="Trains the §4 predictor on N = αD sequences by ridge ERM (spec slr.md §12), several "
+                "seeds at once, and reports E_test (fresh sequences and the §6.1 formula from the "
+                "learned overlaps), the seven overlaps, the distance to the manifold and the optimiser status.",
+    examples=("attnlimits slr train --model spiked --nu 2 --L 2 --activation softmax,linear_uncentred "
+              "--alpha 2,4,10 --lam 0.1 --D 400 --seeds 3 --plot curve.png",),
+    table=("activation", "alpha", "lam", "row", "seed_index", "E_test", "E_test_se", "E_test_overlaps",
+           "m_k", "q_k", "m_v", "q_v", "distance", "status", "iterations"),
+    expensive=("seeds",),
+)
+
+
+REPLICA_COMMAND = Command(
+    name="replica",
+    help="replica-symmetric theory of ridge ERM at finite sample ratio alpha (docs/slr.md §10)",
+    run="verify.slr.replica:run_replica",
+    parameters=(
+        Param("model", "choice", "spiked", "data model", choices=("spiked", "max")),
+        Param("nu", "float", 2.0, "spike strength nu (inf allowed for max-SLR)", check="nonnegative,inf"),
+        Param("L", "ints", [2], "sequence length; a list gives a uniform variable-length law", check=">=2",
+              flag="--L"),
+        Param("activation", "strs", ["softmax"], "comma list of activation variants (spec §4 full names)"),
+        Param("alpha", "floats", [1.0, 2.0, 4.0, 10.0, 20.0], "sample ratios alpha = N/D", check="positive"),
+        Param("lam", "strs", ["0.1"], "ridge strengths lambda (comma list) or 'tune' (log grid 1e-3..10 + refinement)"),
+        Param("delta", "float", 0.1, "label noise Delta", check="nonnegative"),
+        Param("branches", "flag", False, "also start from small overlaps and report every distinct fixed point"),
+        Param("extra", "float", None, "value of a fixed extra scalar (erf_fixed c, softplus_norm b)"),
+        Param("metric", "choice", "excess", "error metric (spec §2)", choices=("excess", "noisy")),
+        Param("points", "int", 1024, "Sobol points per replicate (power of 2)", check="positive"),
+        Param("replicates", "int", 4, "independent scrambled replicates (error estimate)", check=">=2"),
+        Param("seed", "int", 0, "seed of the scramblings"),
+    ),
+    description=("Solves the RS saddle-point equations of ridge ERM (half_sum loss) for single-location regression "
+                 "on a frozen scrambled-Sobol rule with a multistart safeguarded-Newton prox, damped -> Anderson -> "
+                 "Newton outer iteration and continuation in alpha; reports E_test with its integration error, the "
+                 "training loss, all order parameters, stability and the non-PD fraction."),
+    examples=("attnlimits slr replica --model spiked --nu 2 --L 2 --activation softmax --alpha 4,10 --lam 0.1 "
+              "--delta 0.1",
+              "attnlimits slr replica --model max --nu inf --L 3 --activation linear_uncentred,softmax --alpha 4 "
+              "--lam tune --json"),
+    table=("activation", "alpha", "lam", "branch", "E_test", "E_test_error", "training_loss", "m_k", "q_k", "V_k",
+           "m_v", "q_v", "V_v", "stability", "pd_fail_fraction", "method"),
+    expensive=("alpha",),
+)
+
+
 RESULT = Result(
     name="slr",
     title="Single-location regression: softmax vs linear attention, Bayes optimality, finite samples",
     references=REFERENCES,
-    commands=(POPULATION_COMMAND, BAYES_OPTIMAL_COMMAND, AMP_COMMAND),
-    claims=("verify.claims.slr_population", "verify.claims.slr_bayes_optimal"),
+    commands=(POPULATION_COMMAND, REPLICA_COMMAND, TRAIN_COMMAND, BAYES_OPTIMAL_COMMAND, AMP_COMMAND),
+    claims=("verify.claims.slr_population", "verify.claims.slr_finite", "verify.claims.slr_bayes_optimal"),
     description="Duranthon et al., arXiv:2509.21936; Marion et al., arXiv:2410.01537 (docs/slr.md).",
     group_help="single-location regression: population risks, Bayes risk, finite-sample theory",
 )

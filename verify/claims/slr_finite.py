@@ -374,7 +374,7 @@ def _c18(ctx, size):
                 se = float(np.std(diff, ddof=1) / math.sqrt(len(diff)))
                 checks.append(_margin(f"{tag} α={alpha:g}: ERM E({act}) − E(softmax), paired seeds", m, se,
                                       f"D={size['D']}, {len(diff)} seeds, same teachers and data"))
-            from numeric import bayes
+            from verify.slr import theory as bayes
 
             eb = float(bayes.bayes_risk(model, nu, L).value)
             gaps.append(rs["softmax"].E_test - eb)

@@ -27,6 +27,7 @@ import math
 from functools import lru_cache
 
 from symbolic.result import Command, InputError, Param
+from derivations.slr.result import REPLICA_COMMAND  # noqa: F401  (declared with the result)
 
 __all__ = ["rs_kernels", "rs_rule", "rs_fixed_point", "rs_learning_curve", "rs_tune_lambda", "rs_branches",
            "run_replica", "REPLICA_COMMAND", "DEFAULT_LAMBDA_GRID"]
@@ -249,35 +250,3 @@ def run_replica(params: dict, *, progress=None) -> list:
     return rows
 
 
-REPLICA_COMMAND = Command(
-    name="replica",
-    help="replica-symmetric theory of ridge ERM at finite sample ratio alpha (docs/slr.md §10)",
-    run="verify.slr.replica:run_replica",
-    parameters=(
-        Param("model", "choice", "spiked", "data model", choices=("spiked", "max")),
-        Param("nu", "float", 2.0, "spike strength nu (inf allowed for max-SLR)", check="nonnegative,inf"),
-        Param("L", "ints", [2], "sequence length; a list gives a uniform variable-length law", check=">=2",
-              flag="--L"),
-        Param("activation", "strs", ["softmax"], "comma list of activation variants (spec §4 full names)"),
-        Param("alpha", "floats", [1.0, 2.0, 4.0, 10.0, 20.0], "sample ratios alpha = N/D", check="positive"),
-        Param("lam", "strs", ["0.1"], "ridge strengths lambda (comma list) or 'tune' (log grid 1e-3..10 + refinement)"),
-        Param("delta", "float", 0.1, "label noise Delta", check="nonnegative"),
-        Param("branches", "flag", False, "also start from small overlaps and report every distinct fixed point"),
-        Param("extra", "float", None, "value of a fixed extra scalar (erf_fixed c, softplus_norm b)"),
-        Param("metric", "choice", "excess", "error metric (spec §2)", choices=("excess", "noisy")),
-        Param("points", "int", 1024, "Sobol points per replicate (power of 2)", check="positive"),
-        Param("replicates", "int", 4, "independent scrambled replicates (error estimate)", check=">=2"),
-        Param("seed", "int", 0, "seed of the scramblings"),
-    ),
-    description=("Solves the RS saddle-point equations of ridge ERM (half_sum loss) for single-location regression "
-                 "on a frozen scrambled-Sobol rule with a multistart safeguarded-Newton prox, damped -> Anderson -> "
-                 "Newton outer iteration and continuation in alpha; reports E_test with its integration error, the "
-                 "training loss, all order parameters, stability and the non-PD fraction."),
-    examples=("attnlimits slr replica --model spiked --nu 2 --L 2 --activation softmax --alpha 4,10 --lam 0.1 "
-              "--delta 0.1",
-              "attnlimits slr replica --model max --nu inf --L 3 --activation linear_uncentred,softmax --alpha 4 "
-              "--lam tune --json"),
-    table=("activation", "alpha", "lam", "branch", "E_test", "E_test_error", "training_loss", "m_k", "q_k", "V_k",
-           "m_v", "q_v", "V_v", "stability", "pd_fail_fraction", "method"),
-    expensive=("alpha",),
-)

@@ -52,7 +52,7 @@ and the row says so. ``random``: :math:`k,v\sim\mathcal N(0,\texttt{init\_scale}
 experiment.
 
 Reports (§12), per seed and as mean ± sd over seeds: ``E_test`` on ``n_test`` fresh sequences of the
-same teacher (mean ± SE over 20 batches, :func:`verify.slr.montecarlo.direct_risk`); ``E_test_overlaps``,
+same teacher (mean ± SE over 20 batches, :func:`verify.slr.direct_risk`); ``E_test_overlaps``,
 the same error computed from the seven learned overlaps by the population formula of §6.1
 (:func:`numeric.population.population_risk_general`; exact given the weights when the teacher is
 orthonormal, claim C5); the seven overlaps; the distance to the manifold
@@ -86,21 +86,23 @@ import numpy as np
 import torch
 
 from symbolic.result import Command, InputError, Param
+from derivations.slr.result import TRAIN_COMMAND  # noqa: F401  (declared with the result)
 from verify._torchutil import draw_generator, draw_seed
-from verify.montecarlo import resolve_device
+from verify._torchutil import resolve_device
 
-from .montecarlo import (
-    ACTIVATIONS,
-    _EXTRA,
-    _LEARNED,
-    c_nu,
-    direct_risk,
-    distance_to_manifold,
-    make_teacher,
-    overlaps,
-    sample_sequences,
-    torch_attention_weights,
-)
+from .estimators import ACTIVATIONS, direct_risk, torch_attention_weights
+from .samplers import c_nu, distance_to_manifold, make_teacher, overlaps, sample_sequences
+
+
+def _extra_scalars():
+    """Activation name → name of its extra scalar, and the names whose scalar is learned (the registry's)."""
+    from derivations.slr import ACTIVATIONS as REG
+
+    extra = {a.name: a.extra_name for a in REG.values() if a.extra is not None}
+    return extra, tuple(a.name for a in REG.values() if a.extra_learned)
+
+
+_EXTRA, _LEARNED = _extra_scalars()
 
 __all__ = [
     "OPTIMIZERS",
@@ -165,12 +167,12 @@ def length_split(N: int, law) -> list[tuple[int, int]]:
 
 
 def _law_arg(law):
-    """The length argument of :mod:`verify.slr.montecarlo` (int, or dict for variable length)."""
+    """The length argument of :mod:`verify.slr` (int, or dict for variable length)."""
     return law[0][0] if len(law) == 1 else {Lv: p for Lv, p in law}
 
 
 def _setting(model, nu, law):
-    from numeric.population import make_setting
+    from verify.slr.theory import make_setting
 
     return make_setting(model, nu, {Lv: p for Lv, p in law})
 
@@ -224,7 +226,7 @@ def _population_start(name: str, model: str, nu: float, law: tuple, extra) -> di
             return {"m_k": 3.0, "m_v": 1.0, "extra": None,
                     "note": "population optimum is the limit m_k→∞; start capped at m_k=3"}
         return {"m_k": c_nu(model, nu), "m_v": 1.0, "extra": None, "note": "exact (§7)"}
-    from numeric.population import optimal_population_risk
+    from verify.slr.theory import optimal_population_risk
 
     setting = _setting(model, nu, list(law))
     fixed = extra if (name in _EXTRA and name not in _LEARNED) else None
@@ -902,7 +904,7 @@ def _train_chunk(activation, model, nu, law, split, D, N, lam, delta, chunk, see
                             generator=draw_generator(bases[i], 2), teacher=(ks, vs), extra=ex, device="cpu")
             row["E_test"], row["E_test_se"] = float(r.mean), float(r.se)
             try:
-                from numeric.population import population_risk_general
+                from verify.slr.theory import population_risk_general
 
                 e6, se6 = population_risk_general(activation, setting, ov, extra=ex, points=overlap_points,
                                                   replicates=8, seed=int(bases[i] % 2**31))
@@ -1026,44 +1028,6 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
     return rows
 
 
-TRAIN_COMMAND = Command(
-    name="train",
-    help="ridge ERM at finite D (L-BFGS, GD, Adam/SGD), batched over seeds, against the theory",
-    run="verify.slr.train:run_train",
-    parameters=(
-        Param("model", "choice", "spiked", "data model (§3)", choices=("spiked", "max")),
-        Param("nu", "float", 2.0, "spike strength ν (inf for max-SLR)", check="nonnegative,inf"),
-        Param("L", "ints", [2], "sequence length, or a comma list for uniform variable length", check="positive"),
-        Param("activation", "choices", ["softmax"], "activation variants (§4), comma-separated",
-              choices=ACTIVATIONS),
-        Param("alpha", "floats", [4.0], "sample ratios α = N/D", check="positive"),
-        Param("lam", "strs", ["0.1"], "ridge λ values (half_sum), or rs-tuned"),
-        Param("delta", "float", 0.1, "label noise Δ", check="nonnegative"),
-        Param("D", "int", 400, "dimension", check=">=2"),
-        Param("seeds", "int", 3, "independent teachers/datasets, trained together", check="positive"),
-        Param("optimizer", "choice", "lbfgs", "full-batch lbfgs or gd, minibatch adam or sgd", choices=OPTIMIZERS),
-        Param("init", "choice", "informed", "informed (population optimum) or random", choices=("informed", "random")),
-        Param("seed", "int", 0, "master seed", check="nonnegative"),
-        Param("device", "str", "auto", "auto, cpu or cuda"),
-        Param("dtype", "choice", "float64", "training precision", choices=("float64", "float32")),
-        Param("max_iter", "int", 0, "iteration cap (0: optimiser default)", check="nonnegative"),
-        Param("lr", "float", 0.0, "GD/SGD dimensionless step (η = lr·D/N) or Adam step; 0: default",
-              check="nonnegative"),
-        Param("n_test", "int", 20000, "fresh test sequences per seed", check="positive"),
-        Param("plot", "str", "", "write the learning-curve figure (PNG) here"),
-        Param("theory", "choice", "rs", "RS lines on the figure (rs: one RS fixed point per α and activation, "
-              "minutes; none: ERM, population and Bayes only)", choices=("rs", "none")),
-        Param("log", "str", "", "append each finished seed as a JSON line here"),
-    ),
-    description="Trains the §4 predictor on N = αD sequences by ridge ERM (spec slr.md §12), several "
-                "seeds at once, and reports E_test (fresh sequences and the §6.1 formula from the "
-                "learned overlaps), the seven overlaps, the distance to the manifold and the optimiser status.",
-    examples=("attnlimits slr train --model spiked --nu 2 --L 2 --activation softmax,linear_uncentred "
-              "--alpha 2,4,10 --lam 0.1 --D 400 --seeds 3 --plot curve.png",),
-    table=("activation", "alpha", "lam", "row", "seed_index", "E_test", "E_test_se", "E_test_overlaps",
-           "m_k", "q_k", "m_v", "q_v", "distance", "status", "iterations"),
-    expensive=("seeds",),
-)
 
 
 # =============================================================================================
@@ -1129,7 +1093,7 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
             ax.fill_between(ra, re - 3 * rse, re + 3 * rse, color=col, alpha=0.2, lw=0)
         try:
             start = None
-            from numeric.population import optimal_population_risk
+            from verify.slr.theory import optimal_population_risk
 
             if act == "softmax":
                 start = None
@@ -1140,7 +1104,7 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
         except (ValueError, ArithmeticError):
             pass
     try:
-        from numeric import bayes
+        from verify.slr import theory as bayes
 
         if len(law) == 1:
             eb = float(bayes.bayes_risk(model, nu, law[0][0]).value)
