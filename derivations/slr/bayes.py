@@ -51,6 +51,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .symbols import L, nu  # noqa: F401  (shared, one definition)
+
 from symbolic.functions import gaussian_density, ndtr
 
 __all__ = [
@@ -85,18 +87,16 @@ MODELS = ("spiked", "max")
 
 # ------------------------------------------------------------------------------------------------
 # symbols
-nu = sp.Symbol("nu", positive=True)  #: spike strength ν (ν ≥ 0; ν = 0 is handled exactly)
-L = sp.Symbol("L", positive=True, integer=True)  #: sequence length
 n = sp.Symbol("n", real=True)  #: standard normal variable of the L = 2 forms
 g = sp.Symbol("g", real=True)  #: standard normal variable of the inner expectations
 u = sp.Symbol("u", real=True)  #: u = −log t (Laplace variable)
 s = sp.Symbol("s", real=True)  #: s = a − u (kernel argument)
 a = sp.Symbol("a", real=True)  #: a logit c_ν χ*_ℓ
-t = sp.Symbol("t", positive=True)  #: Laplace variable
+t = sp.Symbol("t_lap", positive=True)  #: Laplace variable t (named apart from the activation argument t)
 x = sp.Symbol("x", real=True)  #: generic real variable
 m = sp.Symbol("m", real=True)  #: mean of a logit
-c = sp.Symbol("c", positive=True)  #: standard deviation of a logit
-d = sp.Symbol("d", real=True)  #: score gap √ν(χ*_1 − χ*_ℓ) ~ N(ν, 2ν) (§9)
+c = sp.Symbol("c_sd", positive=True)  #: standard deviation of a logit (named apart from the erf offset c)
+d = sp.Symbol("d_gap", real=True)  #: score gap √ν(χ*_1 − χ*_ℓ) ~ N(ν, 2ν) (§9)
 E_B = sp.Symbol("E_B", nonnegative=True)  #: a Bayes risk (placeholder in :func:`stein_mean`)
 
 

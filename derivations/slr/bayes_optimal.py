@@ -85,6 +85,8 @@ from functools import lru_cache
 
 import sympy as sp
 
+from .symbols import Delta, alpha, nu, q_k, q_v  # noqa: F401  (shared, one definition)
+
 from symbolic.codegen import Kernel, ModuleBuilder, expression_hash
 from symbolic.gaussian import wick_expectation
 
@@ -98,13 +100,9 @@ __all__ = [
     "REFERENCES",
 ]
 
-q_k, q_v = sp.symbols("q_k q_v", positive=True)
 qhat_k, qhat_v = sp.symbols("qhat_k qhat_v", nonnegative=True)
 qhat = sp.Symbol("qhat", nonnegative=True)
 q = sp.Symbol("q", positive=True)
-alpha = sp.Symbol("alpha", positive=True)
-nu = sp.Symbol("nu", positive=True)
-Delta = sp.Symbol("Delta", positive=True)
 V_k, V_v = sp.symbols("V_k V_v", positive=True)
 y = sp.Symbol("y", real=True)
 M = sp.Symbol("M", real=True)  #: log-sum-exp shift (any value; numeric passes max_ε A_ε)

@@ -60,6 +60,8 @@ from functools import lru_cache
 
 import sympy as sp
 
+from .symbols import L, m_k, m_v, nu, q_k, q_v  # noqa: F401  (shared, one definition)
+
 from symbolic.functions import LogSoftplus
 from symbolic.hermite import ActivationError, parse_activation
 from symbolic.hermite import t as _t
@@ -75,11 +77,7 @@ __all__ = [
 
 #: Activation argument (one token's key field χ_ℓ); the same symbol as :data:`symbolic.hermite.t`.
 t = _t
-nu = sp.Symbol("nu", positive=True)  #: spike strength ν
-L = sp.Symbol("L", positive=True, integer=True)  #: sequence length
 m = sp.Symbol("m", real=True)  #: key overlap m_k in the closed forms
-m_k, m_v = sp.symbols("m_k m_v", real=True)
-q_k, q_v = sp.symbols("q_k q_v", nonnegative=True)
 s_k = sp.Symbol("s_k", nonnegative=True)
 mu = sp.Symbol("mu", real=True)  #: μ_L(ν) = E[χ*_{ε*}] on max-SLR
 A_sym, B_sym = sp.symbols("A B", real=True)

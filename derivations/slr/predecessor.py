@@ -31,6 +31,8 @@ import functools
 
 import sympy as sp
 
+from .symbols import L  # noqa: F401  (shared, one definition)
+
 from symbolic.functions import zeta_erf2  # ζ(t, s) = E_g[erf(t + s g)^2], defined (and printed) there
 
 __all__ = [
@@ -49,7 +51,6 @@ REFERENCES = (
 )
 
 d = sp.Symbol("d", positive=True)  #: token dimension
-L = sp.Symbol("L", positive=True, integer=True)  #: sequence length
 gamma = sp.Symbol("gamma", positive=True)  #: standard deviation of the relevant token
 lam = sp.Symbol("lam", positive=True)  #: erf slope λ
 kappa = sp.Symbol("kappa", real=True)  #: k·k*
