@@ -680,9 +680,9 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     gx, info = rs_map(kern, rules, x, alpha, lam, Delta, form=form, timing=timing)
     evals += 1
     av = info["averages"]  # (R, q)
-    if J is None or True:
-        J = _fd_jacobian(G_full, x, gx)
-        evals += x.size
+    # Jacobian of the frozen map at the returned point: stability and the delta-method error
+    J = _fd_jacobian(G_full, x, gx)
+    evals += x.size
     eig = np.linalg.eigvals(J)
     stability = float(np.max(np.abs(eig)))
     # observables

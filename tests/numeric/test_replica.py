@@ -107,6 +107,8 @@ def test_spec_R5():
     fps = NR.rs_learning_curve(kern, rules, sorted(R5), 0.1, 0.1, model="spiked", nu=2.0)
     for fp in fps:
         E, ov = R5[fp.alpha]
+        print(f"R5 alpha={fp.alpha:g}: E_test={fp.E_test:.5f} ± {fp.E_test_error:.1e}", fp.values, fp.stability,
+              fp.pd_fail_fraction, fp.multi_minima_fraction, f"{fp.seconds:.1f}s")
         assert abs(fp.E_test - E) <= 0.003, (fp.alpha, fp.E_test)  # stated ± 0.003
         for k, v in ov.items():
             assert fp.values[k] == pytest.approx(v, rel=0.02), (fp.alpha, k, fp.values[k])

@@ -1,0 +1,53 @@
+"""The ``slr replica`` command and the name-level API (verify.slr.replica): contract and bad input."""
+import math
+
+import pytest
+
+from symbolic.result import InputError
+from verify.slr import replica as V
+
+
+def test_command_contract_rows():
+    params = V.REPLICA_COMMAND.parse({"model": "spiked", "nu": "2", "L": "2", "activation": "linear_uncentred",
+                                      "alpha": "10", "lam": "1", "delta": "0.1", "points": "128"})
+    msgs = []
+    rows = V.run_replica(params, progress=msgs.append)
+    assert len(rows) == 1 and msgs
+    r = rows[0]
+    for k in V.REPLICA_COMMAND.table + ("E_test_error", "training_objective", "model", "nu", "L", "branch"):
+        assert k in r, k
+    assert r["branch"] == "informed" and r["informed"] is True
+    for v in r.values():
+        assert v is None or isinstance(v, (int, float, str, bool))
+    assert math.isfinite(r["E_test"])
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(alpha=0.0), "alpha"), (dict(alpha=-1.0), "alpha"), (dict(lam=0.0), "lam"), (dict(lam=-0.1), "lam"),
+    (dict(Delta=-0.1), "delta"), (dict(model="spiked", nu=math.inf), "max-SLR only"), (dict(L=1), "L must be"),
+    (dict(activation="erf_learned"), "learned scalar"), (dict(activation="softplus_norm_bias"), "learned scalar"),
+    (dict(activation="linear"), "ambiguous"), (dict(model="other"), "model"),
+])
+def test_bad_input_is_one_line_input_error(kw, match):
+    args = dict(activation="linear_uncentred", model="spiked", nu=2.0, L=2, alpha=4.0, lam=0.1, Delta=0.1)
+    args.update(kw)
+    with pytest.raises(InputError, match=match) as exc:
+        V.rs_fixed_point(args.pop("activation"), args.pop("model"), args.pop("nu"), args.pop("L"), args.pop("alpha"),
+                         args.pop("lam"), args.pop("Delta"), points=128)
+    assert "\n" not in str(exc.value)
+
+
+def test_lam_parse():
+    assert V._parse_lams(["tune"]) == "tune"
+    with pytest.raises(InputError):
+        V._parse_lams(["0"])
+    with pytest.raises(InputError):
+        V._parse_lams(["abc"])
+
+
+def test_branches_flag_reports_informed_first():
+    params = V.REPLICA_COMMAND.parse({"model": "spiked", "nu": "2", "L": "2", "activation": "linear_centred",
+                                      "alpha": "10", "lam": "1", "branches": "true", "points": "128"})
+    rows = V.run_replica(params)
+    assert rows[0]["branch"] == "informed"
+    assert all("n_branches" in r for r in rows)
