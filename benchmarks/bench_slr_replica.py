@@ -1,4 +1,4 @@
-"""Benchmark: RS learning curve of ridge ERM (spec slr.md §10.6), softmax, spiked L = 2, ν = 2, λ = 0.1, Δ = 0.1.
+"""Benchmark: RS learning curve of ridge ERM (docs/slr.md §10.6), softmax, spiked L = 2, ν = 2, λ = 0.1, Δ = 0.1.
 
 attnlimits: generated kernels on a frozen scrambled-Sobol rule, ray-screened multistart Newton prox,
 damped → Anderson → Newton outer solve with continuation in α, error by replicates (delta method).

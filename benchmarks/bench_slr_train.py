@@ -1,4 +1,4 @@
-"""Benchmark of the finite-D ERM trainer (verify.slr.train, spec slr.md §12).
+"""Benchmark of the finite-D ERM trainer (verify.slr.train, docs/slr.md §12).
 
 1. Batched seeds against a loop over seeds: the same run (softmax, spiked L=2, ν=2, Δ=0.1,
    λ=0.1, L-BFGS from the informed start), CPU, one thread; ratio loop / batched.

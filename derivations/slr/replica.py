@@ -58,15 +58,15 @@ __all__ = [
     "conjugate_update", "test_error", "training_residual", "replica_kernels", "kernel_key",
 ]
 
+from .symbols import Delta, alpha  # noqa: E402  (shared, one definition)
+
 RS_UNKNOWNS = ("m_k", "q_k", "V_k", "m_v", "q_v", "V_v")  #: order parameters of §10.1
 RS_CONJUGATES = ("m_hat_k", "q_hat_k", "V_hat_k", "m_hat_v", "q_hat_v", "V_hat_v")
 
 lam = sp.Symbol("lam", positive=True)  #: ridge strength λ
-alpha = sp.Symbol("alpha", positive=True)  #: sample ratio α = N/D
 y = sp.Symbol("y", real=True)
 V_k, V_v = sp.symbols("V_k V_v", positive=True)
 m_hat, q_hat, V_hat = sp.symbols("m_hat q_hat V_hat", real=True)
-Delta = sp.Symbol("Delta", nonnegative=True)
 
 
 def _vec(name, L):

@@ -161,7 +161,7 @@ TRAIN_COMMAND = Command(
               "minutes; none: ERM, population and Bayes only)", choices=("rs", "none")),
         Param("log", "str", "", "append each finished seed as a JSON line here"),
     ),
-    description="Trains the §4 predictor on N = αD sequences by ridge ERM (spec slr.md §12), several "
+    description="Trains the §4 predictor on N = αD sequences by ridge ERM (docs/slr.md §12), several "
                 "seeds at once, and reports E_test (fresh sequences and the §6.1 formula from the "
                 "learned overlaps), the seven overlaps, the distance to the manifold and the optimiser status.",
     examples=("attnlimits slr train --model spiked --nu 2 --L 2 --activation softmax,linear_uncentred "

@@ -1,4 +1,4 @@
-"""Tests of the finite-D ERM trainer (verify.slr.train, spec slr.md §12).
+"""Tests of the finite-D ERM trainer (verify.slr.train, docs/slr.md §12).
 
 Expected values are independent of the code under test: the same problems trained one seed at
 a time (batched vs looped), the stated gradient tolerance, a different optimiser (GD vs L-BFGS),

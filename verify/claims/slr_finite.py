@@ -1,8 +1,8 @@
-r"""Claims of single-location regression at finite sample ratio α (spec ``slr.md`` §10, §12, §15 C15–C18).
+r"""Claims of single-location regression at finite sample ratio α (``docs/slr.md`` §10, §12, §15 C15–C18).
 
 Source: Duranthon, Marion, Boyer, Loureiro, Zdeborová, arXiv:2509.21936 ([D]) — a replica-symmetric
 (RS) theory of ridge ERM that "agrees with gradient-based training", and softmax beating linear
-attention at every α — as derived independently in ``shared/spec/slr.md`` §10.
+attention at every α — as derived independently in ``docs/slr.md`` §10.
 
 Each claim has a **theory side** (the RS fixed point of :mod:`verify.slr.replica`, informed branch,
 or the population formula), a **training side** (ridge ERM on ``N = αD`` finite-D sequences by
@@ -35,7 +35,7 @@ from .base import Check, Claim, PlotSeries, PlotSpec, register
 __all__ = ["SEED_OFFSETS", "R5", "erm", "rs_point", "rs_tuned"]
 
 PAPER = "arXiv:2509.21936"
-SPEC = "spec slr.md"
+SPEC = "docs/slr.md"
 OV4 = ("m_k", "q_k", "m_v", "q_v")
 
 #: Offsets added to ``ctx.seed`` (master seed of the ERM seeds) per claim family.  C15, C16 and

@@ -1,4 +1,4 @@
-r"""Ridge ERM of single-location regression at finite :math:`D`, batched over seeds (spec ``slr.md`` §12).
+r"""Ridge ERM of single-location regression at finite :math:`D`, batched over seeds (``docs/slr.md`` §12).
 
 Several independent problems (teacher, training set, initialisation; one per *seed*) are trained
 at once: the parameters are stacked, ``theta`` of shape ``(S, P)`` with ``P = 2D`` (+1 for a
