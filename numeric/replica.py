@@ -77,12 +77,12 @@ _LOADED: dict = {}
 
 def compile_rs_kernels(name: str, kernel_sets: dict) -> RSKernels:
     """Print and load the kernels ``kernel_sets[L] = {kernel name: Kernel}`` (cached by source hash)."""
-    from symbolic.codegen import ModuleBuilder, kernels_hash, load_module
+    from symbolic.codegen import ModuleBuilder, expression_hash, load_module
 
     mods, srcs, affine = {}, {}, True
     for L, ks in sorted(kernel_sets.items()):
         ks = dict(ks)
-        h = kernels_hash(ks.values())
+        h = expression_hash(*[o for k in ks.values() for o in k.outputs])
         key = (name, int(L), h)
         if key not in _LOADED:
             mb = ModuleBuilder(f"RS kernels of {name}, L={L}", "numpy", h,
