@@ -32,15 +32,13 @@ import numpy as np
 
 from .base import Check, Claim, PlotSeries, PlotSpec, register
 
-__all__ = ["SEED_OFFSETS", "R5", "erm", "rs_point", "rs_tuned"]
+__all__ = ["R5", "erm", "rs_point", "rs_tuned"]
 
 PAPER = "arXiv:2509.21936"
 SPEC = "docs/slr.md"
 OV4 = ("m_k", "q_k", "m_v", "q_v")
 
 #: Offsets added to ``ctx.seed`` (master seed of the ERM seeds) per claim family.  C15, C16 and
-#: C17 share one offset so they reuse the same training runs.
-SEED_OFFSETS = {"R5": 41_000, "C18": 42_000}
 
 #: Spec R5 (RS column), the setting of C15: softmax, spiked, L=2, ν=2, Δ=0.1, λ=0.1.
 R5 = {"activation": "softmax", "model": "spiked", "nu": 2.0, "L": 2, "delta": 0.1, "lam": 0.1,
@@ -70,7 +68,7 @@ def erm(ctx, activation, *, model, nu, L, alpha, lam, D, seeds, offset="R5", opt
         ctx.progress(f"  ERM {activation} {model} ν={nu:g} L={L} α={alpha:g} λ={lam:.4g} D={D}, {seeds} seeds, "
                      f"{optimizer}")
         return train_erm(activation, model=model, nu=nu, L=L, alpha=alpha, lam=lam, D=D, seeds=seeds,
-                         seed=ctx.seed + SEED_OFFSETS[offset], optimizer=optimizer, device=ctx.device,
+                         seed=ctx.seed_for(offset), optimizer=optimizer, device=ctx.device,
                          n_test=kw.pop("n_test", 10_000 if ctx.mode == "quick" else 20_000), **kw)
 
     return ctx.cached(key, run)

@@ -26,24 +26,19 @@ import numpy as np
 
 from .base import Check, Claim, PlotSeries, PlotSpec, register
 
-__all__ = ["SEED_OFFSETS", "population_optimum", "bayes_value"]
+__all__ = ["population_optimum", "bayes_value"]
 
 PAPER = "arXiv:2509.21936"
 SPEC = "docs/slr.md"
 INF = math.inf
-
-#: Offsets added to ``ctx.seed`` for each Monte Carlo run.
-SEED_OFFSETS = {"C1": 21_000, "C2": 22_000, "C3": 23_000, "C4": 24_000, "C5": 25_000, "C6": 26_000,
-                "C7": 27_000, "C8": 28_000, "C11": 29_000, "C12": 30_000, "C20": 31_000, "C21": 32_000,
-                "C23": 33_000, "C24": 34_000, "TRAIN-pop": 35_000}
-
 
 def _src(paper_part: str, spec_part: str) -> str:
     return f"{PAPER} {paper_part}; {SPEC} {spec_part}"
 
 
 def _seed(ctx, name: str, extra: int = 0) -> int:
-    return ctx.seed + SEED_OFFSETS[name] + extra
+    """The seed of a Monte Carlo run, derived from its name (:meth:`Context.seed_for`)."""
+    return ctx.seed_for(name, *((extra,) if extra else ()))
 
 
 def _val(x):
