@@ -13,7 +13,7 @@ A result (one paper's theory) is declared once, as data, by its derivation packa
 and registered under the ``attnlimits.results`` entry-point group in ``pyproject.toml``::
 
     [project.entry-points."attnlimits.results"]
-    rmt = "derivations.attention_rmt_result:RESULT"
+    rmt = "derivations.attention_rmt.result:RESULT"
 
 so that a third-party package adds a result without editing attnlimits.  Everything here is
 plain data: building the command-line parser from a :class:`Result` imports no SymPy and none of
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 __all__ = ["Param", "Command", "Result", "InputError", "REQUIRED", "resolve", "discover_results",
-           "register_result", "registered_results", "ENTRY_POINT_GROUP"]
+           "register_result", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "attnlimits.results"
 
@@ -208,17 +208,17 @@ class Command:
 class Result:
     """A registered result: name, title, references, commands, claims module, generated model.
 
-    ``claims`` is the module that registers the result's claims (imported by ``attnlimits
-    verify``); ``model`` names its :class:`~symbolic.model.GeneratedModel` (or ``None``);
-    ``export`` names ``export(params, path, backend) -> str`` (a one-line summary) for
-    ``attnlimits export <name>``, with ``export_parameters`` its options.
+    ``claims`` is the module (or a tuple of modules) that registers the result's claims (imported
+    by ``attnlimits verify``); ``model`` names its :class:`~symbolic.model.GeneratedModel` (or ``None``);
+    ``export`` names ``export(params, path) -> str`` (a one-line summary) for
+    ``attnlimits export <name>``, with ``export_parameters`` its options (``-o/--output`` is added).
     """
 
     name: str
     title: str
     references: tuple = ()
     commands: tuple = ()
-    claims: str | None = None
+    claims: str | tuple | None = None
     model: str | None = None
     export: str | None = None
     export_parameters: tuple = ()
@@ -250,6 +250,7 @@ def resolve(dotted: str):
 
 
 _EXTRA: dict[str, Result] = {}
+_DISCOVERED: dict[str, Result] | None = None
 
 
 def register_result(result: Result) -> Result:
@@ -259,11 +260,14 @@ def register_result(result: Result) -> Result:
 
 
 def discover_results() -> dict[str, Result]:
-    """Results from the ``attnlimits.results`` entry points, plus those registered in-process.
+    """Results from the ``attnlimits.results`` entry points (read once per process), plus those
+    registered in-process.
 
     An entry point that fails to load is skipped with a warning naming it (a broken third-party
     plug-in must not take the command line down).
     """
+    if _DISCOVERED is not None:
+        return {**_DISCOVERED, **_EXTRA}
     import warnings
     from importlib.metadata import entry_points
 
@@ -278,10 +282,5 @@ def discover_results() -> dict[str, Result]:
             warnings.warn(f"attnlimits: entry point {ep.name!r} is not a Result")
             continue
         out.setdefault(res.name, res)
-    out.update(_EXTRA)
-    return out
-
-
-def registered_results() -> dict[str, Result]:
-    """Alias of :func:`discover_results` (kept short for callers)."""
-    return discover_results()
+    globals()["_DISCOVERED"] = out  # entry points are read once per process
+    return {**out, **_EXTRA}

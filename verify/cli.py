@@ -468,23 +468,13 @@ def _cmd_weights(args) -> int:
 
 
 
-# options whose value may start with '-' (a negative number or a list whose first entry is negative)
-_NEGATIVE = re.compile(r"^-(\d|\.\d|inf)", re.IGNORECASE)
-
-
 def _join_negative_values(argv: list[str]) -> list[str]:
-    """``--wk -0.5,0.5`` → ``--wk=-0.5,0.5``: argparse would take ``-0.5,0.5`` for an option."""
-    out, i = [], 0
-    while i < len(argv):
-        tok = argv[i]
-        if (tok.startswith("--") and "=" not in tok and i + 1 < len(argv) and _NEGATIVE.match(argv[i + 1])
-                and not re.fullmatch(r"-\d+(\.\d*)?", argv[i + 1])):
-            out.append(f"{tok}={argv[i + 1]}")
-            i += 2
-            continue
-        out.append(tok)
-        i += 1
-    return out
+    """``--wk -0.5,0.5`` → ``--wk=-0.5,0.5``: argparse would take ``-0.5,0.5`` for an option.
+
+    The same rule as exported solvers (one definition, in the portable driver)."""
+    from numeric._portable_driver import _join_negative_values as join
+
+    return join(argv)
 
 
 def main(argv=None) -> int:

@@ -91,17 +91,7 @@ MODELS = ("spiked", "max")
 order_parameter_names = ("m_k", "q_k", "m_v", "q_v", "m_kvstar", "m_vkstar", "q_kv")
 manifold_names = ("m_kvstar", "m_vkstar", "q_kv")  #: zero on the manifold M (§5)
 
-REFERENCES = (
-    "O. Duranthon, P. Marion, C. Boyer, B. Loureiro, L. Zdeborová. Statistical Advantage of Softmax "
-    "Attention: Insights from Single-Location Regression. arXiv:2509.21936.",
-    "P. Marion, R. Berthier, G. Biau, C. Boyer. Attention Layers Provably Solve Single-Location "
-    "Regression. ICLR 2025, arXiv:2410.01537.",
-    "H. Nishimori. Statistical Physics of Spin Glasses and Information Processing. Oxford University "
-    "Press, 2001.",
-    "C. Stein. Estimation of the mean of a multivariate normal distribution. Annals of Statistics, 1981.",
-    "L. Isserlis. On a formula for the product-moment coefficient of any order of a normal frequency "
-    "distribution in any number of variables. Biometrika, 1918.",
-)
+from .result import REFERENCES  # noqa: E402,F401  (what a computation with this result rests on)
 
 
 # =============================================================================================
