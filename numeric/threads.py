@@ -16,10 +16,10 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["apply_threads", "default_threads", "resolve_threads", "current_threads", "ENV_VAR"]
+__all__ = ["apply_threads", "default_threads", "resolve_threads", "current_threads", "ENV_VAR", "THREAD_VARIABLES"]
 
 ENV_VAR = "ATTNLIMITS_THREADS"
-_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
          "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
 _APPLIED: dict = {"threads": None}
 _LIMITER = []  # keeps the threadpoolctl context alive
@@ -51,7 +51,7 @@ def resolve_threads(value=None) -> int:
 def apply_threads(n: int) -> int:
     """Use ``n`` threads in BLAS and torch for the rest of this process; returns ``n``."""
     n = int(n)
-    for var in _VARS:
+    for var in THREAD_VARIABLES:
         os.environ[var] = str(n)
     try:
         from threadpoolctl import threadpool_limits

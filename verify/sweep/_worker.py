@@ -7,7 +7,6 @@ itself imports: a task ships the command's ``run`` string (``"module:function"``
 from __future__ import annotations
 
 import datetime as _dt
-import importlib
 import json
 import math
 import os
@@ -22,9 +21,11 @@ from pathlib import Path
 __all__ = ["execute_point", "execute_chain", "PinThreads", "THREAD_ENV", "plain", "resolve_run", "thread_settings", "point_rows",
            "write_part", "canonical_params", "META_COLUMNS"]
 
+from numeric.threads import THREAD_VARIABLES, apply_threads
+from symbolic.result import resolve as resolve_run  # noqa: F401  (light: no SymPy)
+
 #: environment given to worker processes (read by OpenMP, MKL, OpenBLAS, numexpr, torch at import)
-THREAD_ENV = {v: "1" for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")}
+THREAD_ENV = {v: "1" for v in THREAD_VARIABLES}
 
 _VERSIONS: str | None = None
 _LIMITED = False
@@ -50,15 +51,8 @@ def _versions() -> str:
 def _pin_threads() -> None:
     """One BLAS/OpenMP/torch thread in this process (a Dask worker)."""
     global _LIMITED
-    for k, v in THREAD_ENV.items():
-        os.environ[k] = v
     if not _LIMITED:
-        try:
-            from threadpoolctl import threadpool_limits
-
-            threadpool_limits(1)
-        except Exception:  # noqa: BLE001 - threadpoolctl is optional
-            pass
+        apply_threads(1)  # env variables, BLAS pools (threadpoolctl), torch if loaded
         _LIMITED = True
     torch = sys.modules.get("torch")
     if torch is not None and torch.get_num_threads() != 1:
@@ -222,17 +216,6 @@ def _first(v):
     if isinstance(v, list) and len(v) == 1:
         return v[0]
     return v
-
-
-def resolve_run(dotted: str):
-    """Import ``"module:function"`` (same rule as :func:`symbolic.result.resolve`, without SymPy)."""
-    mod, sep, attr = dotted.partition(":")
-    if not sep:
-        mod, _, attr = dotted.rpartition(".")
-    obj = importlib.import_module(mod)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def _nested(v):
