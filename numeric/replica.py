@@ -32,8 +32,11 @@ Method (§10.6, with the two qualifications listed there)
   far below the integration error).  Failure raises :class:`numeric.ConvergenceError`.
 - **Error and stability.** The Jacobian :math:`J=\partial G/\partial x` at the solution gives the
   stability (spectral radius) and the replicate error by the delta method:
-  :math:`\delta x_r=(I-J)^{-1}(G_r(x^*)-x^*)`; the standard error of every reported quantity is the
-  replicate standard deviation over :math:`\sqrt R`.
+  :math:`\delta x_r=(I-J)^{-1}(G_r(x^*)-x^*)`; an observable of replicate r is evaluated at
+  :math:`x_r=x^*+\delta x_r` with that replicate's channel averages carried to :math:`x_r` to first
+  order (:math:`\partial\bar a/\partial x` from the same finite differences as :math:`J`); the
+  standard error of every reported quantity is the replicate standard deviation over :math:`\sqrt R`
+  (checked against the per-replicate nonlinear fixed points, ``tests/numeric/test_replica_error.py``).
 
 Cost: one map evaluation is one vectorised prox over ``replicates × points`` samples; a fixed
 point takes 20–40 evaluations.  See ``benchmarks/bench_slr_replica.py``.
@@ -511,6 +514,22 @@ def _residual(g, x):
     return float(np.max(np.abs(g - x) / np.maximum(1.0, np.abs(x))))
 
 
+def _fd_jacobian_with_averages(Gi, x, gx, av0, h=1e-6):
+    """Forward-difference Jacobians of the map, ``∂G/∂x``, and of the pooled channel averages,
+    ``∂ā/∂x`` (shape (n_quantities, 6)), from the same evaluations; ``Gi(v)`` returns ``rs_map``'s pair."""
+    n = x.size
+    J = np.empty((n, n))
+    Jav = np.empty((av0.size, n))
+    for j in range(n):
+        xp = x.copy()
+        hj = h * max(1.0, abs(x[j]))
+        xp[j] += hj
+        gp, info = Gi(xp)
+        J[:, j] = (gp - gx) / hj
+        Jav[:, j] = (info["averages"].mean(axis=0) - av0) / hj
+    return J, Jav
+
+
 def _fd_jacobian(G, x, gx, h=1e-6):
     n = x.size
     J = np.empty((n, n))
@@ -680,8 +699,11 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     gx, info = rs_map(kern, rules, x, alpha, lam, Delta, form=form, timing=timing)
     evals += 1
     av = info["averages"]  # (R, q)
-    # Jacobian of the frozen map at the returned point: stability and the delta-method error
-    J = _fd_jacobian(G_full, x, gx)
+    # Jacobian of the frozen map at the returned point: stability and the delta-method error.  The
+    # same evaluations give the derivative of the pooled channel averages in x, which the error of
+    # every observable needs (E_test depends on the k-block only through the averages A, B).
+    J, Jav = _fd_jacobian_with_averages(
+        lambda v: rs_map(kern, rules, v, alpha, lam, Delta, form=form, timing=timing), x, gx, av.mean(axis=0))
     evals += x.size
     eig = np.linalg.eigvals(J)
     stability = float(np.max(np.abs(eig)))
@@ -708,8 +730,8 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
                 gr, _ = _update_from_averages(kern, av[r], x, alpha, lam, form)
                 xr = x + A @ (gr - x)
                 xr_list.append(xr)
-                # first-order change of the averages with x is neglected for A,B (they are smooth in x)
-                e_r, t_r = observables(xr, av[r])
+                # replicate r's averages at its own fixed point, to first order: a_r(x_r) ≈ a_r(x*) + ∂ā/∂x·δx_r
+                e_r, t_r = observables(xr, av[r] + Jav @ (xr - x))
                 Er.append(e_r)
                 tlr.append(t_r)
             xr_arr = np.array(xr_list)
