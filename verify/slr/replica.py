@@ -126,7 +126,7 @@ def rs_fixed_point(activation, model, nu, L, alpha, lam, Delta=0.1, *, extra=Non
     See :func:`numeric.replica.rs_fixed_point` for the method, the options (``tol``, ``form``,
     ``coarse``…) and the returned :class:`~numeric.replica.RSFixedPoint`.  Accuracy: the standard
     error ``E_test_error`` (replicates of scrambled Sobol, ``replicates × points`` samples); about
-    2.5e-3 at the default 4 × 1024 and 1.2e-3 at 4 × 4096 for softmax, spiked L = 2, ν = 2, α = 4,
+    2.5e-3 at the default 4 × 1024 and 1.5e-3 at 4 × 4096 for softmax, spiked L = 2, ν = 2, α = 4,
     λ = 0.1 (docs/slr.md §10.6).
     """
     from numeric.replica import rs_fixed_point as _fp
