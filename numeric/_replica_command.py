@@ -12,6 +12,7 @@ its text is copied into exported files with those imports rewritten.
 - :func:`check_rule_size` — points a power of 2, at least 2 replicates
 - :func:`parse_lams` — ``--lam`` values: numbers or ``["tune"]``
 - :func:`replica_rows` — the rows of one activation on given kernels and frozen rule (docs/slr.md §10, §12)
+- :func:`replica_run` — the frozen rule of ``params`` (:func:`numeric.replica.make_rule`), then the rows
 """
 from __future__ import annotations
 
@@ -20,10 +21,10 @@ import math
 from symbolic.result import InputError
 
 from ._portable_solver import ConvergenceError
-from .replica import UNKNOWNS, rs_branches, rs_fixed_point, rs_tune_lambda
+from .replica import UNKNOWNS, make_rule, rs_branches, rs_fixed_point, rs_tune_lambda
 
 __all__ = ["DEFAULT_LAMBDA_GRID", "length_law", "check_setting", "check_rule_size", "parse_lams", "replica_row",
-           "replica_rows"]
+           "replica_rows", "replica_run"]
 
 DEFAULT_LAMBDA_GRID = tuple(10.0 ** (k / 2) for k in range(-6, 3))  #: 9 points, 1e-3 … 10
 
@@ -158,3 +159,13 @@ def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
         for r in rows:
             r["E_test"] += Delta ** 2
     return rows
+
+
+def replica_run(kern, params: dict, *, progress=None) -> list:
+    """The frozen rule of ``params`` (model, nu, L, points, replicates, seed), then :func:`replica_rows`."""
+    nu = check_setting(params["model"], params["nu"])
+    points, replicates = int(params.get("points", 1024)), int(params.get("replicates", 4))
+    check_rule_size(points, replicates)
+    rules = make_rule(params["model"], nu, length_law(params["L"]), points=points, replicates=replicates,
+                      seed=int(params.get("seed", 0)))
+    return replica_rows(kern, rules, params, progress=progress)

@@ -212,6 +212,18 @@ RESULT = Result(
     references=REFERENCES,
     commands=(POPULATION_COMMAND, REPLICA_COMMAND, TRAIN_COMMAND, BAYES_OPTIMAL_COMMAND, AMP_COMMAND),
     claims=("verify.claims.slr_population", "verify.claims.slr_finite", "verify.claims.slr_bayes_optimal"),
+    export="verify.slr.export:export_slr",
+    export_parameters=(
+        Param("solver", "choice", "replica", "replica (RS theory of ridge ERM, §10) or bayes-optimal (BO state "
+              "evolution, §11)", choices=("replica", "bayes-optimal")),
+        Param("activation", "str", "softmax", "replica: one activation variant (spec §4 full name, no learned scalar)"),
+        Param("L", "ints", [2], "sequence length; a list gives a uniform variable-length law (fixed in the file)",
+              check=">=1", flag="--L"),
+        Param("model", "choice", "spiked", "default --model of the exported file", choices=("spiked", "max")),
+        Param("nu", "float", None, "default --nu of the exported file (default: the command's, 2)",
+              check="nonnegative,inf"),
+        Param("extra", "float", None, "replica: value of a fixed extra scalar (erf_fixed c, softplus_norm b)"),
+    ),
     description="Duranthon et al., arXiv:2509.21936; Marion et al., arXiv:2410.01537 (docs/slr.md).",
     group_help="single-location regression: population risks, Bayes risk, finite-sample theory",
 )

@@ -140,7 +140,7 @@ def run_replica(params: dict, *, progress=None) -> list:
     ["tune"]), delta, branches, extra, points, replicates, seed, metric.  With ``lam = tune`` the
     row is the tuned λ* (``lam_grid`` and ``E_grid`` hold the grid as ';'-joined text).
     """
-    from numeric._replica_command import replica_rows
+    from numeric._replica_command import replica_run
 
     acts = params["activation"] if isinstance(params["activation"], (list, tuple)) else [params["activation"]]
     nu = _check(params["model"], params["nu"])
@@ -150,7 +150,5 @@ def run_replica(params: dict, *, progress=None) -> list:
     rows = []
     for act in acts:
         kern = rs_kernels(act, params["L"], params.get("extra"))
-        rules = rs_rule(params["model"], params["nu"], params["L"], points=int(params.get("points", 1024)),
-                        replicates=int(params.get("replicates", 4)), seed=int(params.get("seed", 0)))
-        rows += replica_rows(kern, rules, {**params, "activation": act}, progress=progress)
+        rows += replica_run(kern, {**params, "activation": act}, progress=progress)
     return rows
