@@ -206,8 +206,129 @@ def export_slr(params: dict, path) -> str:
     else:
         text, what = bayes_optimal_source(params, name)
     out = _write(path, text)
-    return f"wrote {out} ({what}; numpy+scipy; python {name} --help)"
+    return f"wrote {out} ({what}; needs numpy and scipy; python {name} --help)"
 
 
-def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:  # pragma: no cover - next step
-    raise InputError("--solver bayes-optimal: not exported yet")
+_MPMATH_STAND_IN = """\
+try:
+    import mpmath
+except ImportError:  # the float64 path below never calls mpmath; only its name is looked up
+    class mpmath:  # noqa: N801 - stands in for the module
+        class mpf:  # nothing is an instance: isinstance(nu, mpmath.mpf) is False
+            pass
+"""
+
+_BO_RUN = '''
+class KernelPart:
+    """Stand-in for :class:`symbolic.bundle.KernelBundle` (one part): the generated numpy module and its metadata."""
+
+    def __init__(self, name, source, meta):
+        self.name, self.source, self.meta, self._module = name, source, meta, None
+
+    def module(self, backend="numpy"):
+        if backend != "numpy":
+            raise ValueError(f"this exported file carries the numpy (float64) kernels only, not {backend!r}")
+        if self._module is None:
+            self._module = load_module(self.source, f"attnlimits_{self.name}_numpy")
+        return self._module
+
+
+class Kernels:
+    """Stand-in for the SLR kernel bundle: the parts :mod:`numeric.bayes` needs (``bayes_spiked``)."""
+
+    def __init__(self, parts):
+        self.parts = parts
+
+    def __getitem__(self, key):
+        return self.parts[key]
+
+
+SLR_KERNELS = Kernels({name: KernelPart(name, src, BAYES_META[name]) for name, src in BAYES_SOURCES.items()})
+
+
+def population_bayes_risk(model, snr, L, **kw):
+    """The population Bayes risk E_B^pop (numeric.bayes.bayes_risk with this file's kernels), as
+    ``verify.slr.theory.bayes_risk`` gives it in-process."""
+    return bayes_risk(model, snr, L, kernels=SLR_KERNELS, **kw)
+
+
+def run(params, *, progress=None):
+    """The rows of ``attnlimits slr bayes-optimal`` for this file's length law."""
+    mod = load_bo_module(BO_SOURCE)
+    return bo_run(mod, LAW, params, population_bayes_risk=population_bayes_risk, progress=progress)
+'''
+
+
+def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
+    """Text of the standalone BO state-evolution solver for ``params`` (L, nu; spiked-SLR) and a summary."""
+    from derivations.slr.result import BAYES_OPTIMAL_COMMAND, RESULT
+    from numeric import _bo_command as BC
+    from numeric import _export as X
+    from numeric import bayes as NB
+    from numeric import bayes_optimal as NBO
+
+    from .bayes_optimal import bo_module_source, lengths_law
+    from .theory import kernels
+
+    for opt in ("activation", "extra"):
+        if params.get(opt) is not None:
+            raise InputError(f"--{opt} applies to --solver replica only (the Bayes-optimal error has no activation)")
+    model = params.get("model") or "spiked"
+    if model != "spiked":
+        from derivations.slr.bayes_optimal import MAX_SLR_STATUS
+
+        raise InputError(f"--model {model}: {MAX_SLR_STATUS.split(':')[0]} (only 'spiked' is derived)")
+    nu = params.get("nu")
+    nu = BAYES_OPTIMAL_COMMAND.param("nu").default if nu is None else nu
+    BC.check_bo_inputs(nu, [1.0], 1.0)
+    Ls = list(params.get("L") or [2])
+    law = lengths_law(Ls if len(Ls) > 1 else Ls[0])
+    bo_src = bo_module_source([Lv for Lv, _ in law])
+    bundle = kernels()
+    needed = ("bayes_spiked",)
+    bayes_sources = {k: bundle[k].source("numpy") for k in needed}
+    bayes_meta = {k: dict(bundle[k].meta) for k in needed}
+    bo_hash = NBO.load_bo_module(bo_src).SOURCE_HASH
+    hashes = {f"BO state evolution, L={','.join(str(Lv) for Lv, _ in law)}": bo_hash}
+    for k in needed:
+        hashes[f"population Bayes risk ({k})"] = bundle[k].module("numpy").SOURCE_HASH
+    stubs: set = set()
+    chunks = _common_chunks()
+    bayes_text = NB
+    chunks += _embed([("the population Bayes risk E_B^pop (numeric/bayes.py)", bayes_text),
+                      ("the BO state evolution (numeric/bayes_optimal.py)", NBO),
+                      ("the command without names (numeric/_bo_command.py)", BC)], chunks, stubs)
+    # numeric/bayes.py imports mpmath for its mpmath path; this file runs the float64 path only
+    title, text = chunks[-3]
+    if "\nimport mpmath\n" not in "\n" + text:
+        raise X.ExportError("numeric/bayes.py no longer imports mpmath at the top level; update the exporter")
+    chunks[-3] = (title, ("\n" + text).replace("\nimport mpmath\n", "\n" + _MPMATH_STAND_IN, 1).lstrip("\n"))
+    kern_lines = [f"#: length law {law}", f"LAW = {tuple(law)!r}",
+                  "#: derivations/slr/bayes_optimal.py (module_source), printed by symbolic.codegen.ModuleBuilder",
+                  f"BO_SOURCE = {X.literal(bo_src)}",
+                  "#: derivations/slr/bayes.py (the SLR kernel bundle's Bayes parts), printed by ModuleBuilder",
+                  "BAYES_SOURCES = {"]
+    for k, src in bayes_sources.items():
+        kern_lines.append(f"    {k!r}: {X.literal(src)},")
+    kern_lines += ["}", f"BAYES_META = {bayes_meta!r}"]
+    chunks.append(("generated kernels (derivations/slr/bayes_optimal.py and derivations/slr/bayes.py)",
+                   "\n".join(kern_lines) + "\n"))
+    fixed = {"model": "spiked", "L": Ls}
+    parameters = _parameters(BAYES_OPTIMAL_COMMAND, fixed, {"nu": float(nu)})
+    example = f"{name} --alpha 1,4,10,20 --delta 0.1 --json"
+    Ltxt = ",".join(map(str, Ls))
+    desc = (f"Bayes-optimal test error of spiked-SLR at finite alpha (docs/slr.md §11), standalone: L = {Ltxt}; "
+            f"default --nu {nu:g}.\n\n" + BAYES_OPTIMAL_COMMAND.description)
+    chunks.append(("this file's command line (numeric/_export.py command_main)",
+                   _command_chunk(parameters, fixed, BAYES_OPTIMAL_COMMAND.table, desc, [f"python {example}"],
+                                  _BO_RUN)))
+    head = _header(f"Standalone Bayes-optimal state evolution of spiked-SLR — L = {Ltxt}",
+                   f"{RESULT.title}.\nThe same rows as `attnlimits slr bayes-optimal --model spiked --L {Ltxt} ...`;"
+                   "\nthe population Bayes risk E_B^pop it needs is computed by the float64 path of numeric/bayes.py.",
+                   hashes, example, ["numpy", "scipy"])
+    text = X.assemble(head, chunks, stubs=stubs, main='if __name__ == "__main__":\n    import sys\n\n'
+                                                        '    sys.exit(command_main())')
+    req = X.third_party_imports(text)
+    if set(req) - {"numpy", "scipy", "mpmath"}:
+        raise X.ExportError(f"the exported BO solver imports {', '.join(req)}")
+    return text, f"BO state evolution, spiked, L={Ltxt}"
