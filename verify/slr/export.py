@@ -20,6 +20,7 @@ from :mod:`derivations.slr.replica` / :mod:`derivations.slr.bayes_optimal` /
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from pathlib import Path
 
@@ -49,7 +50,8 @@ def _common_chunks():
     from numeric import _portable_solver
 
     return [
-        ("command-line parameters and input errors (symbolic/result.py)", X.extract(SR, ["InputError", "Param", "REQUIRED"])),
+        ("command-line parameters and input errors (symbolic/result.py)",
+         X.extract(SR, ["InputError", "Param", "REQUIRED"])),
         ("the solver's error class (numeric/_portable_solver.py)", X.extract(_portable_solver, ["ConvergenceError"])),
         ("scrambled Sobol points (symbolic/gaussian.py)", X.extract(SG, ["sobol_normal"])),
         ("loading generated kernel text (symbolic/codegen.py)", X.extract(SC, ["load_module"])),
@@ -78,7 +80,10 @@ def _parameters(command, fixed, defaults):
         if p.name in fixed:
             continue
         if p.name in defaults:
-            p = dataclasses.replace(p, default=defaults[p.name])
+            v = defaults[p.name]
+            if isinstance(v, float) and not math.isfinite(v):
+                v = str(v)  # "inf": parsed by Param.parse like the command-line text (repr(inf) is no literal)
+            p = dataclasses.replace(p, default=v)
         out.append(p)
     return tuple(out)
 
@@ -89,7 +94,7 @@ def _command_chunk(parameters, fixed, table, description, examples, run_source) 
     lines = ["#: options of this file (the `attnlimits` command's, minus those fixed at export time)",
              "PARAMETERS = (\n" + "".join(f"    {p!r},\n" for p in parameters) + ")",
              "#: fixed at export time", f"FIXED = {fixed!r}", f"TABLE = {tuple(table)!r}",
-             f"DESCRIPTION = {description!r}", f"EXAMPLES = {tuple(examples)!r}", "", run_source.strip(), "",
+             f"DESCRIPTION = {description!r}", f"EXAMPLES = {tuple(examples)!r}", "", "", run_source.strip(), "", "",
              X.extract(X, ["command_main"]).strip()]
     return "\n".join(lines) + "\n"
 
@@ -216,6 +221,7 @@ except ImportError:  # the float64 path below never calls mpmath; only its name 
     class mpmath:  # noqa: N801 - stands in for the module
         class mpf:  # nothing is an instance: isinstance(nu, mpmath.mpf) is False
             pass
+
 """
 
 _BO_RUN = '''

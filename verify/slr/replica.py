@@ -23,7 +23,6 @@ raises :class:`symbolic.result.InputError`; a fixed point that does not converge
 """
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 from symbolic.result import Command, InputError, Param  # noqa: F401
