@@ -211,7 +211,8 @@ class Result:
     ``claims`` is the module (or a tuple of modules) that registers the result's claims (imported
     by ``attnlimits verify``); ``model`` names its :class:`~symbolic.model.GeneratedModel` (or ``None``);
     ``export`` names ``export(params, path) -> str`` (a one-line summary) for
-    ``attnlimits export <name>``, with ``export_parameters`` its options (``-o/--output`` is added).
+    ``attnlimits export <name>``, with ``export_parameters`` its options (``-o/--output`` is added),
+    ``export_help`` its description and ``export_examples`` the command lines its ``--help`` shows.
     """
 
     name: str
@@ -222,6 +223,8 @@ class Result:
     model: str | None = None
     export: str | None = None
     export_parameters: tuple = ()
+    export_help: str = ""
+    export_examples: tuple = ()
     description: str = ""
     group_help: str = ""
 

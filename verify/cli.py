@@ -123,7 +123,10 @@ def build_parser(results=None) -> argparse.ArgumentParser:
     for res in results.values():
         if res.export is None:
             continue
-        ep = esub.add_parser(res.name, help=f"standalone solver of {res.name}: {res.title}")
+        ep = esub.add_parser(res.name, help=f"standalone solver of {res.name}: {res.title}",
+                             formatter_class=argparse.RawDescriptionHelpFormatter,
+                             description=res.export_help or None,
+                             epilog=_examples(*res.export_examples) if res.export_examples else None)
         _add_params(ep, res.export_parameters)
         ep.add_argument("-o", "--output", required=True, help="file to write")
         _add_common(ep, json_option=False)

@@ -212,6 +212,33 @@ RESULT = Result(
     references=REFERENCES,
     commands=(POPULATION_COMMAND, REPLICA_COMMAND, TRAIN_COMMAND, BAYES_OPTIMAL_COMMAND, AMP_COMMAND),
     claims=("verify.claims.slr_population", "verify.claims.slr_finite", "verify.claims.slr_bayes_optimal"),
+    export="verify.slr.export:export_slr",
+    export_help=(
+        "Write the finite-sample SLR solver --solver replica (RS theory of ridge ERM, docs/slr.md §10) or\n"
+        "--solver bayes-optimal (BO state evolution of spiked-SLR with the population Bayes risk, §11, §7)\n"
+        "as one readable Python file that needs only numpy and scipy.  Activation, L and the extra scalar\n"
+        "are fixed in the file (its kernels are printed for them); --model/--nu become its defaults.  The\n"
+        "file's options are those of 'attnlimits slr replica' / 'attnlimits slr bayes-optimal' and it prints\n"
+        "the same rows (table, --json or --csv)."),
+    export_examples=(
+        "attnlimits export slr --solver replica --activation softmax --L 2 -o rs_softmax.py",
+        "python rs_softmax.py --alpha 2,4,10 --lam 0.1 --delta 0.1 --json",
+        "attnlimits export slr --solver replica --activation linear_uncentred --L 3 --model max --nu inf -o rs_lin.py",
+        "attnlimits export slr --solver bayes-optimal --L 2 --nu 2 -o bo_L2.py",
+        "python bo_L2.py --alpha 1,4,10,20 --delta 0.1 --json",
+    ),
+    export_parameters=(
+        Param("solver", "choice", "replica", "replica (RS theory of ridge ERM, §10) or bayes-optimal (BO state "
+              "evolution, §11)", choices=("replica", "bayes-optimal")),
+        Param("activation", "str", None, "replica: one activation variant (spec §4 full name, no learned scalar; "
+              "default softmax)"),
+        Param("L", "ints", [2], "sequence length; a list gives a uniform variable-length law (fixed in the file)",
+              check=">=1", flag="--L"),
+        Param("model", "choice", "spiked", "default --model of the exported file", choices=("spiked", "max")),
+        Param("nu", "float", None, "default --nu of the exported file (default: the command's, 2)",
+              check="nonnegative,inf"),
+        Param("extra", "float", None, "replica: value of a fixed extra scalar (erf_fixed c, softplus_norm b)"),
+    ),
     description="Duranthon et al., arXiv:2509.21936; Marion et al., arXiv:2410.01537 (docs/slr.md).",
     group_help="single-location regression: population risks, Bayes risk, finite-sample theory",
 )

@@ -15,14 +15,13 @@ Only spiked-SLR is derived; ``--model max`` is refused with :data:`derivations.s
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 from pathlib import Path
 
 from derivations.slr.result import AMP_COMMAND, BAYES_OPTIMAL_COMMAND  # noqa: F401  (declared with the result)
 from symbolic.result import InputError
 
-__all__ = ["bo_module", "bo_state_evolution", "run_bayes_optimal", "run_amp", "BAYES_OPTIMAL_COMMAND",
+__all__ = ["bo_module", "bo_module_source", "bo_state_evolution", "run_bayes_optimal", "run_amp", "BAYES_OPTIMAL_COMMAND",
            "AMP_COMMAND", "lengths_law", "phase_scan"]
 
 _LOADED: dict = {}
@@ -43,13 +42,22 @@ def _cache_key(lengths) -> str:
 
 def bo_module(lengths):
     """Generated BO kernels for the lengths ``lengths`` (iterable of ints), loaded."""
-    from derivations.slr import bayes_optimal as D
     from numeric.bayes_optimal import load_bo_module
-    from numeric.models import cache_dir
 
     Ls = tuple(sorted({int(L) for L in lengths}))
     if Ls in _LOADED:
         return _LOADED[Ls]
+    mod = load_bo_module(bo_module_source(Ls))
+    _LOADED[Ls] = mod
+    return mod
+
+
+def bo_module_source(lengths) -> str:
+    """The text of the generated BO kernel module for ``lengths`` (on-disk cache, else generated)."""
+    from derivations.slr import bayes_optimal as D
+    from numeric.models import cache_dir
+
+    Ls = tuple(sorted({int(L) for L in lengths}))
     folder = cache_dir()
     src = None
     path = None
@@ -69,9 +77,7 @@ def bo_module(lengths):
                 os.replace(tmp, path)
             except OSError:
                 pass
-    mod = load_bo_module(src)
-    _LOADED[Ls] = mod
-    return mod
+    return src
 
 
 def lengths_law(L) -> tuple:
@@ -96,27 +102,19 @@ def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4
     >>> round(pts[0].E_BO, 3)                                         # doctest: +SKIP
     0.247
     """
-    from numeric.bayes_optimal import bo_curve, make_rule
+    from numeric._bo_command import bo_points, check_bo_inputs
 
     if model != "spiked":
         from derivations.slr.bayes_optimal import MAX_SLR_STATUS
 
         raise InputError(f"--model {model}: {MAX_SLR_STATUS.split(':')[0]} (only 'spiked' is derived)")
-    nu = float(nu)
-    if not (math.isfinite(nu) and nu >= 0):
-        raise InputError(f"--nu must be finite and >= 0 for spiked-SLR, got {nu}")
-    if not delta > 0:
-        raise InputError(f"--delta must be > 0, got {delta}")
-    alphas = [float(a) for a in alphas]
-    if not alphas or any(not (a > 0 and math.isfinite(a)) for a in alphas):
-        raise InputError(f"--alpha values must be finite and > 0, got {alphas}")
+    check_bo_inputs(nu, alphas, delta)  # before any kernel is generated
     law = lengths_law(L)
     mod = bo_module([Lv for Lv, _ in law])
-    r = make_rule([Lv for Lv, _ in law], kind=rule, points=points, replicates=replicates, seed=seed, n_gh=n_gh)
     from .theory import bayes_risk
 
-    return bo_curve(mod, r, law, nu, alphas, float(delta), starts=tuple(starts), form=form, progress=progress,
-                    population_bayes_risk=bayes_risk)
+    return bo_points(mod, law, nu, alphas, delta, points=points, replicates=replicates, seed=seed, rule=rule,
+                     n_gh=n_gh, form=form, starts=starts, population_bayes_risk=bayes_risk, progress=progress)
 
 
 def _L_param(v):
@@ -128,14 +126,9 @@ def run_bayes_optimal(params: dict, *, progress=None) -> list[dict]:
     pts = bo_state_evolution(params["model"], params["nu"], _L_param(params["L"]), params["alpha"], params["delta"],
                              points=int(params.get("points", 2 ** 13)), replicates=int(params.get("replicates", 8)),
                              seed=int(params.get("seed", 0)), progress=progress)
-    rows = []
-    for p in pts:
-        r = p.as_row()
-        r.update({"model": params["model"], "L": ",".join(str(x) for x in (params["L"] if isinstance(params["L"], (list, tuple)) else [params["L"]])),
-                  "n_branches": len(p.branches), "metric": "excess",
-                  "branch_E_BO": ",".join(f"{b['E_BO']:.6f}" for b in p.branches)})
-        rows.append(r)
-    return rows
+    from numeric._bo_command import bo_rows
+
+    return bo_rows(pts, params)
 
 
 def run_amp(params: dict, *, progress=None) -> list[dict]:

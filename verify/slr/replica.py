@@ -23,56 +23,18 @@ raises :class:`symbolic.result.InputError`; a fixed point that does not converge
 """
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
-from symbolic.result import Command, InputError, Param
+from symbolic.result import Command, InputError, Param  # noqa: F401
 from derivations.slr.result import REPLICA_COMMAND  # noqa: F401  (declared with the result)
+# the name-free part of the command (validation, rows): one definition, shared with exported solvers
+from numeric._replica_command import DEFAULT_LAMBDA_GRID
+from numeric._replica_command import check_setting as _check
+from numeric._replica_command import length_law as _lengths
+from numeric._replica_command import parse_lams as _parse_lams
 
 __all__ = ["rs_kernels", "rs_rule", "rs_fixed_point", "rs_learning_curve", "rs_tune_lambda", "rs_branches",
            "run_replica", "REPLICA_COMMAND", "DEFAULT_LAMBDA_GRID"]
-
-DEFAULT_LAMBDA_GRID = tuple(10.0 ** (k / 2) for k in range(-6, 3))  #: 9 points, 1e-3 … 10
-
-
-def _lengths(L):
-    if isinstance(L, dict):
-        items = [(int(k), float(v)) for k, v in L.items()]
-    elif isinstance(L, (list, tuple)):
-        vals = [int(v) for v in L]
-        if len(set(vals)) != len(vals):
-            raise InputError(f"--L: repeated length in {list(L)}")
-        items = [(v, 1.0 / len(vals)) for v in vals]
-    else:
-        items = [(int(L), 1.0)]
-    if not items:
-        raise InputError("--L: the length law is empty")
-    for Lv, p in items:
-        if Lv < 2:
-            raise InputError(f"--L must be >= 2 for the RS theory (every length of the law), got {Lv}")
-        if p < 0:
-            raise InputError(f"--L: P(L={Lv}) = {p} is negative")
-    tot = sum(p for _, p in items)
-    if not math.isclose(tot, 1.0, rel_tol=1e-9):
-        raise InputError(f"--L: length probabilities sum to {tot}, not 1")
-    return tuple(sorted(items))
-
-
-def _check(model, nu, alpha=None, lam=None, Delta=None):
-    if model not in ("spiked", "max"):
-        raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
-    nu = float(nu)
-    if math.isnan(nu) or nu < 0:
-        raise InputError(f"--nu must be >= 0, got {nu}")
-    if math.isinf(nu) and model == "spiked":
-        raise InputError("--nu inf is defined for max-SLR only (spiked-SLR needs a finite spike)")
-    for name, v in (("alpha", alpha), ("lam", lam)):
-        if v is not None and not (float(v) > 0 and math.isfinite(float(v))):
-            raise InputError(f"--{name} must be > 0 and finite, got {v}")
-    if Delta is not None and not (float(Delta) >= 0 and math.isfinite(float(Delta))):
-        raise InputError(f"--delta must be >= 0, got {Delta}")
-    return nu
-
 
 @lru_cache(maxsize=64)
 def _kernels_cached(act_name, lengths, extra):
@@ -104,11 +66,10 @@ def rs_rule(model, nu, L, *, points=1024, replicates=4, seed=0):
     """The frozen integration rule (:func:`numeric.replica.make_rule`) for a validated setting."""
     from numeric.replica import make_rule
 
+    from numeric._replica_command import check_rule_size
+
     nu = _check(model, nu)
-    if points < 2 or points & (points - 1):
-        raise InputError(f"--points must be a power of 2, got {points}")
-    if replicates < 2:
-        raise InputError(f"--replicates must be >= 2 (their spread is the error estimate), got {replicates}")
+    check_rule_size(points, replicates)
     return make_rule(model, nu, _lengths(L), points=int(points), replicates=int(replicates), seed=int(seed))
 
 
@@ -172,31 +133,6 @@ def rs_branches(activation, model, nu, L, alpha, lam, Delta=0.1, *, extra=None, 
 # the command
 # =============================================================================================
 
-def _parse_lams(values):
-    if len(values) == 1 and str(values[0]).strip().lower() == "tune":
-        return "tune"
-    out = []
-    for v in values:
-        try:
-            f = float(v)
-        except (TypeError, ValueError):
-            raise InputError(f"--lam must be numbers > 0 or 'tune', got {v!r}") from None
-        if not (f > 0 and math.isfinite(f)):
-            raise InputError(f"--lam must be > 0, got {v}")
-        out.append(f)
-    return out
-
-
-def _row(base, fp, branch, informed, extra_cols=None):
-    row = dict(base)
-    row.update(fp.as_row())
-    row["branch"] = branch
-    row["informed"] = informed
-    if extra_cols:
-        row.update(extra_cols)
-    return row
-
-
 def run_replica(params: dict, *, progress=None) -> list:
     """Run ``attnlimits slr replica``: one tidy row per (activation, α, λ, branch).
 
@@ -204,50 +140,15 @@ def run_replica(params: dict, *, progress=None) -> list:
     ["tune"]), delta, branches, extra, points, replicates, seed, metric.  With ``lam = tune`` the
     row is the tuned λ* (``lam_grid`` and ``E_grid`` hold the grid as ';'-joined text).
     """
-    from numeric import ConvergenceError
+    from numeric._replica_command import replica_run
 
-    model, nu = params["model"], params["nu"]
-    Ls = params["L"] if isinstance(params["L"], (list, tuple)) else [params["L"]]
-    L = Ls[0] if len(Ls) == 1 else list(Ls)
-    lams = _parse_lams(params["lam"] if isinstance(params["lam"], (list, tuple)) else [params["lam"]])
-    Delta = float(params.get("delta", 0.1))
-    alphas = [float(a) for a in params["alpha"]]
-    for a in alphas:
-        _check(model, nu, a, None, Delta)
-    noisy = params.get("metric", "excess") == "noisy"
-    kw = dict(extra=params.get("extra"), points=int(params.get("points", 1024)),
-              replicates=int(params.get("replicates", 4)), seed=int(params.get("seed", 0)))
-    rows = []
     acts = params["activation"] if isinstance(params["activation"], (list, tuple)) else [params["activation"]]
+    nu = _check(params["model"], params["nu"])
+    lams = _parse_lams(params["lam"] if isinstance(params["lam"], (list, tuple)) else [params["lam"]])
+    for a in params["alpha"]:  # cheap checks before any kernel is generated
+        _check(params["model"], nu, a, None if lams == "tune" else lams[0], params.get("delta", 0.1))
+    rows = []
     for act in acts:
-        base = {"activation": act, "model": model, "nu": float(nu), "L": str(L), "metric": params.get("metric", "excess"),
-                "points": kw["points"], "replicates": kw["replicates"], "seed": kw["seed"], "extra": kw["extra"]}
-        if lams == "tune":
-            for a in alphas:
-                best, grid = rs_tune_lambda(act, model, nu, L, a, Delta, progress=progress, **kw)
-                cols = {"lam_grid": ";".join(f"{g.lam:.6g}" for g in grid),
-                        "E_grid": ";".join(f"{g.E_test:.6g}" for g in grid), "tuned": True}
-                rows.append(_row(base, best, "informed", True, cols))
-            continue
-        for lam in lams:
-            x = None
-            for a in alphas:
-                if params.get("branches"):
-                    found = rs_branches(act, model, nu, L, a, lam, Delta, progress=progress, **kw)
-                    for name, fp in found:
-                        rows.append(_row(base, fp, name, name == "informed", {"n_branches": len(found)}))
-                else:
-                    try:
-                        fp = rs_fixed_point(act, model, nu, L, a, lam, Delta, x0=x, progress=progress, **kw)
-                    except ConvergenceError:
-                        if x is None:
-                            raise
-                        fp = rs_fixed_point(act, model, nu, L, a, lam, Delta, progress=progress, **kw)
-                    x = [fp.values[k] for k in ("m_k", "q_k", "V_k", "m_v", "q_v", "V_v")]
-                    rows.append(_row(base, fp, "informed", True))
-    if noisy:
-        for r in rows:
-            r["E_test"] += Delta ** 2
+        kern = rs_kernels(act, params["L"], params.get("extra"))
+        rows += replica_run(kern, {**params, "activation": act}, progress=progress)
     return rows
-
-

@@ -1,0 +1,171 @@
+r"""The ``attnlimits slr replica`` command without names: validation and tidy rows — portable source.
+
+Everything of the command that does not need an activation *name* lives here, so that the
+in-process command (:func:`verify.slr.replica.run_replica`, which resolves names and generates the
+kernels) and the exported standalone solver (``attnlimits export slr --solver replica``, which
+carries the kernels printed for one activation) run the same code.  This module imports only
+the standard library, numpy (through :mod:`numeric.replica`) and :class:`symbolic.result.InputError`;
+its text is copied into exported files with those imports rewritten.
+
+- :func:`length_law` — ``L`` (int, list = uniform law, dict ``{L: P(L)}``) → sorted ``((L, P), …)``
+- :func:`check_setting` — model / ν / α / λ / Δ checks (:class:`InputError`, one line)
+- :func:`check_rule_size` — points a power of 2, at least 2 replicates
+- :func:`parse_lams` — ``--lam`` values: numbers or ``["tune"]``
+- :func:`replica_rows` — the rows of one activation on given kernels and frozen rule (docs/slr.md §10, §12)
+- :func:`replica_run` — the frozen rule of ``params`` (:func:`numeric.replica.make_rule`), then the rows
+"""
+from __future__ import annotations
+
+import math
+
+from symbolic.result import InputError
+
+from ._portable_solver import ConvergenceError
+from .replica import UNKNOWNS, make_rule, rs_branches, rs_fixed_point, rs_tune_lambda
+
+__all__ = ["DEFAULT_LAMBDA_GRID", "length_law", "check_setting", "check_rule_size", "parse_lams", "replica_row",
+           "replica_rows", "replica_run"]
+
+DEFAULT_LAMBDA_GRID = tuple(10.0 ** (k / 2) for k in range(-6, 3))  #: 9 points, 1e-3 … 10
+
+
+def length_law(L):
+    """The length law of ``L`` (int, list of ints = uniform, dict ``{L: P(L)}``) as sorted ``((L, P), …)``."""
+    if isinstance(L, dict):
+        items = [(int(k), float(v)) for k, v in L.items()]
+    elif isinstance(L, (list, tuple)):
+        vals = [int(v) for v in L]
+        if len(set(vals)) != len(vals):
+            raise InputError(f"--L: repeated length in {list(L)}")
+        items = [(v, 1.0 / len(vals)) for v in vals]
+    else:
+        items = [(int(L), 1.0)]
+    if not items:
+        raise InputError("--L: the length law is empty")
+    for Lv, p in items:
+        if Lv < 2:
+            raise InputError(f"--L must be >= 2 for the RS theory (every length of the law), got {Lv}")
+        if p < 0:
+            raise InputError(f"--L: P(L={Lv}) = {p} is negative")
+    tot = sum(p for _, p in items)
+    if not math.isclose(tot, 1.0, rel_tol=1e-9):
+        raise InputError(f"--L: length probabilities sum to {tot}, not 1")
+    return tuple(sorted(items))
+
+
+def check_setting(model, nu, alpha=None, lam=None, Delta=None):
+    """Validate model, ν (and α, λ, Δ when given); returns ν as a float."""
+    if model not in ("spiked", "max"):
+        raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
+    nu = float(nu)
+    if math.isnan(nu) or nu < 0:
+        raise InputError(f"--nu must be >= 0, got {nu}")
+    if math.isinf(nu) and model == "spiked":
+        raise InputError("--nu inf is defined for max-SLR only (spiked-SLR needs a finite spike)")
+    for name, v in (("alpha", alpha), ("lam", lam)):
+        if v is not None and not (float(v) > 0 and math.isfinite(float(v))):
+            raise InputError(f"--{name} must be > 0 and finite, got {v}")
+    if Delta is not None and not (float(Delta) >= 0 and math.isfinite(float(Delta))):
+        raise InputError(f"--delta must be >= 0, got {Delta}")
+    return nu
+
+
+def check_rule_size(points, replicates):
+    """Sobol points per replicate must be a power of 2; at least 2 replicates (their spread is the error)."""
+    if points < 2 or points & (points - 1):
+        raise InputError(f"--points must be a power of 2, got {points}")
+    if replicates < 2:
+        raise InputError(f"--replicates must be >= 2 (their spread is the error estimate), got {replicates}")
+
+
+def parse_lams(values):
+    """``--lam`` values: ``"tune"`` (alone) or numbers > 0."""
+    if len(values) == 1 and str(values[0]).strip().lower() == "tune":
+        return "tune"
+    out = []
+    for v in values:
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            raise InputError(f"--lam must be numbers > 0 or 'tune', got {v!r}") from None
+        if not (f > 0 and math.isfinite(f)):
+            raise InputError(f"--lam must be > 0, got {v}")
+        out.append(f)
+    return out
+
+
+def replica_row(base, fp, branch, informed, extra_cols=None):
+    """One tidy row: the parameters ``base``, the fixed point ``fp``, its branch name and flag."""
+    row = dict(base)
+    row.update(fp.as_row())
+    row["branch"] = branch
+    row["informed"] = informed
+    if extra_cols:
+        row.update(extra_cols)
+    return row
+
+
+def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
+    """The rows of ``attnlimits slr replica`` for one activation (``params["activation"]``, a name
+    used only as a label) on compiled kernels ``kern`` and the frozen rule ``rules``.
+
+    ``params`` as in :func:`verify.slr.replica.run_replica`: model, nu, L, alpha (list), lam (list
+    of numbers or ``["tune"]``), delta, branches, extra, metric, points, replicates, seed.
+    Continuation in α per λ (a failed warm start is retried from the informed start); ``lam =
+    tune`` gives the tuned λ* per α with the grid as ';'-joined text; ``metric = noisy`` adds Δ².
+    """
+    model = params["model"]
+    nu = check_setting(model, params["nu"])
+    Ls = params["L"] if isinstance(params["L"], (list, tuple)) else [params["L"]]
+    L = Ls[0] if len(Ls) == 1 else list(Ls)
+    lams = parse_lams(params["lam"] if isinstance(params["lam"], (list, tuple)) else [params["lam"]])
+    Delta = float(params.get("delta", 0.1))
+    alphas = [float(a) for a in params["alpha"]]
+    for a in alphas:
+        check_setting(model, nu, a, None, Delta)
+    for lam in (DEFAULT_LAMBDA_GRID if lams == "tune" else lams):
+        check_setting(model, nu, None, lam, Delta)
+    metric = params.get("metric", "excess")
+    base = {"activation": params["activation"], "model": model, "nu": float(params["nu"]), "L": str(L),
+            "metric": metric, "points": int(params.get("points", 1024)),
+            "replicates": int(params.get("replicates", 4)), "seed": int(params.get("seed", 0)),
+            "extra": params.get("extra")}
+    rows = []
+    if lams == "tune":
+        for a in alphas:
+            best, grid = rs_tune_lambda(kern, rules, a, Delta, grid=list(DEFAULT_LAMBDA_GRID), model=model, nu=nu,
+                                        progress=progress)
+            cols = {"lam_grid": ";".join(f"{g.lam:.6g}" for g in grid),
+                    "E_grid": ";".join(f"{g.E_test:.6g}" for g in grid), "tuned": True}
+            rows.append(replica_row(base, best, "informed", True, cols))
+    else:
+        for lam in lams:
+            x = None
+            for a in alphas:
+                if params.get("branches"):
+                    found = rs_branches(kern, rules, a, lam, Delta, model=model, nu=nu, progress=progress)
+                    for name, fp in found:
+                        rows.append(replica_row(base, fp, name, name == "informed", {"n_branches": len(found)}))
+                    continue
+                try:
+                    fp = rs_fixed_point(kern, rules, a, lam, Delta, x0=x, model=model, nu=nu, progress=progress)
+                except ConvergenceError:
+                    if x is None:
+                        raise
+                    fp = rs_fixed_point(kern, rules, a, lam, Delta, model=model, nu=nu, progress=progress)
+                x = [fp.values[k] for k in UNKNOWNS]
+                rows.append(replica_row(base, fp, "informed", True))
+    if metric == "noisy":
+        for r in rows:
+            r["E_test"] += Delta ** 2
+    return rows
+
+
+def replica_run(kern, params: dict, *, progress=None) -> list:
+    """The frozen rule of ``params`` (model, nu, L, points, replicates, seed), then :func:`replica_rows`."""
+    nu = check_setting(params["model"], params["nu"])
+    points, replicates = int(params.get("points", 1024)), int(params.get("replicates", 4))
+    check_rule_size(points, replicates)
+    rules = make_rule(params["model"], nu, length_law(params["L"]), points=points, replicates=replicates,
+                      seed=int(params.get("seed", 0)))
+    return replica_rows(kern, rules, params, progress=progress)
