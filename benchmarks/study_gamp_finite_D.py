@@ -14,7 +14,7 @@ so that no test-sampling noise enters.  Deviations from the state evolution
 
 Fitted log–log slopes of ``rms`` and ``sd`` against D (least squares on the D grid) say whether the one-run
 deviation decays like :math:`D^{-1/2}` (fluctuations) or :math:`D^{-1}` (bias); ``c = rms·√D`` and
-``rms·D`` are printed so the allowances of C19-AMP (:math:`1/\sqrt D` on overlaps, :math:`5/D` on the test
+``rms·D`` are printed so the allowances of C19-AMP (:math:`1/\sqrt D` on overlaps, :math:`0.1/\sqrt D` (formerly :math:`5/D`) on the test
 error) can be compared with the data.
 
 Run (about 4 min on one core)::

@@ -37,8 +37,9 @@ axis, so seeds and starts run together.
 
 Estimates (Rao–Blackwellised): after burn-in, :math:`\hat k=\overline{\sqrt\nu S/a}`,
 :math:`\hat v=\overline{Cb}` over sweeps and chains of one data set.  Overlaps ``m_b`` :math:`=\hat b\cdot b^*/D`
-and ``q_b`` :math:`=\|\hat b\|^2/D` (the latter from cross-chain products :math:`\hat b_c\cdot\hat b_{c'}/D`,
-unbiased with respect to the sampling noise of each chain); the test error of the posterior-mean predictor
+and ``q_b`` :math:`=\|\hat b\|^2/D` of the pooled means, and ``q_b_cross`` from cross-chain products
+:math:`\hat b_c\cdot\hat b_{c'}/D` (free of the sampling noise of each chain, which inflates ``q_b``; a
+``q_b_cross`` well below ``q_b`` flags chains that disagree); the test error of the posterior-mean predictor
 :math:`\sum_\varepsilon\mathrm{softmax}(\sqrt\nu X\hat k/\sqrt D)_\varepsilon(X\hat v/\sqrt D)_\varepsilon` (§11) exactly
 from the seven overlaps by the §6.1 formula (exact at finite D for the orthonormal teacher of §2, claim C5).
 
@@ -239,19 +240,20 @@ def _cross_q(vecs) -> float:
 
 def posterior_on_generated(nu: float, L: int, alpha: float, delta: float, D: int, seeds, *,
                            starts=STARTS, chains_per_start: int = 1, sweeps: int = 60, burn_in: int = 20,
-                           points: int = 2 ** 15, progress=None) -> list[dict]:
+                           points: int = 2 ** 15, test_error: bool = True, progress=None) -> list[dict]:
     r"""Collapsed Gibbs on spiked-SLR data of each seed (all seeds and chains in one batch).
 
     Data per seed: :func:`verify.slr.sample_sequences` (teacher of §2, ``N = round(αD)``) from
     ``torch.Generator().manual_seed(seed)`` (CPU); sampler randomness from ``numpy.random.default_rng([seeds[0], 7919])``.
     Chains per seed: ``chains_per_start`` from each start in ``starts`` ("informed": the true locations;
-    "random": uniform locations).
+    "random": uniform locations).  ``test_error=False`` skips the §6.1 test error (``E_test`` = NaN), which
+    needs the generated population kernels.
 
     Returns
     -------
     list of dict
         One row per seed: overlaps ``m_k, q_k, m_v, q_v, m_kvstar, m_vkstar, q_kv`` of the pooled posterior
-        means (``q_*`` from cross-chain products), ``E_test`` (posterior-mean predictor, §6.1 from the overlaps,
+        means, ``q_k_cross, q_v_cross`` (cross-chain products), ``E_test`` (posterior-mean predictor, §6.1 from the overlaps,
         with its quadrature SE ``E_test_qmc_se``), ``rhat_max`` and per-trace ``rhat_*`` (split-R̂ over all
         chains of the seed after burn-in), ``start_gap_*`` (informed − random chain means of the traces after
         burn-in), mean flips per sweep after burn-in, the parameters and the run time.
@@ -290,7 +292,7 @@ def posterior_on_generated(nu: float, L: int, alpha: float, delta: float, D: int
     res = collapsed_gibbs(np.stack(U), np.stack(Y), nu, delta, np.stack(init), sweeps=sweeps, burn_in=burn_in,
                           rng=rng, k_star=np.stack(K), v_star=np.stack(V), eps_star=np.stack(E0), progress=progress)
     elapsed = time.perf_counter() - t0
-    setting = make_setting("spiked", nu, int(L))
+    setting = make_setting("spiked", nu, int(L)) if test_error else None
     r = math.sqrt(nu)
     rows = []
     for i, s in enumerate(seeds):
@@ -299,10 +301,10 @@ def posterior_on_generated(nu: float, L: int, alpha: float, delta: float, D: int
         vh = res["v_hat"][sl]
         data = datas[i]
         ov = overlaps(kh.mean(0), vh.mean(0), data["k_star"], data["v_star"])
-        ov["q_k"], ov["q_v"] = _cross_q(kh), _cross_q(vh)
+        ov["q_k_cross"], ov["q_v_cross"] = _cross_q(kh), _cross_q(vh)
         key = {"m_k": r * ov["m_k"], "q_k": nu * ov["q_k"], "m_v": ov["m_v"], "q_v": ov["q_v"],
                "m_kvstar": r * ov["m_kvstar"], "m_vkstar": ov["m_vkstar"], "q_kv": r * ov["q_kv"]}
-        E, E_se = population_risk_general("softmax", setting, key, points=points)
+        E, E_se = population_risk_general("softmax", setting, key, points=points) if test_error else (math.nan,) * 2
         row = {"model": "spiked", "L": int(L), "nu": float(nu), "alpha": float(alpha), "delta": float(delta),
                "D": int(D), "N": N, "seed": s, "chains": n_ch, "starts": ",".join(chain_starts), "sweeps": sweeps,
                "burn_in": burn_in, **ov, "E_test": float(E), "E_test_qmc_se": float(E_se),
