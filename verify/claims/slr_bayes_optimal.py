@@ -212,7 +212,9 @@ register(Claim(
 # C19-post: finite-D posterior sampling (issue 12, items 1–2)
 #: O(1/D) allowance constants of C19-post (allowance c/D), from benchmarks/study_posterior_finite_D.py
 #: (docstring of _run_post for the numbers).
-POST_ALLOWANCE = {"overlap": 1.0, "E_test": 1.0}
+POST_ALLOWANCE = {"overlap": 1.0, "E_test": 0.5}
+#: Largest split-R̂ accepted (Gelman & Rubin's 1.2 for short runs: 30–40 draws per chain; non-mixing runs give 3–5).
+POST_RHAT_MAX = 1.2
 
 
 def _run_post(ctx, size):
@@ -223,9 +225,21 @@ def _run_post(ctx, size):
     test error of the posterior-mean predictor (§6.1, exact from the overlaps) against :math:`E_{BO}`; each
     within 3 SE (seed-to-seed) + an allowance c/D (:data:`POST_ALLOWANCE`; finite-size corrections to the mean
     of a self-averaging overlap are O(1/D)).  Mixing: the largest split-R̂ over the traces
-    (m_k, q_k, m_v, q_v, location accuracy) and seeds, chains from the true and from random locations,
-    must be ≤ 1.1.  α = 1 is left out: there the sampler does not mix at D ≥ 50 (R̂ up to 4.8, informed and
-    random chains stay apart; benchmarks/study_posterior_finite_D.py).
+    (m_k, q_k, m_v, q_v, location accuracy) and seeds, two chains from the true and two from random
+    locations per seed, must be ≤ :data:`POST_RHAT_MAX`.
+
+    Evidence (``benchmarks/study_posterior_finite_D.py``, L = 2, ν = 2, Δ = 0.1, 50 sweeps, 15 burn-in, one
+    chain per start): at α = 4 the deviations from the state evolution at D = 50 / 100 / 200 (10 / 6 / 4 seeds)
+    are m_k −0.014 ± 0.017 / −0.015 ± 0.015 / +0.005 ± 0.004 and test error +0.0019 ± 0.0024 /
+    +0.0011 ± 0.0016 / +0.0005 ± 0.0006 (all within 1.2 SE: no bias resolved); at α = 10 (6 / 4 / 2 seeds) the
+    test error deviates by +0.0006 ± 0.0006 / +0.0002 ± 0.0008 / −0.0001 ± 0.0005 and m_v shows a resolved
+    finite-D bias −0.0038 ± 0.0012 (D = 50) and −0.0019 ± 0.0014 (D = 100), i.e. bias·D ≈ −0.19 at both: O(1/D),
+    as the allowance assumes.  The data bound an O(1/D) bias of the test error to |bias|·D ≲ 0.4 (2 SE at
+    D = 100, 200), hence c = 0.5 for the test error, and c = 1 for the overlaps (5 × the m_v bias·D; the SE
+    term dominates m_k).  R̂max 1.04–1.09 at α ∈ {4, 10} with one chain per start.
+    α = 1 is left out: there the sampler does not mix at D ≥ 50 (R̂max 4.8 / 2.9 / 5.3 at D = 50 / 100 / 200,
+    informed − random trace gaps up to 0.5: with Δ = 0.1 and N ≈ D almost every location configuration has
+    an interpolating value vector, and single-site moves cross between them rarely).
     """
     from verify.slr.posterior import posterior_on_generated
 
@@ -238,9 +252,10 @@ def _run_post(ctx, size):
         se = bo_curve_cached(ctx, L, nu, [a], size["points"], starts=("uninformed",))[0]
         for D in size["Ds"]:
             seeds = [ctx.seed_for("C19-post", a, D, s) for s in range(size["seeds"])]
-            rows = ctx.cached(("slr-post", L, nu, a, D, tuple(seeds), size["sweeps"], size["burn_in"]),
+            cps = size["chains_per_start"]
+            rows = ctx.cached(("slr-post", L, nu, a, D, tuple(seeds), size["sweeps"], size["burn_in"], cps),
                               lambda: posterior_on_generated(nu, L, a, DELTA, D, seeds, sweeps=size["sweeps"],
-                                                             burn_in=size["burn_in"]))
+                                                             burn_in=size["burn_in"], chains_per_start=cps))
             tag = f"L={L} ν={nu:g} α={a:g} D={D}, {len(seeds)} seeds"
             for name, theory, c in (("m_k", se.q_k, c_ov), ("m_v", se.q_v, c_ov), ("E_test", se.E_BO, c_E)):
                 x = np.array([r[name] for r in rows])
@@ -251,9 +266,9 @@ def _run_post(ctx, size):
                                     note=f"3 SE over seeds + {c:g}/D"))
             rhat = max(r["rhat_max"] for r in rows)
             gap = max(abs(r[k]) for r in rows for k in r if k.startswith("start_gap_"))
-            checks.append(Check(f"Gibbs mixing: max split-R̂ ({tag})", 1.1, rhat, None, 0.0, kind="upper",
+            checks.append(Check(f"Gibbs mixing: max split-R̂ ({tag})", POST_RHAT_MAX, rhat, None, 0.0, kind="upper",
                                 note=f"chains from true and random locations; max informed − random gap {gap:.3g}"))
-            params["runs"].append({"alpha": a, "D": D, "seeds": seeds, "rhat_max": rhat, "start_gap_max": gap,
+            params["runs"].append({"alpha": a, "D": D, "seeds": seeds, "chains_per_start": cps, "rhat_max": rhat, "start_gap_max": gap,
                                    "E_test": [r["E_test"] for r in rows], "m_k": [r["m_k"] for r in rows],
                                    "m_v": [r["m_v"] for r in rows]})
     if len(size["Ds"]) > 1:
@@ -275,10 +290,10 @@ register(Claim(
     "m_k, m_v and a posterior-mean test error equal to the state evolution's q_k, q_v and E_BO within 3 SE "
     "+ an O(1/D) allowance, with chains from true and random locations agreeing (R̂ ≤ 1.1).",
     f"{PAPER}; {SPEC} §11 (cross-check by posterior sampling), §14 R6", _run_post,
-    quick={"L": 2, "nu": 2.0, "alphas": [4.0], "Ds": [50], "seeds": 4, "sweeps": 40, "burn_in": 10,
-           "points": 2 ** 12},
-    full={"L": 2, "nu": 2.0, "alphas": [4.0, 10.0], "Ds": [50, 100, 200], "seeds": 6, "sweeps": 60,
-          "burn_in": 20, "points": 2 ** 14},
+    quick={"L": 2, "nu": 2.0, "alphas": [4.0], "Ds": [50], "seeds": 3, "chains_per_start": 2, "sweeps": 40,
+           "burn_in": 10, "points": 2 ** 12},
+    full={"L": 2, "nu": 2.0, "alphas": [4.0, 10.0], "Ds": [50, 100, 200], "seeds": 4, "chains_per_start": 1,
+          "sweeps": 50, "burn_in": 15, "points": 2 ** 14},
     tags=("slr", "bayes-optimal", "finite-alpha", "mc"), references=_refs()))
 
 

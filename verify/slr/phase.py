@@ -7,8 +7,8 @@ follows the uninformed branch, would then miss the BO error).  This module only 
 
 - :func:`plot_phase_diagram` — one PNG, one panel per L: colour = :math:`E_{BO}` on the (α, ν) grid, a marker
   at every grid point (grey dot: one fixed point; orange square: two distinct fixed points, the uninformed
-  one selected; red cross: hard phase), and the sentence "no hard phase found in this range" on every
-  panel where that is the result.
+  one selected; red cross: hard phase), and the sentence "no hard phase found in this range" in the title of
+  every panel where that is the result.
 - :func:`phase_summary` — per L: grid size, number of distinct and of hard points, largest
   :math:`|E_{\rm informed}-E_{\rm uninformed}|`.
 - :data:`PHASE_COMMAND`, :func:`run_phase` — ``attnlimits slr bo-phase`` (:mod:`symbolic.result` contract):
@@ -73,7 +73,7 @@ def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
         raise InputError("no phase-scan rows to plot")
     Ls = sorted({int(r["L"]) for r in rows})
     summ = phase_summary(rows)
-    fig = Figure(figsize=(4.6 * len(Ls) + 1.2, 4.6))
+    fig = Figure(figsize=(4.6 * len(Ls) + 1.2, 5.0))
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(Ls), squeeze=False)[0]
     norm = Normalize(vmin=0.0, vmax=max(1.0, max(r["E_BO"] for r in rows)))
@@ -105,14 +105,15 @@ def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
         ax.set_xlabel(r"sample ratio $\alpha = N/D$")
         ax.set_ylabel(r"spike strength $\nu$")
         s = summ[L]
-        ax.set_title(f"spiked-SLR, L = {L}", fontsize=10)
         if s["hard"] == 0:
-            msg = (f"{NO_HARD_PHASE}\n(α ∈ [{s['alpha_range'][0]:g}, {s['alpha_range'][1]:g}], "
-                   f"ν ∈ [{s['nu_range'][0]:g}, {s['nu_range'][1]:g}]; max |ΔE| = {s['max_gap']:.1e})")
+            head = NO_HARD_PHASE
+            sub_t = ("same fixed point from both starts everywhere" if s["distinct"] == 0
+                     else f"{s['distinct']} point(s) with two fixed points, none hard")
         else:
-            msg = f"hard phase at {s['hard']} of {s['points']} grid points ({s['distinct']} with 2 fixed points)"
-        ax.text(0.5, 0.03, msg, transform=ax.transAxes, ha="center", va="bottom", fontsize=7.5,
-                bbox={"boxstyle": "round", "fc": "white", "ec": "0.5", "alpha": 0.9})
+            head = f"HARD PHASE at {s['hard']} of {s['points']} grid points"
+            sub_t = f"{s['distinct']} point(s) with two fixed points"
+        ax.set_title(f"spiked-SLR, L = {L}\n{head}\n({sub_t})", fontsize=9,
+                     color="black" if s["hard"] == 0 else "red")
     cbar = fig.colorbar(mesh, ax=list(axes), fraction=0.04, pad=0.02)
     cbar.set_label(r"Bayes-optimal test error $E_{BO}$")
     handles = [Line2D([], [], ls="", marker=".", color="0.6", ms=7, label="one fixed point (informed = uninformed)"),
@@ -122,9 +123,9 @@ def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
                       label="hard phase (informed has larger free entropy)")]
     fig.legend(handles=handles, loc="upper center", ncol=3, fontsize=8, frameon=False, bbox_to_anchor=(0.45, 1.0))
     delta = rows[0].get("delta", 0.1)
-    fig.suptitle(title or f"BO state evolution, informed vs uninformed starts (Δ = {delta:g}; docs/slr.md §11)",
-                 fontsize=10, y=0.93)
-    fig.subplots_adjust(left=0.06, right=0.86, bottom=0.13, top=0.80, wspace=0.28)
+    fig.suptitle(title or f"BO state evolution of spiked-SLR, informed vs uninformed starts with continuation in α "
+                          f"(Δ = {delta:g}; docs/slr.md §11)", fontsize=10, y=0.925)
+    fig.subplots_adjust(left=0.06, right=0.86, bottom=0.12, top=0.72, wspace=0.28)
     fig.savefig(path, dpi=120)
     fig.clear()
     return str(path)
