@@ -161,3 +161,15 @@ def test_new_claims_registered():
 
     for name in ("C19-post", "C19-phase"):
         assert name in REGISTRY and REGISTRY[name].quick and REGISTRY[name].full
+
+
+def test_posterior_command_parses_and_refuses():
+    from symbolic.result import InputError
+    from verify.slr.posterior import POSTERIOR_COMMAND
+
+    p = POSTERIOR_COMMAND.parse({"D": "30", "seeds": "1,2", "sweeps": "6", "burn_in": "6"})
+    assert p["D"] == 30 and p["seeds"] == [1, 2]
+    with pytest.raises(InputError, match="burn-in"):
+        POSTERIOR_COMMAND.function()(p)
+    with pytest.raises(InputError):
+        POSTERIOR_COMMAND.parse({"delta": "0"})
