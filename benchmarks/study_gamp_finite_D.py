@@ -17,7 +17,7 @@ deviation decays like :math:`D^{-1/2}` (fluctuations) or :math:`D^{-1}` (bias); 
 ``rms·D`` are printed so the allowances of C19-AMP (:math:`1/\sqrt D` on overlaps, :math:`0.1/\sqrt D` (formerly :math:`5/D`) on the test
 error) can be compared with the data.
 
-Run (about 4 min on one core)::
+Run (the default grid with 24/24/12/8 seeds and two points took about 25 min on a shared, loaded 2-core machine)::
 
     PYTHONPATH=$PWD OMP_NUM_THREADS=1 python benchmarks/study_gamp_finite_D.py --out /tmp/gamp_study
     PYTHONPATH=$PWD OMP_NUM_THREADS=1 python benchmarks/study_gamp_finite_D.py --quick

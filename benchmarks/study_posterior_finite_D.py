@@ -9,7 +9,7 @@ mean ± SE over seeds of ``m_k, q_k, m_v, q_v`` and of the test error of the pos
 (:func:`verify.slr.bayes_optimal.bo_state_evolution`), ``deviation·D``, and the mixing diagnostics
 (largest split-R̂ over the traces and seeds, largest informed − random gap of the trace means).
 
-Run (about 10 min on one free core)::
+Run (about 12 min on a shared, loaded 2-core machine)::
 
     PYTHONPATH=$PWD OMP_NUM_THREADS=1 python benchmarks/study_posterior_finite_D.py --out /tmp/posterior_study
     PYTHONPATH=$PWD OMP_NUM_THREADS=1 python benchmarks/study_posterior_finite_D.py --quick
