@@ -1,0 +1,169 @@
+r"""Phase diagram of the spiked-SLR BO state evolution in the (α, ν) plane (issue 12, item 4; claim C19-phase).
+
+The table is :func:`verify.slr.bayes_optimal.phase_scan` (informed and uninformed starts of the state
+evolution of ``docs/slr.md`` §11, continuation in α, free entropies compared): a computationally hard phase
+is a point where the two fixed points differ and the informed one has the larger free entropy (AMP, which
+follows the uninformed branch, would then miss the BO error).  This module only draws and summarises it.
+
+- :func:`plot_phase_diagram` — one PNG, one panel per L: colour = :math:`E_{BO}` on the (α, ν) grid, a marker
+  at every grid point (grey dot: one fixed point; orange square: two distinct fixed points, the uninformed
+  one selected; red cross: hard phase), and the sentence "no hard phase found in this range" in the title of
+  every panel where that is the result.
+- :func:`phase_summary` — per L: grid size, number of distinct and of hard points, largest
+  :math:`|E_{\rm informed}-E_{\rm uninformed}|`.
+- :data:`PHASE_COMMAND`, :func:`run_phase` — ``attnlimits slr bo-phase`` (:mod:`symbolic.result` contract):
+  the table's rows, and the PNG when ``--plot PATH`` is given.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from symbolic.result import Command, InputError, Param
+
+__all__ = ["plot_phase_diagram", "phase_summary", "run_phase", "PHASE_COMMAND", "DISTINCT_TOL",
+           "NO_HARD_PHASE"]
+
+#: Two fixed points count as distinct when their E_BO differ by more than this (the rule of
+#: :func:`numeric.bayes_optimal.bo_curve`, whose branches are already de-duplicated, is kept; this is for
+#: the marker only).
+DISTINCT_TOL = 1e-3
+
+NO_HARD_PHASE = "no hard phase found in this range"
+
+
+def phase_summary(rows) -> dict:
+    """Per L: ``points``, ``distinct``, ``hard``, ``max_gap`` (max |E_informed − E_uninformed|), the α and ν ranges."""
+    out = {}
+    for L in sorted({int(r["L"]) for r in rows}):
+        sub = [r for r in rows if int(r["L"]) == L]
+        out[L] = {"points": len(sub), "distinct": sum(bool(r["distinct"]) for r in sub),
+                  "hard": sum(bool(r["hard"]) for r in sub),
+                  "max_gap": max(abs(r["E_informed"] - r["E_uninformed"]) for r in sub),
+                  "alpha_range": (min(r["alpha"] for r in sub), max(r["alpha"] for r in sub)),
+                  "nu_range": (min(r["nu"] for r in sub), max(r["nu"] for r in sub))}
+    return out
+
+
+def _edges(vals):
+    v = np.asarray(sorted(vals), dtype=float)
+    if v.size == 1:
+        return np.array([v[0] / 1.5, v[0] * 1.5])
+    lv = np.log(v)
+    mid = (lv[1:] + lv[:-1]) / 2
+    return np.exp(np.concatenate([[lv[0] - (mid[0] - lv[0])], mid, [lv[-1] + (lv[-1] - mid[-1])]]))
+
+
+def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
+    r"""Write the (α, ν) phase diagram of :func:`verify.slr.bayes_optimal.phase_scan` rows to ``path`` (PNG).
+
+    One panel per L; log–log axes (sample ratio α = N/D, spike strength ν); colour :math:`E_{BO}` (shared
+    colour bar); markers as in the module docstring; the panel says "no hard phase found in this range" (with
+    the grid it was scanned on) when no point is hard, and counts the hard and distinct points otherwise.
+    Returns ``str(path)``.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import Normalize
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    rows = list(rows)
+    if not rows:
+        raise InputError("no phase-scan rows to plot")
+    Ls = sorted({int(r["L"]) for r in rows})
+    summ = phase_summary(rows)
+    fig = Figure(figsize=(4.6 * len(Ls) + 1.2, 5.0))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(Ls), squeeze=False)[0]
+    norm = Normalize(vmin=0.0, vmax=max(1.0, max(r["E_BO"] for r in rows)))
+    mesh = None
+    for ax, L in zip(axes, Ls):
+        sub = [r for r in rows if int(r["L"]) == L]
+        al = sorted({float(r["alpha"]) for r in sub})
+        nus = sorted({float(r["nu"]) for r in sub})
+        Z = np.full((len(nus), len(al)), np.nan)
+        for r in sub:
+            Z[nus.index(float(r["nu"])), al.index(float(r["alpha"]))] = r["E_BO"]
+        mesh = ax.pcolormesh(_edges(al), _edges(nus), np.ma.masked_invalid(Z), cmap="viridis", norm=norm,
+                             shading="flat")
+        for r in sub:
+            gap = abs(r["E_informed"] - r["E_uninformed"])
+            if r["hard"]:
+                ax.plot(r["alpha"], r["nu"], "x", color="red", ms=10, mew=2.5)
+            elif r["distinct"] or gap > DISTINCT_TOL:
+                ax.plot(r["alpha"], r["nu"], "s", mfc="none", mec="orange", ms=9, mew=2)
+            else:
+                ax.plot(r["alpha"], r["nu"], ".", color="0.85", ms=5)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(al)
+        ax.set_xticklabels([f"{a:g}" for a in al], fontsize=8)
+        ax.set_yticks(nus)
+        ax.set_yticklabels([f"{n:g}" for n in nus], fontsize=8)
+        ax.minorticks_off()
+        ax.set_xlabel(r"sample ratio $\alpha = N/D$")
+        ax.set_ylabel(r"spike strength $\nu$")
+        s = summ[L]
+        if s["hard"] == 0:
+            head = NO_HARD_PHASE
+            sub_t = ("same fixed point from both starts everywhere" if s["distinct"] == 0
+                     else f"{s['distinct']} point(s) with two fixed points, none hard")
+        else:
+            head = f"HARD PHASE at {s['hard']} of {s['points']} grid points"
+            sub_t = f"{s['distinct']} point(s) with two fixed points"
+        ax.set_title(f"spiked-SLR, L = {L}\n{head}\n({sub_t})", fontsize=9,
+                     color="black" if s["hard"] == 0 else "red")
+    cbar = fig.colorbar(mesh, ax=list(axes), fraction=0.04, pad=0.02)
+    cbar.set_label(r"Bayes-optimal test error $E_{BO}$")
+    handles = [Line2D([], [], ls="", marker=".", color="0.6", ms=7, label="one fixed point (informed = uninformed)"),
+               Line2D([], [], ls="", marker="s", mfc="none", mec="orange", mew=2, ms=8,
+                      label="two fixed points, uninformed selected"),
+               Line2D([], [], ls="", marker="x", color="red", mew=2.5, ms=9,
+                      label="hard phase (informed has larger free entropy)")]
+    fig.legend(handles=handles, loc="upper center", ncol=3, fontsize=8, frameon=False, bbox_to_anchor=(0.45, 1.0))
+    delta = rows[0].get("delta", 0.1)
+    fig.suptitle(title or f"BO state evolution of spiked-SLR, informed vs uninformed starts with continuation in α "
+                          f"(Δ = {delta:g}; docs/slr.md §11)", fontsize=10, y=0.925)
+    fig.subplots_adjust(left=0.06, right=0.86, bottom=0.12, top=0.72, wspace=0.28)
+    fig.savefig(path, dpi=120)
+    fig.clear()
+    return str(path)
+
+
+def run_phase(params: dict, *, progress=None) -> list[dict]:
+    """``attnlimits slr bo-phase``: the rows of :func:`verify.slr.bayes_optimal.phase_scan`; the PNG with ``plot``."""
+    from .bayes_optimal import phase_scan
+
+    for name in ("alpha", "nu"):
+        vals = params[name]
+        if not vals or any(not (math.isfinite(v) and v > 0) for v in vals):
+            raise InputError(f"--{name} values must be finite and > 0, got {vals}")
+    rows = phase_scan(tuple(params["L"]), tuple(params["nu"]), tuple(params["alpha"]), params["delta"],
+                      points=int(params["points"]), progress=progress)
+    if params.get("plot"):
+        path = plot_phase_diagram(rows, params["plot"])
+        if progress is not None:
+            progress(f"figure: {path}")
+    return rows
+
+
+PHASE_COMMAND = Command(
+    name="bo-phase",
+    help="informed vs uninformed BO fixed points of spiked-SLR over an (α, ν) grid per L (docs/slr.md §11)",
+    run="verify.slr.phase:run_phase",
+    parameters=(
+        Param("L", "ints", [2, 3, 5], "sequence lengths (one panel each)", check=">=2"),
+        Param("nu", "floats", [0.5, 1.0, 2.0, 3.0, 5.0, 8.0], "spike strengths ν", check="positive"),
+        Param("alpha", "floats", [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0], "sample ratios α", check="positive"),
+        Param("delta", "float", 0.1, "label noise Δ", check="positive"),
+        Param("points", "int", 2 ** 12, "Sobol points per replicate of the state evolution", check=">=64"),
+        Param("plot", "str", "", "write the phase-diagram PNG to this path"),
+    ),
+    description="Hard phase = two distinct fixed points with the informed one of larger free entropy. "
+                "Continuation in α from both starts; the figure says 'no hard phase found in this range' "
+                "when that is the result.",
+    examples=("attnlimits slr bo-phase --L 2,3,5 --plot phase.png",),
+    table=("L", "nu", "alpha", "E_BO", "E_informed", "E_uninformed", "distinct", "hard"),
+    expensive=("alpha",),
+)
