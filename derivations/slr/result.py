@@ -132,6 +132,49 @@ AMP_COMMAND = Command(
 )
 
 
+POSTERIOR_COMMAND = Command(
+    name="posterior",
+    help="collapsed Gibbs posterior sampling of spiked-SLR at finite D vs the BO state evolution (docs/slr.md §11)",
+    run="verify.slr.posterior:run_posterior",
+    parameters=(
+        Param("model", "choice", "spiked", "data model (spiked only)", choices=("spiked",)),
+        Param("nu", "float", 2.0, "spike strength ν", check="nonnegative"),
+        Param("L", "int", 2, "sequence length", check=">=2"),
+        Param("alpha", "float", 4.0, "sample ratio α = N/D", check="positive"),
+        Param("delta", "float", 0.1, "label noise Δ", check="positive"),
+        Param("D", "int", 50, "dimension (the cost is O(α D³ L) per sweep)", check=">=2"),
+        Param("seeds", "ints", [0, 1, 2], "seeds (teacher and data redrawn)", check="nonnegative"),
+        Param("chains_per_start", "int", 1, "chains from the true and from random locations, each", check=">=1"),
+        Param("sweeps", "int", 50, "Gibbs sweeps", check=">=4"),
+        Param("burn_in", "int", 15, "sweeps left out of the averages", check="nonnegative"),
+    ),
+    description="k and v integrated out exactly; locations resampled one at a time with rank-one updates; "
+                "Rao–Blackwellised posterior means; split-R̂ over chains from true and random locations.",
+    examples=("attnlimits slr posterior --nu 2 --L 2 --alpha 4 --D 100 --seeds 0,1,2",),
+    table=("seed", "m_k", "q_k", "m_v", "q_v", "E_test", "SE_E_BO", "rhat_max"),
+)
+
+PHASE_COMMAND = Command(
+    name="bo-phase",
+    help="informed vs uninformed BO fixed points of spiked-SLR over an (α, ν) grid per L (docs/slr.md §11)",
+    run="verify.slr.phase:run_phase",
+    parameters=(
+        Param("L", "ints", [2, 3, 5], "sequence lengths (one panel each)", check=">=2"),
+        Param("nu", "floats", [0.5, 1.0, 2.0, 3.0, 5.0, 8.0], "spike strengths ν", check="positive"),
+        Param("alpha", "floats", [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0], "sample ratios α", check="positive"),
+        Param("delta", "float", 0.1, "label noise Δ", check="positive"),
+        Param("points", "int", 2 ** 12, "Sobol points per replicate of the state evolution", check=">=64"),
+        Param("plot", "str", "", "write the phase-diagram PNG to this path"),
+    ),
+    description="Hard phase = two distinct fixed points with the informed one of larger free entropy. "
+                "Continuation in α from both starts; the figure says 'no hard phase found in this range' "
+                "when that is the result.",
+    examples=("attnlimits slr bo-phase --L 2,3,5 --plot phase.png",),
+    table=("L", "nu", "alpha", "E_BO", "E_informed", "E_uninformed", "distinct", "hard"),
+    expensive=("alpha",),
+)
+
+
 TRAIN_COMMAND = Command(
     name="train",
     help="ridge ERM at finite D (L-BFGS, GD, Adam/SGD), batched over seeds, against the theory",
@@ -210,7 +253,8 @@ RESULT = Result(
     name="slr",
     title="Single-location regression: softmax vs linear attention, Bayes optimality, finite samples",
     references=REFERENCES,
-    commands=(POPULATION_COMMAND, REPLICA_COMMAND, TRAIN_COMMAND, BAYES_OPTIMAL_COMMAND, AMP_COMMAND),
+    commands=(POPULATION_COMMAND, REPLICA_COMMAND, TRAIN_COMMAND, BAYES_OPTIMAL_COMMAND, AMP_COMMAND,
+              POSTERIOR_COMMAND, PHASE_COMMAND),
     claims=("verify.claims.slr_population", "verify.claims.slr_finite", "verify.claims.slr_bayes_optimal"),
     export="verify.slr.export:export_slr",
     export_help=(

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from symbolic.result import Command, InputError, Param
+from symbolic.result import InputError
 
 __all__ = ["plot_phase_diagram", "phase_summary", "run_phase", "PHASE_COMMAND", "DISTINCT_TOL",
            "NO_HARD_PHASE"]
@@ -148,22 +148,4 @@ def run_phase(params: dict, *, progress=None) -> list[dict]:
     return rows
 
 
-PHASE_COMMAND = Command(
-    name="bo-phase",
-    help="informed vs uninformed BO fixed points of spiked-SLR over an (α, ν) grid per L (docs/slr.md §11)",
-    run="verify.slr.phase:run_phase",
-    parameters=(
-        Param("L", "ints", [2, 3, 5], "sequence lengths (one panel each)", check=">=2"),
-        Param("nu", "floats", [0.5, 1.0, 2.0, 3.0, 5.0, 8.0], "spike strengths ν", check="positive"),
-        Param("alpha", "floats", [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0], "sample ratios α", check="positive"),
-        Param("delta", "float", 0.1, "label noise Δ", check="positive"),
-        Param("points", "int", 2 ** 12, "Sobol points per replicate of the state evolution", check=">=64"),
-        Param("plot", "str", "", "write the phase-diagram PNG to this path"),
-    ),
-    description="Hard phase = two distinct fixed points with the informed one of larger free entropy. "
-                "Continuation in α from both starts; the figure says 'no hard phase found in this range' "
-                "when that is the result.",
-    examples=("attnlimits slr bo-phase --L 2,3,5 --plot phase.png",),
-    table=("L", "nu", "alpha", "E_BO", "E_informed", "E_uninformed", "distinct", "hard"),
-    expensive=("alpha",),
-)
+from derivations.slr.result import PHASE_COMMAND  # noqa: E402,F401  (declared with the result)

@@ -350,30 +350,4 @@ def run_posterior(params: dict, *, progress=None) -> list[dict]:
     return rows
 
 
-def _command():
-    from symbolic.result import Command, Param
-
-    return Command(
-        name="posterior",
-        help="collapsed Gibbs posterior sampling of spiked-SLR at finite D vs the BO state evolution (docs/slr.md §11)",
-        run="verify.slr.posterior:run_posterior",
-        parameters=(
-            Param("model", "choice", "spiked", "data model (spiked only)", choices=("spiked",)),
-            Param("nu", "float", 2.0, "spike strength ν", check="nonnegative"),
-            Param("L", "int", 2, "sequence length", check=">=2"),
-            Param("alpha", "float", 4.0, "sample ratio α = N/D", check="positive"),
-            Param("delta", "float", 0.1, "label noise Δ", check="positive"),
-            Param("D", "int", 50, "dimension (the cost is O(α D³ L) per sweep)", check=">=2"),
-            Param("seeds", "ints", [0, 1, 2], "seeds (teacher and data redrawn)", check="nonnegative"),
-            Param("chains_per_start", "int", 1, "chains from the true and from random locations, each", check=">=1"),
-            Param("sweeps", "int", 50, "Gibbs sweeps", check=">=4"),
-            Param("burn_in", "int", 15, "sweeps left out of the averages", check="nonnegative"),
-        ),
-        description="k and v integrated out exactly; locations resampled one at a time with rank-one updates; "
-                    "Rao–Blackwellised posterior means; split-R̂ over chains from true and random locations.",
-        examples=("attnlimits slr posterior --nu 2 --L 2 --alpha 4 --D 100 --seeds 0,1,2",),
-        table=("seed", "m_k", "q_k", "m_v", "q_v", "E_test", "SE_E_BO", "rhat_max"),
-    )
-
-
-POSTERIOR_COMMAND = _command()
+from derivations.slr.result import POSTERIOR_COMMAND  # noqa: E402,F401  (declared with the result)
