@@ -32,7 +32,7 @@ import numpy as np
 
 from .base import Check, Claim, PlotSeries, PlotSpec, register
 
-__all__ = ["R5", "erm", "rs_point", "rs_tuned"]
+__all__ = ["R5", "RS_TUNED", "TUNE_RULE", "erm", "rs_point", "rs_tuned", "rs_tuned_entry"]
 
 PAPER = "arXiv:2509.21936"
 SPEC = "docs/slr.md"
@@ -88,16 +88,35 @@ def rs_point(ctx, activation, *, model, nu, L, alpha, lam, delta):
                                                   **rule))
 
 
+#: Rule of the live λ tuning (``--full``): the 9-point grid is solved at the quick rule without the
+#: golden-section refinement (as :data:`RS_TUNED` was made), then the chosen λ* once more at the
+#: claim's rule (:func:`_rs_rule`), warm-started.  Grid-only keeps ``--full`` and ``--quick`` at the
+#: same λ* and costs 9 coarse + 1 fine fixed points per (setting, activation, α) instead of ~20
+#: fine ones (see docs/slr.md §12 for the measured cost).
+TUNE_RULE = {"points": 1024, "replicates": 4}
+
+
 def rs_tuned(ctx, activation, *, model, nu, L, alpha, delta):
-    """Cached RS λ tuning (spec §12: 9-point log grid 10⁻³…10, then golden-section refinement)."""
-    from verify.slr.replica import rs_tune_lambda
+    """Cached RS λ tuning (spec §12: 9-point log grid 10⁻³…10 at :data:`TUNE_RULE`, λ* by RS E_test, then
+    the fixed point at λ* at the claim's rule).  One tuning per (setting, activation, α, Δ) and run:
+    C15b and C18 share it through ``ctx.cached``.  Returns ``(best RSFixedPoint, grid points)``."""
+    from numeric.replica import UNKNOWNS
+    from verify.slr.replica import rs_fixed_point, rs_tune_lambda
 
     rule = _rs_rule(ctx)
-    key = ("slr-rs-tune", activation, model, nu, str(L), float(alpha), float(delta), tuple(rule.items()))
+    key = ("slr-rs-tune", activation, model, float(nu), str(L), float(alpha), float(delta),
+           tuple(TUNE_RULE.items()), tuple(rule.items()))
 
     def run():
-        ctx.progress(f"  RS λ tuning {activation} {model} ν={nu:g} L={L} α={alpha:g}")
-        return rs_tune_lambda(activation, model, nu, L, float(alpha), float(delta), **rule)
+        ctx.progress(f"  RS λ tuning {activation} {model} ν={nu:g} L={L} α={alpha:g} (grid at {TUNE_RULE}, λ* at "
+                     f"{rule})")
+        best, grid = rs_tune_lambda(activation, model, nu, L, float(alpha), float(delta), refine=False, **TUNE_RULE)
+        if rule != TUNE_RULE:
+            flags = best.flags
+            best = rs_fixed_point(activation, model, nu, L, float(alpha), float(best.lam), float(delta),
+                                  x0=[best.values[k] for k in UNKNOWNS], **rule)
+            best.flags = tuple(best.flags) + tuple(f for f in flags if f not in best.flags)
+        return best, grid
 
     return ctx.cached(key, run)
 
@@ -107,7 +126,7 @@ def rs_tuned(ctx, activation, *, model, nu, L, alpha, delta):
 #: 4×1024, informed start, continuation from large to small λ) on 2026-12-01 with the ``replica``
 #: branch at 79014cb.  ``--quick`` reads the theory side of C15b/C18 from here because one RS
 #: tuning costs 9 fixed points (softmax L=3: 30–40 min on the shared 2 cores); ``--full``
-#: recomputes it live (with the golden-section refinement).  ``grid`` lists (λ, E_test, SE).
+#: recomputes it live (:func:`rs_tuned`: the same grid at the same rule, then λ* at 4×4096).  ``grid`` lists (λ, E_test, SE).
 #: Keys: (activation, model, nu, L, alpha) → dict(lam, E_test, E_test_error, values, errors).
 RS_TUNED: dict = {
     ('linear_centred', 'spiked', 2.0, 3, 2.0): {'lam': 3.1622776601683795, 'E_test': 0.816587, 'E_test_error': 0.001112, 'values': {'m_k': 0.083499, 'q_k': 0.025319, 'V_k': 0.309643, 'm_v': 0.220191, 'q_v': 0.09531, 'V_v': 0.146778}, 'errors': {'m_k': 0.00082, 'q_k': 0.000627, 'V_k': 0.000187, 'm_v': 0.000822, 'q_v': 0.000231, 'V_v': 8.4e-05}, 'grid': [(0.001, 3.023038, 0.098751), (0.003162, 3.010038, 0.097945), (0.01, 2.969509, 0.095118), (0.031623, 2.84794, 0.084479), (0.1, 2.421445, 0.148699), (0.316228, 1.51426, 0.059705), (1.0, 0.884432, 0.003526), (3.162278, 0.816587, 0.001112), (10.0, 0.854182, 0.000449)]},
@@ -133,7 +152,9 @@ def rs_tuned_entry(ctx, size, activation, *, model, nu, L, alpha, delta=0.1):
     """RS at the RS-tuned λ: live (``size["rs"] == "live"``) or from :data:`RS_TUNED`."""
     if size.get("rs", "live") == "live":
         best, _ = rs_tuned(ctx, activation, model=model, nu=nu, L=L, alpha=alpha, delta=delta)
-        return _RSEntry(best.lam, best.E_test, best.E_test_error, best.values, best.errors, "live")
+        return _RSEntry(best.lam, best.E_test, best.E_test_error, best.values, best.errors,
+                        f"live (λ grid at {TUNE_RULE['replicates']}×{TUNE_RULE['points']}, λ* at "
+                        f"{_rs_rule(ctx)['replicates']}×{_rs_rule(ctx)['points']})")
     key = (activation, model, float(nu), int(L), float(alpha))
     if key not in RS_TUNED:
         raise KeyError(f"no stored RS-tuned point for {key}; run with --full (live RS tuning)")
