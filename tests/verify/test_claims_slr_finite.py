@@ -66,3 +66,12 @@ def test_live_tuning_runs_once_per_setting_and_refines_lambda_star(monkeypatch):
     lam, kw = calls["fp"][0]
     assert lam == 0.316 and kw["points"] == 4096 and kw["replicates"] == 4 and len(kw["x0"]) == 6
     assert a.lam == b.lam == 0.316 and "live" in a.source
+
+
+def test_open_finding_is_reported_with_c15_not_checked():
+    """The RS-vs-ERM finding outside R5 travels with C15's report (notes and parameters), as numbers."""
+    note = F.open_finding_note()
+    assert note.startswith("Open finding outside R5") and "docs/slr.md §12.1" in note
+    for key, pt in F.OPEN_FINDING["points"].items():
+        assert key in note and len(pt["gap"]) >= 3 and pt["slope_se"] > 0
+        assert all(se > 0 for _, _, se in pt["gap"])

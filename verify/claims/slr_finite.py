@@ -167,6 +167,63 @@ def _se_mean(rows, key):
     return float(v.mean()), (float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.inf)
 
 
+#: The open RS-vs-ERM finding outside R5 (docs/slr.md §12.1, ``benchmarks/study_rs_vs_erm.py``, run
+#: 2026-12-01): softmax, spiked L=2, ν=2, Δ=0.1, α=2; RS at 4×4096; ERM L-BFGS informed, E_test
+#: by §6.1 at the learned overlaps, mean ± SE over seeds.  Reported with C15 (not a check: the
+#: claim's rule is unchanged).
+OPEN_FINDING: dict = {'setting': 'softmax, spiked, L=2, nu=2, Delta=0.1, alpha=2',
+ 'points': {'λ=0.1': {'rs_E_test': 0.4852,
+                      'rs_E_test_error': 0.0007,
+                      'rs_objective': 0.0682,
+                      'rs_q_k': 0.68,
+                      'gap': [[100, 0.0075, 0.0165],
+                              [200, 0.0149, 0.0172],
+                              [400, 0.0164, 0.0097],
+                              [800, 0.0112, 0.0056],
+                              [1600, 0.0124, 0.0035]],
+                      'slope': -0.07,
+                      'slope_se': 0.34,
+                      'erm_objective': 0.06773,
+                      'erm_q_k': 0.669,
+                      'starts': 'Starts (informed, λ-continuation from λ=10, 3 random): D=400: informed start at '
+                                'the lowest objective (within 1e-9) in 5/5 seeds; starts differ in objective/N by '
+                                '≤ 1.8e-05; mean E_test per start 0.506–0.508; D=800: informed start at the '
+                                'lowest objective (within 1e-9) in 4/5 seeds; starts differ in objective/N by ≤ '
+                                '2.0e-04; mean E_test per start 0.496–0.497.'},
+            'λ=0.01': {'rs_E_test': 0.5929,
+                       'rs_E_test_error': 0.0041,
+                       'rs_objective': 0.01405,
+                       'rs_q_k': 2.126,
+                       'gap': [[100, 0.1807, 0.0636],
+                               [200, 0.1393, 0.0444],
+                               [400, 0.1639, 0.0387],
+                               [800, 0.1788, 0.0167]],
+                       'slope': 0.06,
+                       'slope_se': 0.14,
+                       'erm_objective': 0.01368,
+                       'erm_q_k': 2.232,
+                       'starts': ''}},
+ 'conclusion': 'Conclusion (open): the gap does not shrink like D^(-1/2); it is flat in D at both λ. At λ=0.1 it '
+               'is small (+0.012, inside the 0.015 tolerance of C15) but 3.5 SE at D=1600; at λ=0.01 it is large '
+               '(+0.18) and many SE. ERM reaches a training objective at or below the RS prediction, with a '
+               'larger q_k, and every start (informed, λ-continuation, random) gives the same mean E_test: local '
+               'minima of ERM exist (spread ≤ 2e-4 in objective/N) but do not explain the gap. Candidates: '
+               'replica-symmetry breaking, or the RS prox selection (1.9% of RS samples have two prox minima at '
+               'λ=0.01).'}
+
+
+def open_finding_note() -> str:
+    """One paragraph on :data:`OPEN_FINDING` for the C15 report."""
+    parts = []
+    for key, f in OPEN_FINDING["points"].items():
+        scan = "; ".join(f"D={D}: {g:+.3f} ± {se:.3f}" for D, g, se in f["gap"])
+        parts.append(f"{key}: RS E_test {f['rs_E_test']:.4f}, ERM − RS {scan}; fitted |gap| ∝ D^"
+                     f"{f['slope']:.2f} ± {f['slope_se']:.2f}; objective/N ERM {f['erm_objective']:.5f} vs RS "
+                     f"{f['rs_objective']:.5f}. {f['starts']}")
+    return ("Open finding outside R5 (not a check of this claim; docs/slr.md §12.1, "
+            "benchmarks/study_rs_vs_erm.py): " + " | ".join(parts) + " " + OPEN_FINDING["conclusion"])
+
+
 # =============================================================================================
 # C15 RS vs ERM at R5
 # =============================================================================================
@@ -208,7 +265,10 @@ def _c15(ctx, size):
     plot = PlotSpec("C15: RS theory vs L-BFGS ERM (R5)", "α", "E_test", [
         PlotSeries("RS (informed branch)", *series_rs, kind="line"),
         PlotSeries(f"ERM D={size['D']}, mean ± sd", *series_erm, kind="points")])
-    return checks, [plot], params
+    params["open_finding_outside_R5"] = OPEN_FINDING
+    from .base import ClaimResult
+
+    return ClaimResult("C15", "", "", checks, [plot], params, notes=open_finding_note())
 
 
 register(Claim(
