@@ -74,6 +74,7 @@ def main():
     Ds = (100, 200, 400) if args.quick else (200, 400, 800, 1600)
     a10 = 10.0
     rows = []
+    base_rss = _vm_hwm()
     for Dv in Ds:
         N = int(a10 * Dv)
         X = torch.randn(1, N, 2, Dv, dtype=torch.float64)
@@ -97,9 +98,11 @@ def main():
     p_eval = float(np.polyfit(lD, np.log([r[2] for r in rows]), 1)[0])
     p_run = float(np.polyfit(lD, np.log([r[6] for r in rows]), 1)[0])
     p_it = float(np.polyfit(lD, np.log([r[4] for r in rows]), 1)[0])
-    p_mem = float(np.polyfit(lD, np.log([r[7] for r in rows]), 1)[0])
+    extra = np.array([r[7] - base_rss for r in rows], dtype=float)
+    p_mem = float(np.polyfit(lD[extra > 0], np.log(extra[extra > 0]), 1)[0]) if (extra > 0).sum() >= 2 else math.nan
     print(f"fitted log-log slopes in D (α fixed, N ∝ D): time per evaluation D^{p_eval:.2f}, evaluations per run "
-          f"D^{p_it:.2f}, CPU time per run D^{p_run:.2f}, peak RSS D^{p_mem:.2f} (data ∝ N·D ∝ D^2)")
+          f"D^{p_it:.2f}, CPU time per run D^{p_run:.2f}, peak RSS above the {base_rss / 2**20:.0f} MiB before the scan D^{p_mem:.2f} "
+          f"(data ∝ N·D ∝ D^2; the peak is cumulative, the D run in increasing order)")
     last = rows[-1]
     for a in (4.0, 10.0, 20.0):
         Dp = int(round(1e4 / math.sqrt(a)))

@@ -221,13 +221,13 @@ def markdown(paths):
                        f"samples {rs['multi_minima_fraction']:.2%}, branches found: "
                        f"{', '.join(b['branch'] for b in rs.get('branches', []))}\n")
             out.append("| D | seeds | ERM E_test (§6.1) | ERM − RS | objective/N (RS " f"{rs['training_objective']:.5f})"
-                       " | ½·train MSE | q_k (RS " f"{v['q_k']:.3f}) | status |")
-            out.append("|---|---|---|---|---|---|---|---|")
+                       " | ½·train MSE | q_k (RS " f"{v['q_k']:.3f}) | q_v (RS " f"{v['q_v']:.3f}) | distance to M | status |")
+            out.append("|---|---|---|---|---|---|---|---|---|---|")
             for r in sorted(d.get("scan", {}).values(), key=lambda r: r["D"]):
                 st = ",".join(sorted({x["status"] for x in r["rows"]}))
                 out.append(f"| {r['D']} | {r['seeds']} | {r['E_test']:.4f} ± {r['E_test_se']:.4f} | "
                            f"{r['gap']:+.4f} ± {r['gap_se']:.4f} | {r['objective']:.5f} ± {r['objective_se']:.5f} | "
-                           f"{r['train_half_mse']:.5f} | {r['q_k']:.3f} | {st} |")
+                           f"{r['train_half_mse']:.5f} | {r['q_k']:.3f} | {r['q_v']:.3f} | {r['distance']:.3f} | {st} |")
             if "fit" in d:
                 f = d["fit"]
                 out.append(f"\nFit |ERM − RS| ∝ D^s: s = {f['gap_slope']:.2f} ± {f['gap_slope_se']:.2f} "

@@ -185,6 +185,13 @@ OPEN_FINDING: dict = {'setting': 'softmax, spiked, L=2, nu=2, Delta=0.1, alpha=2
                       'slope_se': 0.34,
                       'erm_objective': 0.06773,
                       'erm_q_k': 0.669,
+                      'erm_q_v': 1.166,
+                      'rs_q_v': 1.165,
+                      'distance_to_manifold': [[100, 0.11],
+                                               [200, 0.05],
+                                               [400, 0.047],
+                                               [800, 0.025],
+                                               [1600, 0.017]],
                       'starts': 'Starts (informed, λ-continuation from λ=10, 3 random): D=400: informed start at '
                                 'the lowest objective (within 1e-9) in 5/5 seeds; starts differ in objective/N by '
                                 '≤ 1.8e-05; mean E_test per start 0.506–0.508; D=800: informed start at the '
@@ -202,12 +209,18 @@ OPEN_FINDING: dict = {'setting': 'softmax, spiked, L=2, nu=2, Delta=0.1, alpha=2
                        'slope_se': 0.14,
                        'erm_objective': 0.01368,
                        'erm_q_k': 2.232,
+                       'erm_q_v': 1.703,
+                       'rs_q_v': 1.494,
+                       'distance_to_manifold': [[100, 0.147], [200, 0.088], [400, 0.101], [800, 0.092]],
                        'starts': ''}},
  'conclusion': 'Conclusion (open): the gap does not shrink like D^(-1/2); it is flat in D at both λ. At λ=0.1 it '
-               'is small (+0.012, inside the 0.015 tolerance of C15) but 3.5 SE at D=1600; at λ=0.01 it is large '
-               '(+0.18) and many SE. ERM reaches a training objective at or below the RS prediction, with a '
-               'larger q_k, and every start (informed, λ-continuation, random) gives the same mean E_test: local '
-               'minima of ERM exist (spread ≤ 2e-4 in objective/N) but do not explain the gap. Candidates: '
+               'is small (+0.012, inside the 0.015 tolerance of C15) but 3.5 SE at D=1600, the ERM overlaps are '
+               'within 3% of RS and ERM approaches the manifold (distance 0.11 → 0.017). At λ=0.01 it is large '
+               '(+0.18, 10 SE at D=800): ERM reaches a training objective at or below the RS prediction but with '
+               'q_v 14% above RS and a distance to the manifold that stays ≈ 0.09 from D=200 to 800. Local minima '
+               'of ERM exist (starts differ by ≤ 2e-4 in objective/N) but every start (informed, λ-continuation '
+               'from λ=10, random) gives the same mean E_test, so they do not explain the gap. Candidates: the '
+               'ERM minimiser at small λ is not on the manifold the RS ansatz is restricted to (§10.1), '
                'replica-symmetry breaking, or the RS prox selection (1.9% of RS samples have two prox minima at '
                'λ=0.01).'}
 
@@ -219,7 +232,9 @@ def open_finding_note() -> str:
         scan = "; ".join(f"D={D}: {g:+.3f} ± {se:.3f}" for D, g, se in f["gap"])
         parts.append(f"{key}: RS E_test {f['rs_E_test']:.4f}, ERM − RS {scan}; fitted |gap| ∝ D^"
                      f"{f['slope']:.2f} ± {f['slope_se']:.2f}; objective/N ERM {f['erm_objective']:.5f} vs RS "
-                     f"{f['rs_objective']:.5f}. {f['starts']}")
+                     f"{f['rs_objective']:.5f}; q_k ERM {f['erm_q_k']:.3f} vs RS {f['rs_q_k']:.3f}, q_v ERM "
+                     f"{f['erm_q_v']:.3f} vs RS {f['rs_q_v']:.3f} (largest D); distance to the manifold "
+                     + ", ".join(f"{d:.3f} (D={D})" for D, d in f["distance_to_manifold"]) + f". {f['starts']}")
     return ("Open finding outside R5 (not a check of this claim; docs/slr.md §12.1, "
             "benchmarks/study_rs_vs_erm.py): " + " | ".join(parts) + " " + OPEN_FINDING["conclusion"])
 
