@@ -187,7 +187,7 @@ def starts_part(pt, D, seeds, n_random, scale):
     return out
 
 
-def summarise(pt, data):
+def summarise(pt, data, quiet=False):
     rs = data["rs"]
     sc = sorted(data["scan"].values(), key=lambda r: r["D"])
     Ds = [r["D"] for r in sc]
@@ -200,56 +200,66 @@ def summarise(pt, data):
     s = {"gap_slope": slope, "gap_slope_se": slope_se, "gap_chi2_dof": chi2, "objective_gap_slope": oslope,
          "objective_gap_slope_se": oslope_se, "objective_chi2_dof": ochi2,
          "signs": [math.copysign(1, r["gap"]) for r in sc]}
-    print(f"  fit |ERM − RS| E_test ∝ D^{slope:.2f} ± {slope_se:.2f} (χ²/dof {chi2:.2f}); "
-          f"|objective gap| ∝ D^{oslope:.2f} ± {oslope_se:.2f} (χ²/dof {ochi2:.2f})", flush=True)
+    if not quiet:
+        print(f"  fit |ERM − RS| E_test ∝ D^{slope:.2f} ± {slope_se:.2f} (χ²/dof {chi2:.2f}); "
+              f"|objective gap| ∝ D^{oslope:.2f} ± {oslope_se:.2f} (χ²/dof {ochi2:.2f})", flush=True)
     return s
 
 
 def markdown(paths):
-    """Markdown tables of finished study files (scan, fit, starts)."""
+    """Markdown tables of finished study files (scan, fit, starts); files with the same point are merged."""
     out = []
+    merged: dict = {}
     for path in paths:
         for key, d in _load(path).items():
-            rs = d.get("rs")
-            if rs is None:
-                continue
-            v = rs["values"]
-            out.append(f"**{key}** — RS ({rs['rule']['replicates']}×{rs['rule']['points']}): E_test "
-                       f"{rs['E_test']:.4f} ± {rs['E_test_error']:.4f}, (m_k, q_k, m_v, q_v) = ({v['m_k']:.3f}, "
-                       f"{v['q_k']:.3f}, {v['m_v']:.3f}, {v['q_v']:.3f}), training loss E[½r²] "
-                       f"{rs['training_loss']:.5f}, objective/N {rs['training_objective']:.5f}, multi-minimum prox "
-                       f"samples {rs['multi_minima_fraction']:.2%}, branches found: "
-                       f"{', '.join(b['branch'] for b in rs.get('branches', []))}\n")
-            out.append("| D | seeds | ERM E_test (§6.1) | ERM − RS | objective/N (RS " f"{rs['training_objective']:.5f})"
-                       " | ½·train MSE | q_k (RS " f"{v['q_k']:.3f}) | q_v (RS " f"{v['q_v']:.3f}) | distance to M | status |")
-            out.append("|---|---|---|---|---|---|---|---|---|---|")
-            for r in sorted(d.get("scan", {}).values(), key=lambda r: r["D"]):
-                st = ",".join(sorted({x["status"] for x in r["rows"]}))
-                out.append(f"| {r['D']} | {r['seeds']} | {r['E_test']:.4f} ± {r['E_test_se']:.4f} | "
-                           f"{r['gap']:+.4f} ± {r['gap_se']:.4f} | {r['objective']:.5f} ± {r['objective_se']:.5f} | "
-                           f"{r['train_half_mse']:.5f} | {r['q_k']:.3f} | {r['q_v']:.3f} | {r['distance']:.3f} | {st} |")
-            if "fit" in d:
-                f = d["fit"]
-                out.append(f"\nFit |ERM − RS| ∝ D^s: s = {f['gap_slope']:.2f} ± {f['gap_slope_se']:.2f} "
-                           f"(χ²/dof {f['gap_chi2_dof']:.2f}); |objective gap|: s = {f['objective_gap_slope']:.2f} ± "
-                           f"{f['objective_gap_slope_se']:.2f}.\n")
-            for D, st in sorted(d.get("starts", {}).items(), key=lambda kv: int(kv[0])):
-                names = [k for k in st if k in ("informed", "continuation") or k.startswith("random")]
-                out.append(f"Starts at D={D} ({st['seeds']} seeds, same data): ")
-                out.append("| start | objective/N | E_test (§6.1) | q_k | m_k | seeds with the lowest objective |")
-                out.append("|---|---|---|---|---|---|")
-                for n in names:
-                    rows = st[n]
-                    o, ose = _mean_se([r["objective_per_N"] for r in rows])
-                    e, se = _mean_se([r["E_test"] for r in rows])
-                    wins = sum(b["best"] == n for b in st["best_per_seed"])
-                    out.append(f"| {n} | {o:.6f} ± {ose:.6f} | {e:.4f} ± {se:.4f} | "
-                               f"{np.mean([r['q_k'] for r in rows]):.3f} | {np.mean([r['m_k'] for r in rows]):.3f} | "
-                               f"{wins} |")
-                spread = max(b["objective_spread"] for b in st["best_per_seed"])
-                espread = max(max(st[n][i]["E_test"] for n in names) - min(st[n][i]["E_test"] for n in names)
-                              for i in range(st["seeds"]))
-                out.append(f"\nLargest spread over starts within a seed: objective/N {spread:.2e}, E_test {espread:.4f}.\n")
+            m = merged.setdefault(key, {})
+            for part, val in d.items():
+                if part in ("scan", "starts"):
+                    m.setdefault(part, {}).update(val)
+                else:
+                    m[part] = val
+    for key, d in merged.items():
+        rs = d.get("rs")
+        if rs is None:
+            continue
+        v = rs["values"]
+        out.append(f"**{key}** — RS ({rs['rule']['replicates']}×{rs['rule']['points']}): E_test "
+                   f"{rs['E_test']:.4f} ± {rs['E_test_error']:.4f}, (m_k, q_k, m_v, q_v) = ({v['m_k']:.3f}, "
+                   f"{v['q_k']:.3f}, {v['m_v']:.3f}, {v['q_v']:.3f}), training loss E[½r²] "
+                   f"{rs['training_loss']:.5f}, objective/N {rs['training_objective']:.5f}, multi-minimum prox "
+                   f"samples {rs['multi_minima_fraction']:.2%}, branches found: "
+                   f"{', '.join(b['branch'] for b in rs.get('branches', []))}\n")
+        out.append("| D | seeds | ERM E_test (§6.1) | ERM − RS | objective/N (RS " f"{rs['training_objective']:.5f})"
+                   " | ½·train MSE | q_k (RS " f"{v['q_k']:.3f}) | q_v (RS " f"{v['q_v']:.3f}) | distance to M | status |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|")
+        for r in sorted(d.get("scan", {}).values(), key=lambda r: r["D"]):
+            st = ",".join(sorted({x["status"] for x in r["rows"]}))
+            out.append(f"| {r['D']} | {r['seeds']} | {r['E_test']:.4f} ± {r['E_test_se']:.4f} | "
+                       f"{r['gap']:+.4f} ± {r['gap_se']:.4f} | {r['objective']:.5f} ± {r['objective_se']:.5f} | "
+                       f"{r['train_half_mse']:.5f} | {r['q_k']:.3f} | {r['q_v']:.3f} | {r['distance']:.3f} | {st} |")
+        if len(d.get("scan", {})) >= 3:
+            f = summarise(None, d, quiet=True)
+            out.append(f"\nFit |ERM − RS| ∝ D^s: s = {f['gap_slope']:.2f} ± {f['gap_slope_se']:.2f} "
+                       f"(χ²/dof {f['gap_chi2_dof']:.2f}); |objective gap|: s = {f['objective_gap_slope']:.2f} ± "
+                       f"{f['objective_gap_slope_se']:.2f}.\n")
+        for D, st in sorted(d.get("starts", {}).items(), key=lambda kv: int(kv[0])):
+            names = [k for k in st if k in ("informed", "continuation") or k.startswith("random")]
+            out.append(f"\nStarts at D={D} ({st['seeds']} seeds, same data as the scan's first {st['seeds']}):\n")
+            out.append("| start | objective/N | E_test (§6.1) | q_k | m_k | seeds at the lowest objective (±1e-9) |")
+            out.append("|---|---|---|---|---|---|")
+            for n in names:
+                rows = st[n]
+                o, ose = _mean_se([r["objective_per_N"] for r in rows])
+                e, se = _mean_se([r["E_test"] for r in rows])
+                wins = sum(rows[i]["objective_per_N"] <= min(st[m][i]["objective_per_N"] for m in names) + 1e-9
+                           for i in range(st["seeds"]))
+                out.append(f"| {n} | {o:.6f} ± {ose:.6f} | {e:.4f} ± {se:.4f} | "
+                           f"{np.mean([r['q_k'] for r in rows]):.3f} | {np.mean([r['m_k'] for r in rows]):.3f} | "
+                           f"{wins} |")
+            spread = max(b["objective_spread"] for b in st["best_per_seed"])
+            espread = max(max(st[n][i]["E_test"] for n in names) - min(st[n][i]["E_test"] for n in names)
+                          for i in range(st["seeds"]))
+            out.append(f"\nLargest spread over starts within a seed: objective/N {spread:.2e}, E_test {espread:.4f}.\n")
     return "\n".join(out)
 
 
