@@ -82,7 +82,7 @@ def main():
         prob = _Problem("softmax", Dv, 0.1, [(X, y)], False, None, torch.float64, torch.device("cpu"), N)
         th = torch.randn(1, 2 * Dv, dtype=torch.float64)
         prob.value_and_grad(th)
-        te, _ = _timed(lambda: prob.value_and_grad(th), 5)
+        te, _ = _timed(lambda p=prob: p.value_and_grad(th), 5)
         del X, y, prob
         c0 = time.process_time()
         t0 = time.perf_counter()
