@@ -30,3 +30,48 @@ def test_stored_rs_points_are_complete():
     size = {"rs": "table"}
     with pytest.raises(KeyError, match="no stored RS-tuned point"):
         F.rs_tuned_entry(None, size, "softmax", model="spiked", nu=9.0, L=7, alpha=3.0)
+
+
+def test_live_tuning_runs_once_per_setting_and_refines_lambda_star(monkeypatch):
+    """--full: C15b and C18 ask for the same (setting, activation, α): one grid tuning (at TUNE_RULE,
+    no golden-section refinement) and one fixed point at λ* at the claim's rule, shared by both."""
+    import verify.slr.replica as R
+
+    calls = {"tune": [], "fp": []}
+
+    class FP:
+        def __init__(self, lam, rule):
+            self.lam, self.E_test, self.E_test_error = lam, 0.5, 0.001
+            self.values = dict(m_k=0.4, q_k=0.5, V_k=2.0, m_v=0.8, q_v=0.9, V_v=1.0)
+            self.errors = {k: 0.0 for k in self.values}
+            self.flags, self.rule = ("lambda_at_grid_edge",), rule
+
+    def tune(act, model, nu, L, alpha, delta, **kw):
+        calls["tune"].append(kw)
+        return FP(0.316, kw), []
+
+    def fp(act, model, nu, L, alpha, lam, delta, **kw):
+        calls["fp"].append((lam, kw))
+        return FP(lam, kw)
+
+    monkeypatch.setattr(R, "rs_tune_lambda", tune)
+    monkeypatch.setattr(R, "rs_fixed_point", fp)
+    ctx = base.Context(mode="full")
+    full15b, full18 = base.REGISTRY["C15b"].full, base.REGISTRY["C18"].full
+    assert full15b["rs"] == full18["rs"] == "live"
+    a = F.rs_tuned_entry(ctx, full15b, "softmax", model="spiked", nu=2.0, L=3, alpha=2.0)           # as C15b
+    b = F.rs_tuned_entry(ctx, full18, "softmax", model="spiked", nu=2.0, L=3, alpha=2.0, delta=0.1)  # as C18
+    assert len(calls["tune"]) == 1 and len(calls["fp"]) == 1
+    assert calls["tune"][0] == dict(F.TUNE_RULE, refine=False)
+    lam, kw = calls["fp"][0]
+    assert lam == 0.316 and kw["points"] == 4096 and kw["replicates"] == 4 and len(kw["x0"]) == 6
+    assert a.lam == b.lam == 0.316 and "live" in a.source
+
+
+def test_open_finding_is_reported_with_c15_not_checked():
+    """The RS-vs-ERM finding outside R5 travels with C15's report (notes and parameters), as numbers."""
+    note = F.open_finding_note()
+    assert note.startswith("Open finding outside R5") and "docs/slr.md §12.1" in note
+    for key, pt in F.OPEN_FINDING["points"].items():
+        assert key in note and len(pt["gap"]) >= 3 and pt["slope_se"] > 0
+        assert all(se > 0 for _, _, se in pt["gap"])

@@ -148,3 +148,32 @@ def test_command_rows_plot_and_interrupt(tmp_path):
     rows = T.run_train({**params, "activation": ["softmax"], "plot": "", "log": ""}, progress=progress)
     assert any(r["alpha"] == 2.0 and r["row"] == "summary" for r in rows)
     assert all(r.get("interrupted") for r in rows)
+
+
+def test_final_parameters_warm_start_a_second_run():
+    """TrainResult.theta is the minimiser: restarting from it stops at once at the same objective."""
+    kw = dict(SMALL, alpha=4.0, D=30, seed=3, test=False, device="cpu")
+    first = T.train_erm("softmax", seeds=2, **kw)
+    assert tuple(first.theta.shape) == (2, 60) and first.theta.dtype == torch.float64
+    again = T.train_erm("softmax", seeds=2, init_theta=first.theta, **kw)
+    for a, b in zip(first.seeds, again.seeds):
+        assert b["iterations"] <= 2
+        assert b["objective"] == pytest.approx(a["objective"], rel=1e-12)
+    with pytest.raises(InputError, match="init_theta must have shape"):
+        T.train_erm("softmax", seeds=3, init_theta=first.theta, **kw)
+
+
+def test_learning_curve_draws_bo_line_or_says_why(tmp_path):
+    """Given curves are drawn without recomputation; BO values land on the summary rows at their α;
+    max-SLR (no BO theory) gets a legend note instead of an error."""
+    base = {"row": "summary", "model": "spiked", "nu": 2.0, "L": 2, "D": 50, "delta": 0.1, "optimizer": "lbfgs",
+            "activation": "softmax", "lam": 0.1, "seeds": 2, "E_test_sd": 0.01}
+    rows = [dict(base, alpha=2.0, E_test=0.50), dict(base, alpha=4.0, E_test=0.40)]
+    bo = ([2.0, 3.0, 4.0], [0.27, 0.255, 0.247], [1e-4] * 3)
+    path = T.plot_learning_curve(rows, str(tmp_path / "c.png"), theory=False, bo_curve=bo,
+                                 rs_curves={"softmax": ([2.0, 4.0], [0.486, 0.378], [0.002, 0.001])})
+    assert os.path.getsize(path) > 10_000
+    assert [r["bo_E_test"] for r in rows] == [0.27, 0.247]
+    mx = [dict(base, model="max", alpha=a, E_test=e) for a, e in ((2.0, 0.5), (4.0, 0.4))]
+    T.plot_learning_curve(mx, str(tmp_path / "m.png"), theory=False, bayes_optimal=True)
+    assert "bo_E_test" not in mx[0] and os.path.getsize(tmp_path / "m.png") > 10_000

@@ -111,6 +111,7 @@ __all__ = [
     "TrainResult",
     "batched_lbfgs",
     "length_split",
+    "bo_learning_curve",
     "memory_needed",
     "plot_learning_curve",
     "run_train",
@@ -668,6 +669,10 @@ class TrainResult:
     seeds: list
     summary: dict
     settings: dict = field(default_factory=dict)
+    #: Final parameters, one row per seed (float64, CPU): ``k = theta[:, :D]``, ``v = theta[:, D:2D]``
+    #: and the learned scalar in the last column when there is one; a warm start (``init_theta``) of
+    #: another run, e.g. the next λ of a continuation.
+    theta: Any = None
 
     def rows(self) -> list[dict]:
         return list(self.seeds) + [self.summary]
@@ -793,6 +798,9 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
         max_iter = {"lbfgs": 5000, "gd": 3000}.get(optimizer, 20000)
     if lr is None:
         lr = 0.01 if optimizer == "adam" else 0.5
+    if init_theta is not None and tuple(torch.as_tensor(init_theta).shape) != (S, 2 * D + (1 if learn_extra else 0)):
+        raise InputError(f"init_theta must have shape ({S}, {2 * D + (1 if learn_extra else 0)}), "
+                         f"got {tuple(torch.as_tensor(init_theta).shape)}")
     start = None
     if init == "informed" and init_theta is None:
         start = _population_start(activation, model, nu, tuple(law), fixed_extra)
@@ -807,21 +815,25 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
     if optimizer in ("sgd", "adam"):
         settings["batch"] = int(batch)
     seed_rows: list[dict] = []
+    thetas: list = []
     interrupted = False
     for b0 in range(0, S, per_batch):
         chunk = idx[b0:b0 + per_batch]
-        rows, interrupted = _train_chunk(
+        rows, interrupted, th_chunk = _train_chunk(
             activation, model, nu, law, split, D, N, lam, delta, chunk, int(seed), optimizer, start,
             init, init_scale, extra, learn_extra, fixed_extra, tdtype, dev, max_iter, tol_grad, lr,
-            batch, history, n_test, test, overlap_points, init_theta, progress, settings)
+            batch, history, n_test, test, overlap_points,
+            None if init_theta is None else torch.as_tensor(init_theta)[b0:b0 + per_batch], progress, settings)
         for r in rows:
             if log_path:
                 with open(log_path, "a") as fh:
                     fh.write(json.dumps(r) + "\n")
         seed_rows.extend(rows)
+        thetas.append(th_chunk)
         if interrupted:
             break
-    res = TrainResult(seed_rows, summarize(seed_rows, settings), settings)
+    res = TrainResult(seed_rows, summarize(seed_rows, settings), settings,
+                      theta=torch.cat(thetas) if thetas else None)
     if interrupted:
         res.summary["interrupted"] = True
     return res
@@ -919,7 +931,7 @@ def _train_chunk(activation, model, nu, law, split, D, N, lam, delta, chunk, see
             e = row["E_test"]
             progress(f"{activation} α={settings['alpha']:g} λ={lam:g} seed {s}: {row['status']} after "
                      f"{row['iterations']} it, E_test={'—' if e is None else f'{e:.4f}'}, dist={row['distance']:.3f}")
-    return rows, interrupted
+    return rows, interrupted, theta.to(torch.float64).cpu()
 
 
 def summarize(rows: list[dict], settings: dict | None = None) -> dict:
@@ -1022,7 +1034,8 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
         for r in rows:
             r.setdefault("interrupted", True)
     if params.get("plot") and rows:
-        path = plot_learning_curve(rows, params["plot"], theory=params.get("theory", "rs") == "rs")
+        rs_on = params.get("theory", "rs") == "rs"
+        path = plot_learning_curve(rows, params["plot"], theory=rs_on, bayes_optimal=rs_on)
         if progress is not None:
             progress(f"figure: {path}")
     return rows
@@ -1037,16 +1050,41 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
 _COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive")
 
 
+def bo_learning_curve(model: str, nu: float, L, alphas, delta: float = 0.1, *, n_grid: int = 9,
+                      points: int = 2 ** 11, replicates: int = 4):
+    r"""The finite-α Bayes-optimal error :math:`E_{BO}(\alpha)` (spec §11) on a log grid through ``alphas``.
+
+    Calls :func:`verify.slr.bayes_optimal.bo_state_evolution` (free-entropy-selected fixed point)
+    at the α of ``alphas`` and ``n_grid`` log-spaced α between their extremes, Sobol
+    ``replicates × points`` (integration error about 10⁻⁴ on :math:`E_{BO}`, spiked :math:`L=2`, ν=2).
+
+    Returns ``(alphas, E_BO, E_BO_se)`` (sorted), or raises :class:`symbolic.result.InputError`
+    when the BO theory does not cover the model (max-SLR, until it is derived) and
+    :class:`numeric.ConvergenceError` when a state evolution fails.
+    """
+    from verify.slr.bayes_optimal import bo_state_evolution
+
+    a = sorted({float(x) for x in alphas})
+    if len(a) > 1:
+        a = sorted(set(a) | {float(x) for x in np.geomspace(a[0], a[-1], n_grid)})
+    pts = bo_state_evolution(model, nu, L, a, delta, points=points, replicates=replicates)
+    return [p.alpha for p in pts], [p.E_BO for p in pts], [p.E_BO_se for p in pts]
+
+
 def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: dict | None = None,
-                        title: str | None = None) -> str:
+                        title: str | None = None, bayes_optimal: bool = True, bo_curve: tuple | None = None) -> str:
     r"""E_test against α per activation (spec §12, issue "learning curves").
 
     ERM: summary rows (mean ± sd over seeds, points with error bars); RS: ``rs_curves``
     ``{activation: (alphas, E, SE)}`` drawn as lines through the α of the ERM points with a ±3 SE
     band (computed by :func:`verify.slr.replica.rs_learning_curve` when ``theory`` and not given,
     for activations trained at one λ); the population optimum of
-    each activation dashed in its colour; the Bayes risk (population) in black.  Summary rows
-    that get an RS point gain ``rs_E_test``, ``rs_E_test_error`` and ``rs_m_k`` … ``rs_q_v``.
+    each activation dashed in its colour; the Bayes risk (population) in black, dotted; the
+    finite-α Bayes-optimal error :math:`E_{BO}(\alpha)` (spec §11, :func:`bo_learning_curve`) in black,
+    dash-dotted, when ``bayes_optimal`` (``bo_curve = (alphas, E, SE)`` given, or computed) — a
+    model the BO theory does not cover (max-SLR) gets a note in the legend instead.  Summary rows
+    that get an RS point gain ``rs_E_test``, ``rs_E_test_error`` and ``rs_m_k`` … ``rs_q_v``; those
+    at an α of the BO curve gain ``bo_E_test``.
     """
     import matplotlib
 
@@ -1103,6 +1141,22 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
                 ax.axhline(start, color=col, ls="--", lw=1.2, label=f"{act}: population optimum {start:.3f}")
         except (ValueError, ArithmeticError):
             pass
+    if bayes_optimal:
+        from numeric import ConvergenceError
+
+        try:
+            if bo_curve is None:
+                bo_curve = bo_learning_curve(model, nu, _law_arg(law), all_alpha, first.get("delta", 0.1))
+            ba, be = (np.asarray(x, dtype=float) for x in bo_curve[:2])
+            ax.plot(ba, be, "-.", color="black", lw=1.5, label=r"Bayes-optimal $E_{BO}(\alpha)$ (finite α, §11)")
+            for r in summ:
+                hit = np.isclose(ba, r["alpha"], rtol=1e-12)
+                if hit.any():
+                    r["bo_E_test"] = float(be[np.argmax(hit)])
+        except (InputError, NotImplementedError, ConvergenceError, ArithmeticError) as exc:
+            why = str(exc).splitlines()[0]
+            why = why.split(": ", 1)[1] if why.startswith("--model") and ": " in why else why
+            ax.plot([], [], " ", label=f"Bayes-optimal E_BO(α) not drawn: {why[:70]}")
     try:
         from verify.slr import theory as bayes
 
