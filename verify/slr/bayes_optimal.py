@@ -10,7 +10,8 @@ r"""Bayes-optimal error of SLR at finite α: glue, Python API and commands (``do
   :func:`run_amp` return tidy rows.
 - :func:`phase_scan` — informed vs uninformed fixed points over an (α, ν) grid per L (issue item 6).
 
-Only spiked-SLR is derived; ``--model max`` is refused with :data:`derivations.slr.bayes_optimal.MAX_SLR_STATUS`.
+Spiked-SLR and max-SLR (finite ν and ν = ∞; :data:`derivations.slr.bayes_optimal.MAX_SLR_STATUS` says
+what is checked and what is not).
 """
 from __future__ import annotations
 
@@ -36,31 +37,39 @@ def _cache_key(lengths) -> str:
     import symbolic.codegen as C
 
     h = hashlib.sha256(f"{sympy.__version__}|{sorted(lengths)}".encode())
+    import symbolic.functions as F
+
+    h.update(Path(F.__file__).read_bytes())
     for m in (D, P, C):
         h.update(Path(m.__file__).read_bytes())
     return h.hexdigest()[:24]
 
 
-def bo_module(lengths):
-    """Generated BO kernels for the lengths ``lengths`` (iterable of ints), loaded."""
+def bo_module(lengths, model: str = "spiked"):
+    """Generated BO kernels for the lengths ``lengths`` (iterable of ints), loaded; ``model="max"`` gives
+    the max-SLR module (:func:`derivations.slr.bayes_optimal.max_module_source`, about 40 s per length
+    to generate the first time, then cached on disk)."""
     from derivations.slr import bayes_optimal as D
     from numeric.bayes_optimal import load_bo_module
     from numeric.models import cache_dir
 
+    if model not in ("spiked", "max"):
+        raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
     Ls = tuple(sorted({int(L) for L in lengths}))
-    if Ls in _LOADED:
-        return _LOADED[Ls]
+    if (model, Ls) in _LOADED:
+        return _LOADED[(model, Ls)]
     folder = cache_dir()
     src = None
     path = None
+    prefix = "slr_bayes_optimal" if model == "spiked" else "slr_bayes_optimal_max"
     if folder is not None:
-        path = folder / f"slr_bayes_optimal-{_cache_key(Ls)}.py"
+        path = folder / f"{prefix}-{_cache_key(Ls)}.py"
         try:
             src = path.read_text()
         except OSError:
             src = None
     if src is None:
-        src = D.module_source(Ls)
+        src = D.module_source(Ls) if model == "spiked" else D.max_module_source(Ls)
         if path is not None:
             try:
                 folder.mkdir(parents=True, exist_ok=True)
@@ -70,7 +79,7 @@ def bo_module(lengths):
             except OSError:
                 pass
     mod = load_bo_module(src)
-    _LOADED[Ls] = mod
+    _LOADED[(model, Ls)] = mod
     return mod
 
 
@@ -86,33 +95,48 @@ def lengths_law(L) -> tuple:
 
 def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4, 10, 20), delta: float = 0.1, *,
                        points: int = 2 ** 13, replicates: int = 8, seed: int = 0, rule: str = "sobol",
-                       n_gh: int = 12, form: str = "ibp", starts=("uninformed", "informed"), progress=None):
+                       n_gh: int = 12, form: str = "ibp", starts=("uninformed", "informed"), inner_points: int = 24,
+                       progress=None):
     r"""Bayes-optimal test error :math:`E_{BO}(\alpha)` of SLR (spec §11), one :class:`numeric.bayes_optimal.BOPoint`
     per α (the free-entropy-selected fixed point; ``.branches`` lists every distinct one).
+
+    ``model="spiked"`` (ν finite) or ``"max"`` (ν finite or ``math.inf``; ``inner_points`` Gauss–Hermite
+    nodes per dimension for the key smoothing :math:`\mathbb E\,\mathrm{softmax}(\nu h)`, unused where it
+    is a closed form: ν = ∞ with L ≤ 2).
 
     Examples
     --------
     >>> pts = bo_state_evolution("spiked", 2.0, 2, [4.0], 0.1)       # doctest: +SKIP
     >>> round(pts[0].E_BO, 3)                                         # doctest: +SKIP
     0.247
+    >>> pts = bo_state_evolution("max", float("inf"), 2, [4.0], 0.1)  # doctest: +SKIP
+    >>> round(pts[0].E_BO, 3)                                         # doctest: +SKIP
+    0.166
     """
-    from numeric.bayes_optimal import bo_curve, make_rule
+    from numeric.bayes_optimal import bo_curve, bomax_fixed_point, make_inner_rule, make_rule
 
-    if model != "spiked":
-        from derivations.slr.bayes_optimal import MAX_SLR_STATUS
-
-        raise InputError(f"--model {model}: {MAX_SLR_STATUS.split(':')[0]} (only 'spiked' is derived)")
+    if model not in ("spiked", "max"):
+        raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
     nu = float(nu)
-    if not (math.isfinite(nu) and nu >= 0):
+    if model == "spiked" and not (math.isfinite(nu) and nu >= 0):
         raise InputError(f"--nu must be finite and >= 0 for spiked-SLR, got {nu}")
+    if model == "max" and not nu >= 0:
+        raise InputError(f"--nu must be >= 0 (inf allowed) for max-SLR, got {nu}")
     if not delta > 0:
         raise InputError(f"--delta must be > 0, got {delta}")
     alphas = [float(a) for a in alphas]
     if not alphas or any(not (a > 0 and math.isfinite(a)) for a in alphas):
         raise InputError(f"--alpha values must be finite and > 0, got {alphas}")
     law = lengths_law(L)
-    mod = bo_module([Lv for Lv, _ in law])
-    r = make_rule([Lv for Lv, _ in law], kind=rule, points=points, replicates=replicates, seed=seed, n_gh=n_gh)
+    Ls = [Lv for Lv, _ in law]
+    mod = bo_module(Ls, model)
+    r = make_rule(Ls, kind=rule, points=points, replicates=replicates, seed=seed, n_gh=n_gh)
+    if model == "max":
+        if rule != "sobol":
+            raise InputError("--model max: only the Sobol outer rule is implemented")
+        inner = make_inner_rule(Ls, nu, int(inner_points))
+        return bo_curve(mod, r, law, nu, alphas, float(delta), starts=tuple(starts), form=form, progress=progress,
+                        fixed_point=bomax_fixed_point, inner=inner)
     from .theory import bayes_risk
 
     return bo_curve(mod, r, law, nu, alphas, float(delta), starts=tuple(starts), form=form, progress=progress,
@@ -127,7 +151,8 @@ def run_bayes_optimal(params: dict, *, progress=None) -> list[dict]:
     """``attnlimits slr bayes-optimal``: one row per α with E_BO ± SE, overlaps, free entropy, branches."""
     pts = bo_state_evolution(params["model"], params["nu"], _L_param(params["L"]), params["alpha"], params["delta"],
                              points=int(params.get("points", 2 ** 13)), replicates=int(params.get("replicates", 8)),
-                             seed=int(params.get("seed", 0)), progress=progress)
+                             seed=int(params.get("seed", 0)), inner_points=int(params.get("inner_points", 24)),
+                             progress=progress)
     rows = []
     for p in pts:
         r = p.as_row()
