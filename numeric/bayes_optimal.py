@@ -502,6 +502,16 @@ def max_locations(mod, inner: InnerRule, L, nu, omx, Vk):
     return P, dP, ddP, dVP
 
 
+def _scale(P, Bv):
+    r"""Shift :math:`M=\log\sum_\varepsilon\tilde P_\varepsilon e^{B_\varepsilon}` (:math:`\tilde P=\max(P,10^{-300})`)
+    and the factors :math:`E_\varepsilon=e^{B_\varepsilon-M}` of the scaled symbols
+    (``derivations.slr.bayes_optimal.max_scaled_symbols``); :math:`E_\varepsilon\le 10^{300}`."""
+    A = np.stack([np.log(np.maximum(p, _P_FLOOR)) + b for p, b in zip(P, Bv)])
+    Mx = np.max(A, axis=0)
+    Mx = Mx + np.log(np.sum(np.exp(A - Mx), axis=0))
+    return Mx, [np.exp(b - Mx) for b in Bv]
+
+
 def _integrate_max(mod, rule: BORule, inner: InnerRule, lengths, nu, delta, q, outputs):
     """Replicate-wise rule means of the max-SLR integrands, P(L)-mixed; ``outputs`` = "ibp" (2) or "all"
     (W log Z, ibp_k, ibp_v, direct_k, direct_v, A, B).  Shape (replicates, n_outputs)."""
@@ -511,14 +521,20 @@ def _integrate_max(mod, rule: BORule, inner: InnerRule, lengths, nu, delta, q, o
         x = rule.nodes[L]
         w = rule.weights[L]
         cols = [x[..., j] for j in range(x.shape[-1])]
+        shp = x.shape[:-1]
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             fl = _mkernel(mod, L, "fields")(*cols, qk, qv, delta)
             omx, Vk = list(fl[:L]), fl[L]
             P, dP, _, dVP = max_locations(mod, inner, L, nu, omx, Vk)
-            A = _mkernel(mod, L, "log_terms")(*cols, qk, qv, delta, *[np.maximum(pp, _P_FLOOR) for pp in P])
-            Mx = np.max(np.stack([np.broadcast_to(a, x.shape[:-1]) for a in A]), axis=0)
-            name = "ibp" if outputs == "ibp" else "integrands"
-            res = _mkernel(mod, L, name)(*cols, qk, qv, delta, Mx, *P, *dP, *dVP)
+            Bv = [np.broadcast_to(b, shp) for b in _mkernel(mod, L, "value_logdens")(*cols, qk, qv, delta)]
+            Mx, E = _scale(P, Bv)
+            t = [P[e] * E[e] for e in range(L)]
+            u = [dP[e * L + l] * E[e] for e in range(L) for l in range(L)]
+            if outputs == "ibp":
+                res = _mkernel(mod, L, "ibp")(*cols, qk, qv, delta, P[0], *t, *u)
+            else:
+                sv = [dVP[e] * E[e] for e in range(L)]
+                res = _mkernel(mod, L, "integrands")(*cols, qk, qv, delta, Mx, *P, *dP[:L], dVP[0], *t, *u, *sv)
         part = np.stack([(np.broadcast_to(r, x.shape[:-1]) * w).sum(-1) for r in res], axis=1)
         acc = p * part if acc is None else acc + p * part
     if not np.all(np.isfinite(acc)):

@@ -546,12 +546,29 @@ def max_inner_outputs(L, finite: bool):
     return [*pi, *[x for r in d1 for x in r], *[x for r in d2 for x in r], *dv]
 
 
-def _max_functions(L):
-    """p_eps as undefined functions of (omx, V_k), and the replacement of them and their derivatives
-    by the symbols of :func:`max_location_symbols`."""
+def max_scaled_symbols(L):
+    r"""Scaled location symbols seen by the channel part: with :math:`E_\varepsilon=e^{B_\varepsilon-M}`,
+    :math:`B_\varepsilon=\log\mathcal N(y;\omega^z_\varepsilon,V_v+\Delta^2)` (:func:`max_value_logdens`)
+    and any shift :math:`M`, ``t_e`` :math:`=p_\varepsilon E_\varepsilon`, ``u_e_l``
+    :math:`=\partial_\ell p_\varepsilon E_\varepsilon`, ``uu_e_l`` :math:`=\partial^2_\ell p_\varepsilon E_\varepsilon`,
+    ``s_e`` :math:`=\partial_Vp_\varepsilon E_\varepsilon`.  With :math:`M=\log Z_{\rm out}` (numeric:
+    log-sum-exp of :func:`max_log_terms`) ``t`` is the posterior of the location, in :math:`[0,1]`, and
+    no exponential is formed inside the kernels (their products would overflow where
+    :math:`p_\varepsilon` underflows)."""
+    L = int(L)
+    t = [sp.Symbol(f"t_{e + 1}", nonnegative=True) for e in range(L)]
+    u = [[sp.Symbol(f"u_{e + 1}_{l + 1}", real=True) for l in range(L)] for e in range(L)]
+    uu = [[sp.Symbol(f"uu_{e + 1}_{l + 1}", real=True) for l in range(L)] for e in range(L)]
+    sv = [sp.Symbol(f"s_{e + 1}", real=True) for e in range(L)]
+    return t, u, uu, sv
+
+
+def _max_functions(L, name="p"):
+    """p_eps as undefined functions of (omx, V_k) (``name`` distinguishes the weight's copy), and the
+    replacement of them and their derivatives by the plain symbols of :func:`max_location_symbols`."""
     L = int(L)
     ox = omega_chi(L)
-    fs = [sp.Function(f"p{e + 1}")(*ox, V_k) for e in range(L)]
+    fs = [sp.Function(f"{name}{e + 1}")(*ox, V_k) for e in range(L)]
     P, dP, ddP, dVP = max_location_symbols(L)
     rep = {}
     for e in range(L):
@@ -563,10 +580,36 @@ def _max_functions(L):
     return fs, rep
 
 
+def _max_scaled_rep(L):
+    """Replacement of the channel part's p functions by scaled symbols times exp(-(B_eps - M))."""
+    L = int(L)
+    ox = omega_chi(L)
+    fs, _ = _max_functions(L)
+    t, u, uu, sv = max_scaled_symbols(L)
+    B = max_value_logdens(L)
+    rep = {}
+    for e in range(L):
+        inv = sp.exp(-(B[e] - M))
+        for l in range(L):
+            rep[sp.Derivative(fs[e], (ox[l], 2))] = uu[e][l] * inv
+            rep[sp.Derivative(fs[e], ox[l])] = u[e][l] * inv
+        rep[sp.Derivative(fs[e], V_k)] = sv[e] * inv
+        rep[fs[e]] = t[e] * inv
+    return rep
+
+
 def _replace(expr, rep):
-    # derivatives first (they contain the function objects)
+    # derivatives first (they contain the function objects); then cancel exp(B - M) exp(-(B - M))
     ders = {k: v for k, v in rep.items() if isinstance(k, sp.Derivative)}
-    return expr.xreplace(ders).xreplace({k: v for k, v in rep.items() if not isinstance(k, sp.Derivative)})
+    out = expr.xreplace(ders).xreplace({k: v for k, v in rep.items() if not isinstance(k, sp.Derivative)})
+    return sp.powsimp(out, combine="exp")
+
+
+def _check_no_exp(exprs):
+    for e in exprs:
+        if any(a.has(M) for a in e.atoms(sp.exp)):
+            raise RuntimeError("a scaled max-SLR kernel still contains exp(.. M ..): the scaling did not cancel")
+    return exprs
 
 
 def max_output_partition(L):
@@ -579,40 +622,41 @@ def max_output_partition(L):
     return sp.Add(*[fs[e] * val.subs(w, oz[e]) for e in range(int(L))]), fs
 
 
-def _max_value_logdens(L):
-    """log N(y; omz_eps, V_v + Delta^2) per location (derived value part)."""
+def max_value_logdens(L):
+    r""":math:`B_\varepsilon=\log\mathcal N(y;\omega^z_\varepsilon,V_v+\Delta^2)` per location (derived value part)."""
     w, _, val = _smoothed_pieces()
     oz = omega_z(L)
-    return [sp.expand_log(sp.log(val.subs(w, oz[e])), force=True) for e in range(int(L))]
+    return [sp.expand(sp.expand_log(sp.log(val.subs(w, oz[e])), force=True)) for e in range(int(L))]
 
 
 def max_log_terms(L):
-    r"""Logs of the terms of :math:`Z_{\rm out}`: :math:`\log P_\varepsilon+\log\mathcal N(y;\omega^z_\varepsilon,V_v+\Delta^2)`
-    (in the symbols ``P_e``; numeric floors P before the log: it only chooses the shift M)."""
+    r"""Logs of the terms of :math:`Z_{\rm out}`: :math:`\log P_\varepsilon+B_\varepsilon` (in the symbols
+    ``P_e``; numeric floors P before the log and takes their log-sum-exp as the shift :math:`M`)."""
     P, _, _, _ = max_location_symbols(L)
-    return [sp.log(P[e]) + b for e, b in enumerate(_max_value_logdens(L))]
+    return [sp.log(P[e]) + b for e, b in enumerate(max_value_logdens(L))]
 
 
 def _max_log_Z(L):
     """log Z_out = M + log sum_eps p_eps exp(B_eps - M) with p_eps functions (M constant)."""
     fs, _ = _max_functions(L)
-    B = _max_value_logdens(L)
+    B = max_value_logdens(L)
     return M + sp.log(sp.Add(*[fs[e] * sp.exp(B[e] - M) for e in range(int(L))])), fs
 
 
 def max_channel_functions(L):
     r""":math:`g^\chi_\ell,g^z_\ell` and :math:`\partial_{\omega^\chi_\ell}g^\chi_\ell,\partial_{\omega^z_\ell}g^z_\ell`
-    of max-SLR at general variances, in the symbols ``y, omx, omz, V_k, V_v, Delta, M`` and those of
-    :func:`max_location_symbols` (derived by differentiating :math:`\log Z_{\rm out}`)."""
+    of max-SLR at general variances, derived by differentiating :math:`\log Z_{\rm out}`, in the symbols
+    ``y, omz, V_v, Delta`` and the scaled ones of :func:`max_scaled_symbols` (``t``, ``u``, ``uu``):
+    e.g. :math:`g^\chi_\ell=\sum_\varepsilon u_{\varepsilon\ell}/\sum_\varepsilon t_\varepsilon`."""
     L = int(L)
     lz, fs = _max_log_Z(L)
-    _, rep = _max_functions(L)
+    rep = _max_scaled_rep(L)
     ox, oz = omega_chi(L), omega_z(L)
     gx = [sp.diff(lz, o) for o in ox]
     gz = [sp.diff(lz, o) for o in oz]
     dgx = [sp.diff(gx[l], ox[l]) for l in range(L)]
     dgz = [sp.diff(gz[l], oz[l]) for l in range(L)]
-    return [[_replace(e, rep) for e in grp] for grp in (gx, gz, dgx, dgz)]
+    return [_check_no_exp([sp.simplify(_replace(e, rep)) for e in grp]) for grp in (gx, gz, dgx, dgz)]
 
 
 def max_sample_map(L):
@@ -632,9 +676,14 @@ def max_sample_map(L):
 
 
 def max_weight(L):
-    """The teacher weight W = L p_1 (as a function object of omx, V_k)."""
-    fs, _ = _max_functions(L)
-    return int(L) * fs[0]
+    """The teacher weight W = L p_1, as a separate function object (its own, unscaled symbols ``P_1``...)."""
+    fw, _ = _max_functions(L, "pw")
+    return int(L) * fw[0]
+
+
+def _weight_rep(L):
+    _, rep = _max_functions(L, "pw")
+    return rep
 
 
 def max_stationarity(L, form: str = "ibp"):
@@ -644,22 +693,26 @@ def max_stationarity(L, form: str = "ibp"):
     (:math:`\hat q=\alpha\mathbb E[g_{\rm out}^2]`, normalised channel);
     ``"direct"``: :math:`2\,d[W\log Z_{\rm out}]/dq_b` along :func:`max_sample_map` (total derivative,
     weight included).  Also returns the free-entropy integrand :math:`W\log Z_{\rm out}` third.
-    In the sample variables, ``q_k, q_v, Delta, M`` and the location symbols (evaluated at
-    :math:`\omega^\chi=\sqrt{q_k}g`, :math:`V_k=1-q_k`).
+    In the sample variables, ``q_k, q_v, Delta, M``, the weight's symbols ``P_1, dP_1_l, dVP_1`` and the
+    scaled channel symbols ``t, u, s`` (all at :math:`\omega^\chi=\sqrt{q_k}g`, :math:`V_k=1-q_k`).
     """
     L = int(L)
     lz, fs = _max_log_Z(L)
-    _, rep = _max_functions(L)
+    rep = {**_max_scaled_rep(L), **_weight_rep(L)}
     W = max_weight(L)
     sub = max_sample_map(L)
     ox, oz = omega_chi(L), omega_z(L)
     F = W * lz
+
+    def fin(e):
+        return _check_no_exp([sp.simplify(_replace(e, rep))])[0].subs(sub)
+
     if form == "ibp":
         gx, gz, _, _ = max_channel_functions(L)
         Wr = _replace(W, rep)
         ik = (Wr * sp.Add(*[g ** 2 for g in gx])).subs(sub)
         iv = (Wr * sp.Add(*[g ** 2 for g in gz])).subs(sub)
-        return ik, iv, _replace(F, rep).subs(sub)
+        return ik, iv, fin(F)
     if form == "direct":
         out = []
         for qb in (q_k, q_v):
@@ -668,8 +721,8 @@ def max_stationarity(L, form: str = "ibp"):
                 dxdq = sp.diff(sub[x], qb)
                 if dxdq != 0:
                     tot += sp.diff(F, x) * dxdq
-            out.append(2 * _replace(tot, rep).subs(sub))
-        return out[0], out[1], _replace(F, rep).subs(sub)
+            out.append(2 * fin(tot))
+        return out[0], out[1], fin(F)
     raise ValueError(f"unknown form {form!r}; choose 'direct' or 'ibp'")
 
 
@@ -685,9 +738,9 @@ def max_test_error():
     :math:`\varepsilon^*` given :math:`\hat\chi`: :math:`A=\mathbb E[p_{\varepsilon^*}]=B=\mathbb E\|p\|^2`
     (Nishimori), so :math:`E_{BO}=1-q_v(1-E^{\max}_B(q_k))`, :math:`E^{\max}_B(q_k)=1-\mathbb E\|p\|^2` the
     Bayes risk of the location from :math:`\hat\chi` — what replaces :math:`E_B^{\rm pop}(\nu q_k)`;
-    :math:`E^{\max}_B(1)=E_B^{\rm pop}(\nu)`.  Returns the expression in ``q_v, A, B`` and the integrands
-    The integrands of A and B over ``g`` are :func:`_max_test_integrands`
-    (:math:`Wp_1=Lp_1^2` and :math:`\sum_\varepsilon p_\varepsilon^2`; equal in expectation)."""
+    :math:`E^{\max}_B(1)=E_B^{\rm pop}(\nu)`.  The integrands of A and B over ``g`` are
+    :func:`_max_test_integrands` (:math:`Wp_1=Lp_1^2` and :math:`\sum_\varepsilon p_\varepsilon^2`; equal in
+    expectation)."""
     e = _pop.risk_on_manifold().subs({_pop.m_v: q_v, _pop.q_v: q_v})
     return sp.expand(e)
 
@@ -708,27 +761,29 @@ def max_kernels(L):
       integrands (P, dP, ddP, dVP flattened; :func:`max_inner_outputs`), summed by numeric with
       the inner rule's weights;
     - ``fields(samples..., q_k, q_v, Delta)`` → (omx_1..omx_L, V_k) at the teacher sample;
-    - ``log_terms(samples..., q_k, q_v, Delta, P...)`` → the log terms (for the shift M);
-    - ``integrands(samples..., q_k, q_v, Delta, M, P..., dP..., dVP...)`` → (W log Z, ibp_k, ibp_v,
-      direct_k, direct_v, A, B);
-    - ``ibp(...)`` (same inputs) → (ibp_k, ibp_v);
-    - ``gout_terms(y, omx..., omz..., V_k, V_v, Delta, P...)`` and
-      ``gout(y, omx..., omz..., V_k, V_v, Delta, M, P..., dP..., ddP...)`` → GAMP's channel functions.
+    - ``value_logdens(samples..., q_k, q_v, Delta)`` → :math:`B_\varepsilon` at the teacher sample
+      (numeric forms :math:`M` = log-sum-exp of :math:`\log P_\varepsilon+B_\varepsilon` and the scaled
+      symbols of :func:`max_scaled_symbols`);
+    - ``integrands(samples..., q_k, q_v, Delta, M, P..., dP_1_*, dVP_1, t..., u..., s...)`` →
+      (W log Z, ibp_k, ibp_v, direct_k, direct_v, A, B);
+    - ``ibp(samples..., q_k, q_v, Delta, P_1, t..., u...)`` → (ibp_k, ibp_v);
+    - ``gout_value_logdens(y, omz..., V_v, Delta)`` and
+      ``gout(y, omz..., V_v, Delta, t..., u..., uu...)`` → GAMP's channel functions.
     """
     L = int(L)
     var = sample_variables(L)
     sub = max_sample_map(L)
     ox, oz = omega_chi(L), omega_z(L)
     P, dP, ddP, dVP = max_location_symbols(L)
+    t, u, uu, sv = max_scaled_symbols(L)
     base = [*var, q_k, q_v, Delta]
     src = "docs/slr.md §11 max-SLR (derivations.slr.bayes_optimal)"
     ik, iv, lzw = max_stationarity(L, "ibp")
     dk, dv, _ = max_stationarity(L, "direct")
     At, Bt = _max_test_integrands(L)
-    loc1 = [*P, *_flat(dP), *dVP]
+    scaled = [*t, *_flat(u), *sv]
     gx, gz, dgx, dgz = max_channel_functions(L)
-    gargs = [y, *ox, *oz, V_k, V_v, Delta]
-    lt_gen = max_log_terms(L)
+    Bv = max_value_logdens(L)
     return [
         Kernel(f"bomax_L{L}_inner_fin", [*ox, V_k, nu, *inner_variables(L, True)], max_inner_outputs(L, True),
                doc=f"inner integrands of p_eps = E softmax(nu h)_eps and derivatives, finite nu, L={L}; {src}"),
@@ -736,15 +791,15 @@ def max_kernels(L):
                doc=f"inner integrands of p_eps = P(argmax h = eps) and derivatives, nu = inf, L={L}; {src}"),
         Kernel(f"bomax_L{L}_fields", base, [*[sub[o] for o in ox], sub[V_k]],
                doc=f"cavity key fields and V_k at the teacher sample, L={L}; {src}"),
-        Kernel(f"bomax_L{L}_log_terms", [*base, *P], [t.subs(sub) for t in lt_gen],
-               doc=f"log terms of Z_out at the teacher sample, L={L}; {src}"),
-        Kernel(f"bomax_L{L}_integrands", [*base, M, *loc1], [lzw, ik, iv, dk, dv, At, Bt],
+        Kernel(f"bomax_L{L}_value_logdens", base, [b.subs(sub) for b in Bv],
+               doc=f"B_eps = log N(y; omz_eps, V_v + Delta^2) at the teacher sample, L={L}; {src}"),
+        Kernel(f"bomax_L{L}_integrands", [*base, M, *P, *dP[0], dVP[0], *scaled], [lzw, ik, iv, dk, dv, At, Bt],
                doc=f"W log Z_out, ibp and direct integrands of qhat/alpha, test-error A and B, L={L}; {src}"),
-        Kernel(f"bomax_L{L}_ibp", [*base, M, *loc1], [ik, iv],
+        Kernel(f"bomax_L{L}_ibp", [*base, P[0], *t, *_flat(u)], [ik, iv],
                doc=f"ibp integrands of qhat/alpha (the solver's map), L={L}; {src}"),
-        Kernel(f"bomax_L{L}_gout_terms", [*gargs, *P], lt_gen,
-               doc=f"log terms of Z_out at general variances, L={L}; {src}"),
-        Kernel(f"bomax_L{L}_gout", [*gargs, M, *P, *_flat(dP), *_flat(ddP)], [*gx, *gz, *dgx, *dgz],
+        Kernel(f"bomax_L{L}_gout_value_logdens", [y, *oz, V_v, Delta], Bv,
+               doc=f"B_eps = log N(y; omz_eps, V_v + Delta^2) at general variances, L={L}; {src}"),
+        Kernel(f"bomax_L{L}_gout", [y, *oz, V_v, Delta, *t, *_flat(u), *_flat(uu)], [*gx, *gz, *dgx, *dgz],
                doc=f"g_out (key, value) and diagonal derivatives at general variances, L={L}; {src}"),
     ]
 

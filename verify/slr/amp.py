@@ -214,7 +214,7 @@ def gamp_on_generated(nu: float, L: int, alpha: float, delta: float, D: int, see
 def _max_channel(L, nu, y, omx, omz, Vk, Vv, delta, inner):
     r"""g^χ, g^z and diagonal derivatives of max-SLR from the generated kernels (``bomax_L{L}_*``) and the
     inner rule (:func:`numeric.bayes_optimal.max_locations`), at GAMP's variances."""
-    from numeric.bayes_optimal import _P_FLOOR, max_locations
+    from numeric.bayes_optimal import _scale, max_locations
 
     from .bayes_optimal import bo_module
 
@@ -224,9 +224,12 @@ def _max_channel(L, nu, y, omx, omz, Vk, Vv, delta, inner):
     oz = [omz[:, l].detach().cpu().numpy() for l in range(L)]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         P, dP, ddP, _ = max_locations(mod, inner, L, nu, ox, Vk)
-        A = getattr(mod, f"bomax_L{L}_gout_terms")(yn, *ox, *oz, Vk, Vv, delta, *[np.maximum(p, _P_FLOOR) for p in P])
-        Mx = np.max(np.stack([np.broadcast_to(a, yn.shape) for a in A]), axis=0)
-        out = getattr(mod, f"bomax_L{L}_gout")(yn, *ox, *oz, Vk, Vv, delta, Mx, *P, *dP, *ddP)
+        Bv = [np.broadcast_to(b, yn.shape) for b in getattr(mod, f"bomax_L{L}_gout_value_logdens")(yn, *oz, Vv, delta)]
+        _, E = _scale(P, Bv)
+        t = [P[e] * E[e] for e in range(L)]
+        u = [dP[e * L + l] * E[e] for e in range(L) for l in range(L)]
+        uu = [ddP[e * L + l] * E[e] for e in range(L) for l in range(L)]
+        out = getattr(mod, f"bomax_L{L}_gout")(yn, *oz, Vv, delta, *t, *u, *uu)
     arr = np.stack([np.broadcast_to(o, yn.shape) for o in out], axis=1)  # (N, 4L)
     if not np.all(np.isfinite(arr)):
         raise FloatingPointError("GAMP (max-SLR): non-finite channel functions; try stronger damping")
