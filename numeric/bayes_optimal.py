@@ -535,6 +535,11 @@ def _integrate_max(mod, rule: BORule, inner: InnerRule, lengths, nu, delta, q, o
             else:
                 sv = [dVP[e] * E[e] for e in range(L)]
                 res = _mkernel(mod, L, "integrands")(*cols, qk, qv, delta, Mx, *P, *dP[:L], dVP[0], *t, *u, *sv)
+            # teacher weight W = L p_1 below L·1e-300: the sample carries no measure (its W-weighted
+            # integrands are below 1e-300 times a polynomial) but the scaling of the others can fail
+            # there (0/0); such samples contribute 0 to the W-weighted outputs (all but A, B).
+            dead = np.broadcast_to(P[0] < _P_FLOOR, shp)
+            res = [np.where(dead, 0.0, np.broadcast_to(r, shp)) if i < 5 else r for i, r in enumerate(res)]
         part = np.stack([(np.broadcast_to(r, x.shape[:-1]) * w).sum(-1) for r in res], axis=1)
         acc = p * part if acc is None else acc + p * part
     if not np.all(np.isfinite(acc)):
@@ -555,7 +560,7 @@ def bomax_map(mod, rule: BORule, inner: InnerRule, lengths, nu, delta, q, *, for
 
 def bomax_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, inner: InnerRule = None, x0=None,
                       start="uninformed", form: str = "ibp", tol: float = 1e-11, max_iter: int = 3000,
-                      damping: float = 0.5, _with_error: bool = True) -> BOPoint:
+                      damping: float = 0.5, test_rule: BORule = None, _with_error: bool = True) -> BOPoint:
     r"""Solve the max-SLR BO state evolution at one α (``nu`` finite or ``math.inf``) on ``rule`` and ``inner``.
 
     .. math:: \hat q_b=\alpha\,\mathbb E[W\textstyle\sum_\ell(g^b_\ell)^2],\quad q_b=\hat q_b/(1+\hat q_b),\quad
@@ -565,6 +570,8 @@ def bomax_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, inner: In
     :math:`E_{BO}`, plus the replicate SE of :math:`A,B` at the fixed point, plus (``inner_error``) the
     change of :math:`E_{BO}` when the inner rule is refined to ``3n/2`` nodes (added linearly).
     ``E_B_snr`` holds :math:`E_B^{\max}(q_k)=1-B` (location Bayes risk from the estimated key field).
+    ``test_rule`` (default ``rule``): the rule for :math:`A,B` (a larger one pays off at large α, where
+    :math:`1-B` lives in a boundary layer of width :math:`\sqrt{1-q_k}` at ν = ∞).
     """
     nu, alpha, delta = float(nu), float(alpha), float(delta)
     params = {"alpha": alpha, "nu": nu, "Delta": delta}
@@ -607,31 +614,33 @@ def bomax_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, inner: In
         dq = np.linalg.solve(np.eye(2) - J, Gr.T).T
         se_q = dq.std(axis=0, ddof=1) / math.sqrt(R)
     te = mod.bomax_test_error
+    trule = rule if test_rule is None else test_rule
 
-    def E_at(qq, fl=None):
-        f = _integrate_max(mod, rule, inner, lengths, nu, delta, qq, "all") if fl is None else fl
-        Ar, Br = f[:, 5], f[:, 6]
-        Er = np.array([float(te(float(qq[1]), float(a), float(b))[0]) for a, b in zip(Ar, Br)])
-        return Er, Ar, Br
+    def AB_at(qk_):
+        f = full if (trule is rule and qk_ == qk) else _integrate_max(mod, trule, inner, lengths, nu, delta,
+                                                                        (qk_, qv), "all")
+        return f[:, 5], f[:, 6]
 
-    Er, Ar, Br = E_at(x, full)
+    Ar, Br = AB_at(qk)
+    Er = np.array([float(te(qv, float(a), float(b))[0]) for a, b in zip(Ar, Br)])
     E = float(Er.mean())
-    dE = np.zeros(2)
-    for j in range(2):
-        hstep = 1e-5 * max(1e-3, min(x[j], 1 - x[j]))
-        xp = x.copy()
-        xp[j] += hstep
-        dE[j] = (float(E_at(xp)[0].mean()) - E) / hstep
+    # gradient: A, B depend on q_k only; E is explicit in q_v
+    hstep = 1e-5 * max(1e-3, min(qk, 1 - qk))
+    Ap, Bp = AB_at(qk + hstep)
+    dE = np.array([(float(te(qv, float(Ap.mean()), float(Bp.mean()))[0]) - float(te(qv, float(Ar.mean()),
+                                                                                         float(Br.mean()))[0])) / hstep,
+                   (float(te(qv + 1e-7, float(Ar.mean()), float(Br.mean()))[0])
+                    - float(te(qv, float(Ar.mean()), float(Br.mean()))[0])) / 1e-7])
     E_se = float(abs(dE[0]) * se_q[0] + abs(dE[1]) * se_q[1])
-    if R > 1:
-        E_se += float(Er.std(ddof=1) / math.sqrt(R))
+    if trule.replicates > 1:
+        E_se += float(Er.std(ddof=1) / math.sqrt(trule.replicates))
     phi_prior = float(mod.bo_prior_phi(qk, float(hat[0]), qv, float(hat[1]))[0])
     psi_r = full[:, 0]
     phi = phi_prior + alpha * float(psi_r.mean())
     phi_se = alpha * float(psi_r.std(ddof=1) / math.sqrt(R)) if R > 1 else 0.0
     ab = Ar - Br
     ab_mean = float(ab.mean())
-    ab_se = float(ab.std(ddof=1) / math.sqrt(R)) if R > 1 else 0.0
+    ab_se = float(ab.std(ddof=1) / math.sqrt(len(ab))) if len(ab) > 1 else 0.0
     gap, gap_se = (), ()
     if _with_error:
         diff = full[:, 3:5] - full[:, 1:3]
@@ -640,7 +649,7 @@ def bomax_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, inner: In
     inner_err = 0.0
     if _with_error and inner.finer is not None:
         fine = bomax_fixed_point(mod, rule, lengths, nu, alpha, delta, inner=inner.finer, x0=x, form=form, tol=tol,
-                                 max_iter=max_iter, damping=damping, _with_error=False)
+                                 max_iter=max_iter, damping=damping, test_rule=test_rule, _with_error=False)
         inner_err = abs(fine.E_BO - E)
         se_q = se_q + np.array([abs(fine.q_k - qk), abs(fine.q_v - qv)])
         E_se += inner_err

@@ -96,13 +96,14 @@ def lengths_law(L) -> tuple:
 def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4, 10, 20), delta: float = 0.1, *,
                        points: int = 2 ** 13, replicates: int = 8, seed: int = 0, rule: str = "sobol",
                        n_gh: int = 12, form: str = "ibp", starts=("uninformed", "informed"), inner_points: int = 24,
-                       progress=None):
+                       test_points: int = 2 ** 15, progress=None):
     r"""Bayes-optimal test error :math:`E_{BO}(\alpha)` of SLR (spec §11), one :class:`numeric.bayes_optimal.BOPoint`
     per α (the free-entropy-selected fixed point; ``.branches`` lists every distinct one).
 
     ``model="spiked"`` (ν finite) or ``"max"`` (ν finite or ``math.inf``; ``inner_points`` Gauss–Hermite
     nodes per dimension for the key smoothing :math:`\mathbb E\,\mathrm{softmax}(\nu h)`, unused where it
-    is a closed form: ν = ∞ with L ≤ 2).
+    is a closed form: ν = ∞ with L ≤ 2; ``test_points`` Sobol points per replicate for the test-error
+    integrals A, B).
 
     Examples
     --------
@@ -135,8 +136,9 @@ def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4
         if rule != "sobol":
             raise InputError("--model max: only the Sobol outer rule is implemented")
         inner = make_inner_rule(Ls, nu, int(inner_points))
+        tr = make_rule(Ls, kind=rule, points=int(test_points), replicates=replicates, seed=seed + 7919)
         return bo_curve(mod, r, law, nu, alphas, float(delta), starts=tuple(starts), form=form, progress=progress,
-                        fixed_point=bomax_fixed_point, inner=inner)
+                        fixed_point=bomax_fixed_point, inner=inner, test_rule=tr)
     from .theory import bayes_risk
 
     return bo_curve(mod, r, law, nu, alphas, float(delta), starts=tuple(starts), form=form, progress=progress,
@@ -165,27 +167,31 @@ def run_bayes_optimal(params: dict, *, progress=None) -> list[dict]:
 
 def run_amp(params: dict, *, progress=None) -> list[dict]:
     """``attnlimits slr amp``: GAMP on generated data at each seed, with the state-evolution prediction."""
-    from .amp import gamp_on_generated
+    from .amp import gamp_on_generated, gamp_on_generated_max
 
     law = lengths_law(_L_param(params["L"]))
     if len(law) > 1:
         raise InputError("--L: GAMP runs one length at a time (give a single L)")
     L = law[0][0]
-    if params["model"] != "spiked":
-        raise InputError("--model: GAMP is implemented for spiked-SLR only (max-SLR BO is not derived)")
+    model = params["model"]
+    if model not in ("spiked", "max"):
+        raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
     rows = []
-    se = bo_state_evolution("spiked", params["nu"], L, [params["alpha"]], params["delta"])[0]
+    se = bo_state_evolution(model, params["nu"], L, [params["alpha"]], params["delta"], starts=("uninformed",))[0]
     for s in params["seeds"]:
         if progress:
             progress(f"GAMP seed {s}")
-        res = gamp_on_generated(params["nu"], L, params["alpha"], params["delta"], int(params["D"]), int(s),
-                                damping=float(params.get("damping", 0.5)),
-                                iterations=int(params.get("iterations", 60)), device=params.get("device", "auto"),
-                                n_test=int(params.get("n_test", 20000)))
+        kw = dict(damping=float(params.get("damping", 0.5)), iterations=int(params.get("iterations", 60)),
+                  device=params.get("device", "auto"), n_test=int(params.get("n_test", 20000)))
+        if model == "spiked":
+            res = gamp_on_generated(params["nu"], L, params["alpha"], params["delta"], int(params["D"]), int(s), **kw)
+        else:
+            res = gamp_on_generated_max(params["nu"], L, params["alpha"], params["delta"], int(params["D"]), int(s),
+                                        **kw)
         row = {k: v for k, v in res.items() if not isinstance(v, (list, dict))}
-        row.update({"model": "spiked", "L": L, "nu": params["nu"], "alpha": params["alpha"],
+        row.update({"model": model, "L": L, "nu": params["nu"], "alpha": params["alpha"],
                     "delta": params["delta"], "D": int(params["D"]), "seed": int(s),
-                    "SE_q_k": se.q_k, "SE_q_v": se.q_v, "SE_E_BO": se.E_BO})
+                    "SE_q_k": se.q_k, "SE_q_v": se.q_v, "SE_E_BO": se.E_BO, "SE_E_BO_se": se.E_BO_se})
         rows.append(row)
     return rows
 
