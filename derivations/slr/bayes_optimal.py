@@ -767,7 +767,7 @@ def _flat(rows):
 
 
 def max_kernels(L):
-    """Generated max-SLR kernels for length ``L`` (names prefixed ``bomax_L{L}_``):
+    r"""Generated max-SLR kernels for length ``L`` (names prefixed ``bomax_L{L}_``):
 
     - ``inner_fin(omx..., V_k, nu, u_1..u_{L-1})``, ``inner_inf(omx..., V_k[, u])`` → the inner
       integrands (P, dP, ddP, dVP flattened; :func:`max_inner_outputs`), summed by numeric with

@@ -62,6 +62,7 @@ def test_fixed_point_L2_inf(mod):
     assert p.E_B_snr == pytest.approx(0.5 - math.asin(p.q_k) / math.pi, abs=4 * p.E_BO_se)
 
 
+@pytest.mark.slow
 def test_finite_nu_inner_error_is_reported(mod):
     rule = make_rule([2], points=2 ** 10, replicates=4, seed=0)
     p = bomax_fixed_point(mod, rule, LAW, 2.0, 4.0, 0.1, inner=make_inner_rule([2], 2.0, 8))

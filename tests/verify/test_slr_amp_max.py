@@ -29,7 +29,7 @@ def test_gamp_max_reaches_state_evolution(se_inf):
 
 def test_bo_predictor_weights_sum_to_one_and_validate():
     g = torch.Generator().manual_seed(0)
-    X = torch.randn(50, 3, 20, generator=g, dtype=torch.float64)
+    X = torch.randn(50, 2, 20, generator=g, dtype=torch.float64)
     k = torch.randn(20, generator=g, dtype=torch.float64)
     ones = torch.ones(20, dtype=torch.float64)
     # with v such that every z_eps is the same number c, the prediction is c (weights sum to 1)
