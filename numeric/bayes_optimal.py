@@ -42,7 +42,8 @@ import numpy as np
 from ._portable_solver import ConvergenceError
 
 __all__ = ["load_bo_module", "BORule", "make_rule", "BOPoint", "bo_fixed_point", "bo_curve", "bo_map",
-           "SYSTEM_MAX", "InnerRule", "make_inner_rule", "max_locations", "bomax_map", "bomax_fixed_point",
+           "SYSTEM_MAX", "InnerRule", "make_inner_rule", "max_locations", "location_scaling", "bomax_map",
+           "bomax_fixed_point",
            "SYSTEM", "START_UNINFORMED", "START_INFORMED"]
 
 SYSTEM = "bayes-optimal state evolution (spiked-SLR, docs/slr.md §11)"
@@ -502,7 +503,7 @@ def max_locations(mod, inner: InnerRule, L, nu, omx, Vk):
     return P, dP, ddP, dVP
 
 
-def _scale(P, Bv):
+def location_scaling(P, Bv):
     r"""Shift :math:`M=\log\sum_\varepsilon\tilde P_\varepsilon e^{B_\varepsilon}` (:math:`\tilde P=\max(P,10^{-300})`)
     and the factors :math:`E_\varepsilon=e^{B_\varepsilon-M}` of the scaled symbols
     (``derivations.slr.bayes_optimal.max_scaled_symbols``); :math:`E_\varepsilon\le 10^{300}`."""
@@ -527,7 +528,7 @@ def _integrate_max(mod, rule: BORule, inner: InnerRule, lengths, nu, delta, q, o
             omx, Vk = list(fl[:L]), fl[L]
             P, dP, _, dVP = max_locations(mod, inner, L, nu, omx, Vk)
             Bv = [np.broadcast_to(b, shp) for b in _mkernel(mod, L, "value_logdens")(*cols, qk, qv, delta)]
-            Mx, E = _scale(P, Bv)
+            Mx, E = location_scaling(P, Bv)
             t = [P[e] * E[e] for e in range(L)]
             u = [dP[e * L + l] * E[e] for e in range(L) for l in range(L)]
             if outputs == "ibp":

@@ -214,7 +214,7 @@ def gamp_on_generated(nu: float, L: int, alpha: float, delta: float, D: int, see
 def _max_channel(L, nu, y, omx, omz, Vk, Vv, delta, inner):
     r"""g^χ, g^z and diagonal derivatives of max-SLR from the generated kernels (``bomax_L{L}_*``) and the
     inner rule (:func:`numeric.bayes_optimal.max_locations`), at GAMP's variances."""
-    from numeric.bayes_optimal import _scale, max_locations
+    from numeric.bayes_optimal import location_scaling, max_locations
 
     from .bayes_optimal import bo_module
 
@@ -225,7 +225,7 @@ def _max_channel(L, nu, y, omx, omz, Vk, Vv, delta, inner):
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         P, dP, ddP, _ = max_locations(mod, inner, L, nu, ox, Vk)
         Bv = [np.broadcast_to(b, yn.shape) for b in getattr(mod, f"bomax_L{L}_gout_value_logdens")(yn, *oz, Vv, delta)]
-        _, E = _scale(P, Bv)
+        _, E = location_scaling(P, Bv)
         t = [P[e] * E[e] for e in range(L)]
         u = [dP[e * L + l] * E[e] for e in range(L) for l in range(L)]
         uu = [ddP[e * L + l] * E[e] for e in range(L) for l in range(L)]
