@@ -166,7 +166,10 @@ class BOPoint:
     constant shared by all branches at equal α) and ``phi_se``, ``start`` ("informed" /
     "uninformed"), ``iterations``, ``residual``, ``method``, ``rule``, ``stability`` (spectral radius
     of the map's Jacobian), ``identity_gap`` (direct − ibp estimate of q̂/α, summed over k and v, with
-    its replicate SE ``identity_gap_se``).
+    its replicate SE ``identity_gap_se``).  Max-SLR points (``model="max"``, :func:`bomax_fixed_point`):
+    ``E_B_snr`` is :math:`E_B^{\max}(q_k)`, the location Bayes risk from the estimated key field;
+    ``inner_rule``/``inner_error`` the key-smoothing rule and its error (included in ``E_BO_se``);
+    ``nishimori_A_minus_B`` (± SE) the Nishimori check of the two test-error integrals.
     """
 
     alpha: float
