@@ -158,7 +158,7 @@ def bo_map(mod, rule: BORule, lengths, nu, delta, q, *, form: str = "ibp", with_
 
 @dataclass
 class BOPoint:
-    """One fixed point of the BO state evolution.
+    r"""One fixed point of the BO state evolution.
 
     ``q_k, q_v`` (= m_k, m_v by Nishimori; V_b = 1 − q_b), ``qhat_k, qhat_v``, their standard errors
     ``q_k_se, q_v_se`` (integration error), ``E_BO`` and ``E_BO_se``, ``E_B_snr`` (the population

@@ -11,7 +11,7 @@ from derivations.slr import bayes_optimal as B
 from derivations.slr import population as P
 
 
-@pytest.mark.parametrize("L", [2, 3])
+@pytest.mark.parametrize("L", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_max_channel_is_normalised(L):
     # §3.3: the marginal of X is Gaussian, so P_out integrates to one in y (no prior term on k)
     assert B.max_channel_normalisation(L) == 1
@@ -58,6 +58,7 @@ def _inner_numeric(L, finite, n):
     return p
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("finite,nu", [(False, math.inf), (True, 2.0)])
 def test_inner_rule_against_monte_carlo_L3(finite, nu):
     """p_eps = E_{h~N(omega, V I)} softmax(nu h)_eps (argmax at nu = inf) against direct sampling, 4 SE;
