@@ -135,7 +135,7 @@ MAX_SLR_STATUS = (
     "included; weighted teacher measure W = L p_1; ibp and direct updates; E_BO = 1 - q_v (1 - E_B^max(q_k))). "
     "Checked at L = 2 (nu = inf and 2): direct = ibp within the integration error, E_B^max against the nu = inf "
     "closed form 1/2 - arcsin(q)/pi, SE against GAMP on data at D = 1000, alpha in {2, 4, 10}, the alpha -> inf "
-    "limit; L = 3, nu = inf against GAMP at one point (alpha = 4). Not checked: L >= 3 elsewhere, variable "
+    "limit; L = 3 (nu = inf and 2) against GAMP at alpha = 4 only. Not checked: L >= 3 elsewhere, variable "
     "length, large finite nu (the inner rule sharpens with nu sqrt(V_k); its error is reported), finite-D "
     "posterior sampling, a hard-phase scan (spec §11, §17.4)."
 )
