@@ -72,12 +72,16 @@ passes :math:`M=\max_\varepsilon A_\varepsilon` computed by the generated ``log_
 
 Max-SLR
 -------
-Not derived (spec §11, §17.4): :math:`Z_{\rm out}` needs
-:math:`\mathbb E_{h\sim\mathcal N(\omega,V_kI)}\mathrm{softmax}(\nu h)_\varepsilon` (finite
-:math:`\nu`) or :math:`\int\mathcal N(t;\omega_\varepsilon,V_k)\prod_{\ell\ne\varepsilon}
-\Phi((t-\omega_\ell)/\sqrt{V_k})dt` (:math:`\nu=\infty`), neither of which is a closed form; the
-teacher measure is then no longer a Gaussian mixture with a closed-form shift.  See
-:data:`MAX_SLR_STATUS`.
+Section ``max_*`` below (spec §3.3, §11).  The max-SLR law is :math:`\mathcal N(X)\,\mathrm{softmax}(\nu\chi^*)_{\varepsilon^*}`:
+:math:`P_{\rm out}=\sum_\varepsilon\mathrm{softmax}(\nu\chi)_\varepsilon\mathcal N(y;z_\varepsilon,\Delta^2)` is normalised
+(:func:`max_channel_normalisation`), so no prior term on :math:`k`.
+:math:`Z_{\rm out}=\sum_\varepsilon p_\varepsilon(\omega^\chi;V_k)\mathcal N(y;\omega^z_\varepsilon,V_v+\Delta^2)` with the key
+smoothing :math:`p_\varepsilon=\mathbb E_{h\sim\mathcal N(\omega^\chi,V_kI)}\mathrm{softmax}(\nu h)_\varepsilon` on a frozen inner rule
+(:func:`max_inner_integrand`: :math:`\prod_{\ell\ne\varepsilon}\Phi((\omega_\varepsilon-\omega_\ell)/\sqrt{V_k}+u)` at
+:math:`\nu=\infty`, closed form :func:`max_argmax_probability_L2` at :math:`L=2`; the softmax on the Helmert basis at finite
+:math:`\nu`); the teacher measure is written with the weight :math:`W=Lp_1` (:func:`max_sample_map`); updates
+:func:`max_stationarity` (``ibp`` and ``direct``); test error :func:`max_test_error`.  :data:`MAX_SLR_STATUS`
+says what is checked.
 """
 from __future__ import annotations
 
@@ -96,6 +100,10 @@ __all__ = [
     "q_k", "q_v", "qhat_k", "qhat_v", "alpha", "nu", "Delta", "V_k", "V_v", "y", "M", "EB",
     "omega_chi", "omega_z", "sample_variables", "channel", "output_partition", "log_terms",
     "teacher_measure_shift", "sample_map", "prior_free_entropy", "rs_free_entropy", "prior_update",
+    "max_channel", "max_channel_normalisation", "helmert_basis", "inner_variables", "max_argmax_probability_L2",
+    "max_inner_integrand", "max_inner_outputs", "max_location_symbols", "max_scaled_symbols", "max_output_partition",
+    "max_value_logdens", "max_log_terms", "max_channel_functions", "max_sample_map", "max_weight", "max_stationarity",
+    "max_test_error", "max_kernels", "max_module_source",
     "stationarity", "channel_functions", "test_error", "kernels", "module_source", "MAX_SLR_STATUS",
     "REFERENCES",
 ]
@@ -121,10 +129,15 @@ REFERENCES = (
 )
 
 MAX_SLR_STATUS = (
-    "max-SLR BO is not implemented: Z_out needs E_{h~N(omega, V_k I)} softmax(nu h)_eps (finite nu) or the "
-    "1-D integral of N(t; omega_eps, V_k) prod_{l != eps} Phi((t - omega_l)/sqrt(V_k)) (nu = inf), which are "
-    "not closed forms; a generated 1-D quadrature inside the channel kernel, the matching teacher measure "
-    "(no longer a Gaussian mixture) and its own cross-check against AMP are missing (spec §11, §17.4)."
+    "max-SLR BO is derived and solved for finite nu and nu = inf at any L (max_* functions: normalised channel, "
+    "no key prior precision; Z_out with the key smoothing p_eps = E softmax(nu h)_eps on a frozen inner rule -- "
+    "1-D Phi products at nu = inf, closed form at L = 2, (L-1)-D Gauss-Hermite at finite nu -- whose error is "
+    "included; weighted teacher measure W = L p_1; ibp and direct updates; E_BO = 1 - q_v (1 - E_B^max(q_k))). "
+    "Checked at L = 2 (nu = inf and 2): direct = ibp within the integration error, E_B^max against the nu = inf "
+    "closed form 1/2 - arcsin(q)/pi, SE against GAMP on data at D = 1000, alpha in {2, 4, 10}, the alpha -> inf "
+    "limit; L = 3 (nu = inf and 2) against GAMP at alpha = 4 only. Not checked: L >= 3 elsewhere, variable "
+    "length, large finite nu (the inner rule sharpens with nu sqrt(V_k); its error is reported), finite-D "
+    "posterior sampling, a hard-phase scan (spec §11, §17.4)."
 )
 
 
@@ -398,6 +411,427 @@ def module_source(lengths: tuple) -> str:
     mb = ModuleBuilder("Bayes-optimal state evolution of spiked-SLR (generated)", "numpy",
                        expression_hash(*[o for k in ks for o in k.outputs]),
                        description="RS free entropy, stationarity and g_out kernels; docs/slr.md §11.")
+    for k in ks:
+        mb.add_kernel(k)
+    return mb.source()
+
+
+# =====================================================================================================
+# Max-SLR (spec §3.3, §11 "Max-SLR")
+# =====================================================================================================
+#
+# In Gaussian-input language the max-SLR law of one sequence is N(X) softmax(nu chi)_eps (uniform prior
+# on eps times g_nu = L softmax): the marginal of X is exactly Gaussian for every key, so the channel
+#     P_out(y | chi, z) = sum_eps softmax(nu chi)_eps N(y; z_eps, Delta^2)
+# is normalised in y and adds no prior term on k (unlike spiked-SLR, whose normalisation
+# exp(-nu|k|^2/2D) is a Gaussian factor on k).  The key smoothing
+#     p_eps(omega, V) = E_{h ~ N(omega, V I)} softmax(nu h)_eps         (nu = inf: P(argmax h = eps))
+# is not a closed form for L >= 3 or finite nu; it is evaluated on a frozen *inner* rule
+# p_eps = sum_j w_j pi_eps(omega, V, u_j) whose integrand pi_eps is derived here (max_inner_integrand),
+# and every derivative of p is the same rule applied to the derived derivative of pi_eps.
+
+def max_location_symbols(L):
+    r"""Symbols for :math:`p_\varepsilon`, :math:`\partial_{\omega^\chi_\ell}p_\varepsilon`,
+    :math:`\partial^2_{\omega^\chi_\ell}p_\varepsilon` and :math:`\partial_{V_k}p_\varepsilon`
+    (``P_e``, ``dP_e_l``, ``ddP_e_l``, ``dVP_e``), the inputs through which the outer kernels see
+    the inner rule."""
+    L = int(L)
+    P = [sp.Symbol(f"P_{e + 1}", nonnegative=True) for e in range(L)]
+    dP = [[sp.Symbol(f"dP_{e + 1}_{l + 1}", real=True) for l in range(L)] for e in range(L)]
+    ddP = [[sp.Symbol(f"ddP_{e + 1}_{l + 1}", real=True) for l in range(L)] for e in range(L)]
+    dVP = [sp.Symbol(f"dVP_{e + 1}", real=True) for e in range(L)]
+    return P, dP, ddP, dVP
+
+
+def max_channel(L):
+    r""":math:`P_{\rm out}(y\mid\chi,z)=\sum_\varepsilon\mathrm{softmax}(\nu\chi)_\varepsilon\,\mathcal N(y;z_\varepsilon,\Delta^2)`
+    of max-SLR (§3.3 in Gaussian-input language): returns ``(chi, zz, terms)``."""
+    L = int(L)
+    chi = _sym_vec("chi", L, real=True)
+    zz = _sym_vec("zz", L, real=True)
+    den = sp.Add(*[sp.exp(nu * c) for c in chi])
+    terms = [sp.exp(nu * chi[e]) / den * _gauss_density(y, zz[e], Delta ** 2) for e in range(L)]
+    return chi, zz, terms
+
+
+def max_channel_normalisation(L):
+    r""":math:`\int P_{\rm out}\,dy` (derived; equals 1: the channel is normalised and the max-SLR law
+    adds no prior precision on :math:`k`)."""
+    chi, zz, terms = max_channel(L)
+    tot = sp.Add(*[sp.Mul(*[f for f in sp.Mul.make_args(t) if not f.has(y)])
+                   * sp.integrate(sp.Mul(*[f for f in sp.Mul.make_args(t) if f.has(y)]), (y, -sp.oo, sp.oo), conds="none")
+                   for t in terms])
+    return sp.simplify(tot)
+
+
+def helmert_basis(L):
+    r"""Orthonormal basis :math:`U\in\mathbb R^{L\times(L-1)}` of :math:`\mathbf 1^\perp` (Helmert), exact.
+
+    Softmax is shift invariant, so for :math:`\xi\sim\mathcal N(0,I_L)`
+    :math:`\mathrm{softmax}(\nu(\omega+\sqrt V\xi))=\mathrm{softmax}(\nu(\omega+\sqrt V\,UU^\top\xi))` and
+    :math:`U^\top\xi\sim\mathcal N(0,I_{L-1})`: the finite-ν key smoothing is an :math:`(L-1)`-dimensional
+    Gaussian expectation."""
+    L = int(L)
+    cols = []
+    for j in range(1, L):
+        c = [sp.Integer(1)] * j + [sp.Integer(-j)] + [sp.Integer(0)] * (L - j - 1)
+        nrm = sp.sqrt(sp.Integer(j * (j + 1)))
+        cols.append([x / nrm for x in c])
+    return sp.Matrix(L, L - 1, lambda i, j: cols[j][i]) if L > 1 else sp.zeros(1, 0)
+
+
+def inner_variables(L, finite: bool):
+    """Inner-rule variables: ``u_1..u_{L-1}`` (finite ν) or one ``u`` (ν = ∞); none for L = 1."""
+    L = int(L)
+    if L == 1:
+        return ()
+    if finite:
+        return _sym_vec("u", L - 1, real=True)
+    if L == 2:
+        return ()  # closed form (max_argmax_probability_L2)
+    return (sp.Symbol("u", real=True),)
+
+
+@lru_cache(maxsize=None)
+def max_argmax_probability_L2():
+    r"""Derived closed form of :math:`P(\arg\max h=1)` for :math:`h\sim\mathcal N(\omega,V I_2)`:
+    the density of :math:`x=h_1-h_2` is the Gaussian convolution
+    :math:`\int\mathcal N(t;\omega_1,V)\mathcal N(t-x;\omega_2,V)dt` (derived rule), integrated over
+    :math:`x>0`; :math:`=\Phi((\omega_1-\omega_2)/\sqrt{2V})`, returned with ``ndtr``."""
+    from symbolic.functions import ndtr
+
+    t, x = sp.symbols("t x", real=True)
+    w1, w2 = sp.symbols("w1 w2", real=True)
+    dens = _tidy(_integrate_gaussian(_gauss_density(t, w1, V_k) * _gauss_density(t - x, w2, V_k), t))
+    prob = sp.simplify(sp.integrate(dens, (x, 0, sp.oo), conds="none"))
+    # identify prob = (1 + erf(a))/2 = ndtr(sqrt(2) a): read off the erf argument
+    erfs = list(prob.atoms(sp.erf))
+    if len(erfs) != 1:
+        raise RuntimeError(f"unexpected form of P(h1 > h2): {prob}")
+    a = erfs[0].args[0]
+    closed = ndtr(sp.sqrt(2) * a)
+    if sp.simplify(sp.expand(prob - closed.rewrite(sp.erf))) != 0:
+        raise RuntimeError(f"P(h1 > h2) = {prob} is not (1 + erf(a))/2")
+    return w1, w2, sp.simplify(closed)
+
+
+def max_inner_integrand(L, finite: bool):
+    r"""Integrands :math:`\pi_\varepsilon(\omega,V_k,u)` with :math:`p_\varepsilon=\mathbb E_u\pi_\varepsilon`.
+
+    - finite ν: :math:`\pi_\varepsilon=\mathrm{softmax}(\nu(\omega+\sqrt{V_k}Uu))_\varepsilon`,
+      :math:`u\sim\mathcal N(0,I_{L-1})`, :math:`U` = :func:`helmert_basis`;
+    - ν = ∞: :math:`P(\arg\max h=\varepsilon)=\int\mathcal N(t;\omega_\varepsilon,V_k)\prod_{\ell\ne\varepsilon}
+      \Phi((t-\omega_\ell)/\sqrt{V_k})dt` (the other coordinates below :math:`t`), with
+      :math:`t=\omega_\varepsilon+\sqrt{V_k}u`: :math:`\pi_\varepsilon=\prod_{\ell\ne\varepsilon}
+      \Phi((\omega_\varepsilon-\omega_\ell)/\sqrt{V_k}+u)`, :math:`u\sim\mathcal N(0,1)`; at :math:`L=2`
+      the closed form :func:`max_argmax_probability_L2` (no inner variable).
+    """
+    from symbolic.functions import ndtr
+
+    L = int(L)
+    ox = omega_chi(L)
+    if L == 1:
+        return [sp.Integer(1)]
+    uu = inner_variables(L, finite)
+    if finite:
+        U = helmert_basis(L)
+        h = [ox[l] + sp.sqrt(V_k) * sum(U[l, j] * uu[j] for j in range(L - 1)) for l in range(L)]
+        # softmax_eps = 1 / sum_l exp(nu (h_l - h_eps)), written with the other locations only
+        return [1 / (1 + sp.Add(*[sp.exp(nu * (h[l] - h[e])) for l in range(L) if l != e])) for e in range(L)]
+    if L == 2:
+        w1, w2, closed = max_argmax_probability_L2()
+        return [closed.subs({w1: ox[0], w2: ox[1]}, simultaneous=True),
+                closed.subs({w1: ox[1], w2: ox[0]}, simultaneous=True)]
+    (u,) = uu
+    return [sp.Mul(*[ndtr((ox[e] - ox[l]) / sp.sqrt(V_k) + u) for l in range(L) if l != e]) for e in range(L)]
+
+
+def max_inner_outputs(L, finite: bool):
+    r""":math:`\pi_\varepsilon`, :math:`\partial_{\omega_\ell}\pi_\varepsilon` (all :math:`\varepsilon,\ell`),
+    :math:`\partial^2_{\omega_\ell}\pi_\varepsilon` and :math:`\partial_{V_k}\pi_\varepsilon`, flattened in the
+    order of :func:`max_location_symbols` (P, dP row-major, ddP row-major, dVP)."""
+    L = int(L)
+    ox = omega_chi(L)
+    pi = max_inner_integrand(L, finite)
+    d1 = [[sp.diff(pi[e], ox[l]) for l in range(L)] for e in range(L)]
+    d2 = [[sp.diff(d1[e][l], ox[l]) for l in range(L)] for e in range(L)]
+    dv = [sp.diff(pi[e], V_k) for e in range(L)]
+    return [*pi, *[x for r in d1 for x in r], *[x for r in d2 for x in r], *dv]
+
+
+def max_scaled_symbols(L):
+    r"""Scaled location symbols seen by the channel part: with :math:`E_\varepsilon=e^{B_\varepsilon-M}`,
+    :math:`B_\varepsilon=\log\mathcal N(y;\omega^z_\varepsilon,V_v+\Delta^2)` (:func:`max_value_logdens`)
+    and any shift :math:`M`, ``t_e`` :math:`=p_\varepsilon E_\varepsilon`, ``u_e_l``
+    :math:`=\partial_\ell p_\varepsilon E_\varepsilon`, ``uu_e_l`` :math:`=\partial^2_\ell p_\varepsilon E_\varepsilon`,
+    ``s_e`` :math:`=\partial_Vp_\varepsilon E_\varepsilon`.  With :math:`M=\log Z_{\rm out}` (numeric:
+    log-sum-exp of :func:`max_log_terms`) ``t`` is the posterior of the location, in :math:`[0,1]`, and
+    no exponential is formed inside the kernels (their products would overflow where
+    :math:`p_\varepsilon` underflows)."""
+    L = int(L)
+    t = [sp.Symbol(f"t_{e + 1}", nonnegative=True) for e in range(L)]
+    u = [[sp.Symbol(f"u_{e + 1}_{l + 1}", real=True) for l in range(L)] for e in range(L)]
+    uu = [[sp.Symbol(f"uu_{e + 1}_{l + 1}", real=True) for l in range(L)] for e in range(L)]
+    sv = [sp.Symbol(f"s_{e + 1}", real=True) for e in range(L)]
+    return t, u, uu, sv
+
+
+def _max_functions(L, name="p"):
+    """p_eps as undefined functions of (omx, V_k) (``name`` distinguishes the weight's copy), and the
+    replacement of them and their derivatives by the plain symbols of :func:`max_location_symbols`."""
+    L = int(L)
+    ox = omega_chi(L)
+    fs = [sp.Function(f"{name}{e + 1}")(*ox, V_k) for e in range(L)]
+    P, dP, ddP, dVP = max_location_symbols(L)
+    rep = {}
+    for e in range(L):
+        for l in range(L):
+            rep[sp.Derivative(fs[e], (ox[l], 2))] = ddP[e][l]
+            rep[sp.Derivative(fs[e], ox[l])] = dP[e][l]
+        rep[sp.Derivative(fs[e], V_k)] = dVP[e]
+        rep[fs[e]] = P[e]
+    return fs, rep
+
+
+def _max_scaled_rep(L):
+    """Replacement of the channel part's p functions by scaled symbols times exp(-(B_eps - M))."""
+    L = int(L)
+    ox = omega_chi(L)
+    fs, _ = _max_functions(L)
+    t, u, uu, sv = max_scaled_symbols(L)
+    B = max_value_logdens(L)
+    rep = {}
+    for e in range(L):
+        inv = sp.exp(-(B[e] - M))
+        for l in range(L):
+            rep[sp.Derivative(fs[e], (ox[l], 2))] = uu[e][l] * inv
+            rep[sp.Derivative(fs[e], ox[l])] = u[e][l] * inv
+        rep[sp.Derivative(fs[e], V_k)] = sv[e] * inv
+        rep[fs[e]] = t[e] * inv
+    return rep
+
+
+def _replace(expr, rep):
+    # derivatives first (they contain the function objects); then cancel exp(B - M) exp(-(B - M))
+    ders = {k: v for k, v in rep.items() if isinstance(k, sp.Derivative)}
+    out = expr.xreplace(ders).xreplace({k: v for k, v in rep.items() if not isinstance(k, sp.Derivative)})
+    return sp.powsimp(out, combine="exp")
+
+
+def _check_no_exp(exprs):
+    for e in exprs:
+        if any(a.has(M) for a in e.atoms(sp.exp)):
+            raise RuntimeError("a scaled max-SLR kernel still contains exp(.. M ..): the scaling did not cancel")
+    return exprs
+
+
+def max_output_partition(L):
+    r""":math:`Z_{\rm out}=\sum_\varepsilon p_\varepsilon(\omega^\chi;V_k)\,\mathcal N(y;\omega^z_\varepsilon,V_v+\Delta^2)`
+    with :math:`p_\varepsilon` an undefined function (the value part by the derived Gaussian rule of
+    :func:`output_partition`).  Returns ``(Z, functions)``."""
+    w, _, val = _smoothed_pieces()
+    fs, _ = _max_functions(L)
+    oz = omega_z(L)
+    return sp.Add(*[fs[e] * val.subs(w, oz[e]) for e in range(int(L))]), fs
+
+
+def max_value_logdens(L):
+    r""":math:`B_\varepsilon=\log\mathcal N(y;\omega^z_\varepsilon,V_v+\Delta^2)` per location (derived value part)."""
+    w, _, val = _smoothed_pieces()
+    oz = omega_z(L)
+    return [sp.expand(sp.expand_log(sp.log(val.subs(w, oz[e])), force=True)) for e in range(int(L))]
+
+
+def max_log_terms(L):
+    r"""Logs of the terms of :math:`Z_{\rm out}`: :math:`\log P_\varepsilon+B_\varepsilon` (in the symbols
+    ``P_e``; numeric floors P before the log and takes their log-sum-exp as the shift :math:`M`)."""
+    P, _, _, _ = max_location_symbols(L)
+    return [sp.log(P[e]) + b for e, b in enumerate(max_value_logdens(L))]
+
+
+def _max_log_Z(L):
+    """log Z_out = M + log sum_eps p_eps exp(B_eps - M) with p_eps functions (M constant)."""
+    fs, _ = _max_functions(L)
+    B = max_value_logdens(L)
+    return M + sp.log(sp.Add(*[fs[e] * sp.exp(B[e] - M) for e in range(int(L))])), fs
+
+
+def max_channel_functions(L):
+    r""":math:`g^\chi_\ell,g^z_\ell` and :math:`\partial_{\omega^\chi_\ell}g^\chi_\ell,\partial_{\omega^z_\ell}g^z_\ell`
+    of max-SLR at general variances, derived by differentiating :math:`\log Z_{\rm out}`, in the symbols
+    ``y, omz, V_v, Delta`` and the scaled ones of :func:`max_scaled_symbols` (``t``, ``u``, ``uu``):
+    e.g. :math:`g^\chi_\ell=\sum_\varepsilon u_{\varepsilon\ell}/\sum_\varepsilon t_\varepsilon`."""
+    L = int(L)
+    lz, fs = _max_log_Z(L)
+    rep = _max_scaled_rep(L)
+    ox, oz = omega_chi(L), omega_z(L)
+    gx = [sp.diff(lz, o) for o in ox]
+    gz = [sp.diff(lz, o) for o in oz]
+    dgx = [sp.diff(gx[l], ox[l]) for l in range(L)]
+    dgz = [sp.diff(gz[l], oz[l]) for l in range(L)]
+    return [_check_no_exp([sp.simplify(_replace(e, rep)) for e in grp]) for grp in (gx, gz, dgx, dgz)]
+
+
+def max_sample_map(L):
+    r"""Teacher measure of max-SLR at Nishimori (:math:`V_b=1-q_b`), written with a weight.
+
+    :math:`\omega^\chi\sim\mathcal N(0,q_kI)` and, given it, the true key field is
+    :math:`\chi^*\sim\mathcal N(\omega^\chi,(1-q_k)I)`, so :math:`P(\varepsilon^*=\varepsilon\mid\omega^\chi)
+    =p_\varepsilon(\omega^\chi;1-q_k)` (the Gaussian smoothing of :math:`Z_{\rm out}` is this conditional
+    law).  By exchangeability, :math:`\mathbb E[F]=\mathbb E_{g,h,n}[W\,F|_{\varepsilon^*=1}]` with
+    :math:`W=L\,p_1(\sqrt{q_k}g;1-q_k)`, :math:`\omega^\chi=\sqrt{q_k}g`, :math:`\omega^z=\sqrt{q_v}h`,
+    :math:`y=\omega^z_1+\sqrt S n`.  The map is that of :func:`sample_map` at :math:`\nu=0` (no shift),
+    plus the Nishimori variances."""
+    sub = sample_map(L)
+    sub = {k: v.subs(nu, 0) for k, v in sub.items()}
+    sub.update({V_k: 1 - q_k, V_v: 1 - q_v})
+    return sub
+
+
+def max_weight(L):
+    """The teacher weight W = L p_1, as a separate function object (its own, unscaled symbols ``P_1``...)."""
+    fw, _ = _max_functions(L, "pw")
+    return int(L) * fw[0]
+
+
+def _weight_rep(L):
+    _, rep = _max_functions(L, "pw")
+    return rep
+
+
+def max_stationarity(L, form: str = "ibp"):
+    r"""Integrands of :math:`\hat q_k/\alpha`, :math:`\hat q_v/\alpha` for max-SLR over ``(g, h, n)``, weight included.
+
+    ``"ibp"``: :math:`W\sum_\ell(g^\chi_\ell)^2` and :math:`W\sum_\ell(g^z_\ell)^2`
+    (:math:`\hat q=\alpha\mathbb E[g_{\rm out}^2]`, normalised channel);
+    ``"direct"``: :math:`2\,d[W\log Z_{\rm out}]/dq_b` along :func:`max_sample_map` (total derivative,
+    weight included).  Also returns the free-entropy integrand :math:`W\log Z_{\rm out}` third.
+    In the sample variables, ``q_k, q_v, Delta, M``, the weight's symbols ``P_1, dP_1_l, dVP_1`` and the
+    scaled channel symbols ``t, u, s`` (all at :math:`\omega^\chi=\sqrt{q_k}g`, :math:`V_k=1-q_k`).
+    """
+    L = int(L)
+    lz, fs = _max_log_Z(L)
+    rep = {**_max_scaled_rep(L), **_weight_rep(L)}
+    W = max_weight(L)
+    sub = max_sample_map(L)
+    ox, oz = omega_chi(L), omega_z(L)
+    F = W * lz
+
+    def fin(e):
+        return _check_no_exp([sp.simplify(_replace(e, rep))])[0].subs(sub)
+
+    if form == "ibp":
+        gx, gz, _, _ = max_channel_functions(L)
+        Wr = _replace(W, rep)
+        ik = (Wr * sp.Add(*[g ** 2 for g in gx])).subs(sub)
+        iv = (Wr * sp.Add(*[g ** 2 for g in gz])).subs(sub)
+        return ik, iv, fin(F)
+    if form == "direct":
+        out = []
+        for qb in (q_k, q_v):
+            tot = 0
+            for x in (*ox, *oz, y, V_k, V_v):
+                dxdq = sp.diff(sub[x], qb)
+                if dxdq != 0:
+                    tot += sp.diff(F, x) * dxdq
+            out.append(2 * fin(tot))
+        return out[0], out[1], fin(F)
+    raise ValueError(f"unknown form {form!r}; choose 'direct' or 'ibp'")
+
+
+@lru_cache(maxsize=None)
+def max_test_error():
+    r"""BO test error of max-SLR: :math:`E_{BO}=1-2q_vA+q_vB` (manifold risk §6.2 at :math:`m_v=q_v`).
+
+    The posterior of the fields of a fresh sequence is :math:`\chi\sim\mathcal N(\hat\chi,V_kI)`,
+    :math:`z\sim\mathcal N(\hat z,V_vI)`, independent, so the BO predictor is
+    :math:`\hat y=\sum_\varepsilon p_\varepsilon(\hat\chi;V_k)\hat z_\varepsilon` (smoothed location weights;
+    not a softmax).  With :math:`\hat\chi=q_k\chi^*+\sqrt{q_k-q_k^2}\,\eta`, :math:`\chi^*\mid\hat\chi\sim
+    \mathcal N(\hat\chi,1-q_k)` and :math:`p(\hat\chi;1-q_k)` is the exact posterior of
+    :math:`\varepsilon^*` given :math:`\hat\chi`: :math:`A=\mathbb E[p_{\varepsilon^*}]=B=\mathbb E\|p\|^2`
+    (Nishimori), so :math:`E_{BO}=1-q_v(1-E^{\max}_B(q_k))`, :math:`E^{\max}_B(q_k)=1-\mathbb E\|p\|^2` the
+    Bayes risk of the location from :math:`\hat\chi` — what replaces :math:`E_B^{\rm pop}(\nu q_k)`;
+    :math:`E^{\max}_B(1)=E_B^{\rm pop}(\nu)`.  The integrands of A and B over ``g`` are
+    :func:`_max_test_integrands` (:math:`Wp_1=Lp_1^2` and :math:`\sum_\varepsilon p_\varepsilon^2`; equal in
+    expectation)."""
+    e = _pop.risk_on_manifold().subs({_pop.m_v: q_v, _pop.q_v: q_v})
+    return sp.expand(e)
+
+
+def _max_test_integrands(L):
+    P, _, _, _ = max_location_symbols(L)
+    return int(L) * P[0] ** 2, sp.Add(*[p ** 2 for p in P])
+
+
+def _flat(rows):
+    return [x for r in rows for x in r]
+
+
+def max_kernels(L):
+    r"""Generated max-SLR kernels for length ``L`` (names prefixed ``bomax_L{L}_``):
+
+    - ``inner_fin(omx..., V_k, nu, u_1..u_{L-1})``, ``inner_inf(omx..., V_k[, u])`` → the inner
+      integrands (P, dP, ddP, dVP flattened; :func:`max_inner_outputs`), summed by numeric with
+      the inner rule's weights;
+    - ``fields(samples..., q_k, q_v, Delta)`` → (omx_1..omx_L, V_k) at the teacher sample;
+    - ``value_logdens(samples..., q_k, q_v, Delta)`` → :math:`B_\varepsilon` at the teacher sample
+      (numeric forms :math:`M` = log-sum-exp of :math:`\log P_\varepsilon+B_\varepsilon` and the scaled
+      symbols of :func:`max_scaled_symbols`);
+    - ``integrands(samples..., q_k, q_v, Delta, M, P..., dP_1_*, dVP_1, t..., u..., s...)`` →
+      (W log Z, ibp_k, ibp_v, direct_k, direct_v, A, B);
+    - ``ibp(samples..., q_k, q_v, Delta, P_1, t..., u...)`` → (ibp_k, ibp_v);
+    - ``gout_value_logdens(y, omz..., V_v, Delta)`` and
+      ``gout(y, omz..., V_v, Delta, t..., u..., uu...)`` → GAMP's channel functions.
+    """
+    L = int(L)
+    var = sample_variables(L)
+    sub = max_sample_map(L)
+    ox, oz = omega_chi(L), omega_z(L)
+    P, dP, ddP, dVP = max_location_symbols(L)
+    t, u, uu, sv = max_scaled_symbols(L)
+    base = [*var, q_k, q_v, Delta]
+    src = "docs/slr.md §11 max-SLR (derivations.slr.bayes_optimal)"
+    ik, iv, lzw = max_stationarity(L, "ibp")
+    dk, dv, _ = max_stationarity(L, "direct")
+    At, Bt = _max_test_integrands(L)
+    scaled = [*t, *_flat(u), *sv]
+    gx, gz, dgx, dgz = max_channel_functions(L)
+    Bv = max_value_logdens(L)
+    return [
+        Kernel(f"bomax_L{L}_inner_fin", [*ox, V_k, nu, *inner_variables(L, True)], max_inner_outputs(L, True),
+               doc=f"inner integrands of p_eps = E softmax(nu h)_eps and derivatives, finite nu, L={L}; {src}"),
+        Kernel(f"bomax_L{L}_inner_inf", [*ox, V_k, *inner_variables(L, False)], max_inner_outputs(L, False),
+               doc=f"inner integrands of p_eps = P(argmax h = eps) and derivatives, nu = inf, L={L}; {src}"),
+        Kernel(f"bomax_L{L}_fields", base, [*[sub[o] for o in ox], sub[V_k]],
+               doc=f"cavity key fields and V_k at the teacher sample, L={L}; {src}"),
+        Kernel(f"bomax_L{L}_value_logdens", base, [b.subs(sub) for b in Bv],
+               doc=f"B_eps = log N(y; omz_eps, V_v + Delta^2) at the teacher sample, L={L}; {src}"),
+        Kernel(f"bomax_L{L}_integrands", [*base, M, *P, *dP[0], dVP[0], *scaled], [lzw, ik, iv, dk, dv, At, Bt],
+               doc=f"W log Z_out, ibp and direct integrands of qhat/alpha, test-error A and B, L={L}; {src}"),
+        Kernel(f"bomax_L{L}_ibp", [*base, P[0], *t, *_flat(u)], [ik, iv],
+               doc=f"ibp integrands of qhat/alpha (the solver's map), L={L}; {src}"),
+        Kernel(f"bomax_L{L}_gout_value_logdens", [y, *oz, V_v, Delta], Bv,
+               doc=f"B_eps = log N(y; omz_eps, V_v + Delta^2) at general variances, L={L}; {src}"),
+        Kernel(f"bomax_L{L}_gout", [y, *oz, V_v, Delta, *t, *_flat(u), *_flat(uu)], [*gx, *gz, *dgx, *dgz],
+               doc=f"g_out (key, value) and diagonal derivatives at general variances, L={L}; {src}"),
+    ]
+
+
+@lru_cache(maxsize=None)
+def max_module_source(lengths: tuple) -> str:
+    """NumPy module text of the max-SLR BO kernels (:func:`max_kernels` per L, the prior kernels and
+    ``bomax_test_error(q_v, A, B)``)."""
+    ks = [k for k in common_kernels() if k.name in ("bo_prior_update", "bo_prior_phi")]
+    ks.append(Kernel("bomax_test_error", [q_v, _pop.A_sym, _pop.B_sym], [max_test_error()],
+                     doc="E_BO = 1 - 2 q_v A + q_v B (manifold risk at m_v = q_v; A = B by Nishimori), §11 max-SLR"))
+    for L in sorted({int(v) for v in lengths}):
+        if L < 1:
+            raise ValueError(f"sequence length must be >= 1, got {L}")
+        ks += max_kernels(L)
+    mb = ModuleBuilder("Bayes-optimal state evolution of max-SLR (generated)", "numpy",
+                       expression_hash(*[o for k in ks for o in k.outputs]),
+                       description="inner key-smoothing integrands, RS stationarity and g_out kernels; "
+                                   "docs/slr.md §11 (max-SLR).")
     for k in ks:
         mb.add_kernel(k)
     return mb.source()

@@ -88,9 +88,10 @@ POPULATION_COMMAND = Command(
 )
 
 _BO_COMMON = (
-    Param("model", "choice", "spiked", "data model (only spiked-SLR is derived; max-SLR is an open item)",
+    Param("model", "choice", "spiked", "data model: spiked (§3.2) or max (§3.3; ν = inf allowed)",
           choices=("spiked", "max")),
-    Param("nu", "float", 2.0, "spike strength ν", check="nonnegative"),
+    Param("nu", "float", 2.0, "spike strength ν (spiked) or inverse temperature ν (max; inf = argmax)",
+          check="nonnegative,inf"),
     Param("L", "ints", [2], "sequence length, or a comma list for L uniform over it (variable length)",
           check=">=1"),
 )
@@ -99,23 +100,33 @@ BAYES_OPTIMAL_COMMAND = Command(
     name="bayes-optimal",
     help="Bayes-optimal test error E_BO(α) by the RS state evolution (docs/slr.md §11)",
     run="verify.slr.bayes_optimal:run_bayes_optimal",
-    parameters=_BO_COMMON + (
+    parameters=(
+        Param("model", "choice", "spiked", "data model: spiked (§3.2) or max (§3.3; ν = inf allowed)",
+              choices=("spiked", "max")),
+        Param("nu", "float", 2.0, "spike strength ν (spiked) or inverse temperature ν (max; inf = argmax)",
+              check="nonnegative,inf"),
+        _BO_COMMON[2],
         Param("alpha", "floats", [1.0, 4.0, 10.0, 20.0], "sample ratios α = N/D (comma list)", check="positive"),
         Param("delta", "float", 0.1, "label noise Δ", check="positive"),
         Param("points", "int", 2 ** 13, "Sobol points per replicate (power of 2)", check=">=64"),
         Param("replicates", "int", 8, "independent scramblings (error estimate)", check=">=2"),
         Param("seed", "int", 0, "seed of the scramblings", check="nonnegative"),
+        Param("inner_points", "int", 24, "max-SLR: Gauss–Hermite nodes per dimension of the key smoothing "
+              "E softmax(ν h) (unused for spiked and for ν = inf with L ≤ 2)", check=">=4"),
     ),
     description="Frozen scrambled-Sobol rule, informed and uninformed starts with continuation in α; the "
-                "reported fixed point maximises the RS free entropy (all distinct ones in branch_E_BO).",
-    examples=("attnlimits slr bayes-optimal --model spiked --nu 2 --L 2 --alpha 1,4,10,20 --delta 0.1 --json",),
+                "reported fixed point maximises the RS free entropy (all distinct ones in branch_E_BO). "
+                "max-SLR adds a frozen inner Gauss–Hermite rule whose error (change on a 3/2 finer rule) is "
+                "included in E_BO_se.",
+    examples=("attnlimits slr bayes-optimal --model spiked --nu 2 --L 2 --alpha 1,4,10,20 --delta 0.1 --json",
+              "attnlimits slr bayes-optimal --model max --nu inf --L 2 --alpha 2,4,10 --delta 0.1"),
     table=("alpha", "E_BO", "E_BO_se", "q_k", "q_v", "phi", "n_branches"),
     expensive=("alpha",),
 )
 
 AMP_COMMAND = Command(
     name="amp",
-    help="GAMP on generated spiked-SLR data vs the BO state evolution (docs/slr.md §11, C19)",
+    help="GAMP on generated SLR data (spiked or max) vs the BO state evolution (docs/slr.md §11, C19)",
     run="verify.slr.bayes_optimal:run_amp",
     parameters=_BO_COMMON + (
         Param("alpha", "float", 4.0, "sample ratio α = N/D", check="positive"),

@@ -51,7 +51,7 @@ def test_bayes_optimal_command_rows():
 def test_commands_refuse_bad_input():
     fn = BAYES_OPTIMAL_COMMAND.function()
     with pytest.raises(InputError):
-        fn(BAYES_OPTIMAL_COMMAND.parse({"model": "max"}))
+        fn(BAYES_OPTIMAL_COMMAND.parse({"model": "spiked", "nu": "inf"}))
     with pytest.raises(InputError):
         BAYES_OPTIMAL_COMMAND.parse({"alpha": "-1"})
     with pytest.raises(InputError):

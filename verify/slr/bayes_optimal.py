@@ -10,7 +10,8 @@ r"""Bayes-optimal error of SLR at finite α: glue, Python API and commands (``do
   :func:`run_amp` return tidy rows.
 - :func:`phase_scan` — informed vs uninformed fixed points over an (α, ν) grid per L (issue item 6).
 
-Only spiked-SLR is derived; ``--model max`` is refused with :data:`derivations.slr.bayes_optimal.MAX_SLR_STATUS`.
+Spiked-SLR and max-SLR (finite ν and ν = ∞; :data:`derivations.slr.bayes_optimal.MAX_SLR_STATUS` says
+what is checked and what is not).
 """
 from __future__ import annotations
 
@@ -35,24 +36,31 @@ def _cache_key(lengths) -> str:
     import symbolic.codegen as C
 
     h = hashlib.sha256(f"{sympy.__version__}|{sorted(lengths)}".encode())
+    import symbolic.functions as F
+
+    h.update(Path(F.__file__).read_bytes())
     for m in (D, P, C):
         h.update(Path(m.__file__).read_bytes())
     return h.hexdigest()[:24]
 
 
-def bo_module(lengths):
-    """Generated BO kernels for the lengths ``lengths`` (iterable of ints), loaded."""
+def bo_module(lengths, model: str = "spiked"):
+    """Generated BO kernels for the lengths ``lengths`` (iterable of ints), loaded; ``model="max"`` gives
+    the max-SLR module (:func:`derivations.slr.bayes_optimal.max_module_source`, about 40 s per length
+    to generate the first time, then cached on disk)."""
     from numeric.bayes_optimal import load_bo_module
 
+    if model not in ("spiked", "max"):
+        raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
     Ls = tuple(sorted({int(L) for L in lengths}))
-    if Ls in _LOADED:
-        return _LOADED[Ls]
-    mod = load_bo_module(bo_module_source(Ls))
-    _LOADED[Ls] = mod
+    if (model, Ls) in _LOADED:
+        return _LOADED[(model, Ls)]
+    mod = load_bo_module(bo_module_source(Ls, model))
+    _LOADED[(model, Ls)] = mod
     return mod
 
 
-def bo_module_source(lengths) -> str:
+def bo_module_source(lengths, model: str = "spiked") -> str:
     """The text of the generated BO kernel module for ``lengths`` (on-disk cache, else generated)."""
     from derivations.slr import bayes_optimal as D
     from numeric.models import cache_dir
@@ -61,14 +69,15 @@ def bo_module_source(lengths) -> str:
     folder = cache_dir()
     src = None
     path = None
+    prefix = "slr_bayes_optimal" if model == "spiked" else "slr_bayes_optimal_max"
     if folder is not None:
-        path = folder / f"slr_bayes_optimal-{_cache_key(Ls)}.py"
+        path = folder / f"{prefix}-{_cache_key(Ls)}.py"
         try:
             src = path.read_text()
         except OSError:
             src = None
     if src is None:
-        src = D.module_source(Ls)
+        src = D.module_source(Ls) if model == "spiked" else D.max_module_source(Ls)
         if path is not None:
             try:
                 folder.mkdir(parents=True, exist_ok=True)
@@ -92,22 +101,46 @@ def lengths_law(L) -> tuple:
 
 def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4, 10, 20), delta: float = 0.1, *,
                        points: int = 2 ** 13, replicates: int = 8, seed: int = 0, rule: str = "sobol",
-                       n_gh: int = 12, form: str = "ibp", starts=("uninformed", "informed"), progress=None):
+                       n_gh: int = 12, form: str = "ibp", starts=("uninformed", "informed"), inner_points: int = 24,
+                       test_points: int = 2 ** 15, progress=None):
     r"""Bayes-optimal test error :math:`E_{BO}(\alpha)` of SLR (spec §11), one :class:`numeric.bayes_optimal.BOPoint`
     per α (the free-entropy-selected fixed point; ``.branches`` lists every distinct one).
+
+    ``model="spiked"`` (ν finite) or ``"max"`` (ν finite or ``math.inf``; ``inner_points`` Gauss–Hermite
+    nodes per dimension for the key smoothing :math:`\mathbb E\,\mathrm{softmax}(\nu h)`, unused where it
+    is a closed form: ν = ∞ with L ≤ 2; ``test_points`` Sobol points per replicate for the test-error
+    integrals A, B).
 
     Examples
     --------
     >>> pts = bo_state_evolution("spiked", 2.0, 2, [4.0], 0.1)       # doctest: +SKIP
     >>> round(pts[0].E_BO, 3)                                         # doctest: +SKIP
     0.247
+    >>> pts = bo_state_evolution("max", float("inf"), 2, [4.0], 0.1)  # doctest: +SKIP
+    >>> round(pts[0].E_BO, 3)                                         # doctest: +SKIP
+    0.166
     """
     from numeric._bo_command import bo_points, check_bo_inputs
 
-    if model != "spiked":
-        from derivations.slr.bayes_optimal import MAX_SLR_STATUS
+    if model not in ("spiked", "max"):
+        raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
+    if model == "max":
+        from numeric.bayes_optimal import bo_curve, bomax_fixed_point, make_inner_rule, make_rule
 
-        raise InputError(f"--model {model}: {MAX_SLR_STATUS.split(':')[0]} (only 'spiked' is derived)")
+        nu = float(nu)
+        if not nu >= 0:
+            raise InputError(f"--nu must be >= 0 (inf allowed) for max-SLR, got {nu}")
+        _, alphas, delta = check_bo_inputs(1.0, alphas, delta)  # before any kernel is generated
+        law = lengths_law(L)
+        Ls = [Lv for Lv, _ in law]
+        if rule != "sobol":
+            raise InputError("--model max: only the Sobol outer rule is implemented")
+        mod = bo_module(Ls, "max")
+        r = make_rule(Ls, kind=rule, points=points, replicates=replicates, seed=seed, n_gh=n_gh)
+        inner = make_inner_rule(Ls, nu, int(inner_points))
+        tr = make_rule(Ls, kind=rule, points=int(test_points), replicates=replicates, seed=seed + 7919)
+        return bo_curve(mod, r, law, nu, alphas, float(delta), starts=tuple(starts), form=form, progress=progress,
+                        fixed_point=bomax_fixed_point, inner=inner, test_rule=tr)
     check_bo_inputs(nu, alphas, delta)  # before any kernel is generated
     law = lengths_law(L)
     mod = bo_module([Lv for Lv, _ in law])
@@ -125,7 +158,8 @@ def run_bayes_optimal(params: dict, *, progress=None) -> list[dict]:
     """``attnlimits slr bayes-optimal``: one row per α with E_BO ± SE, overlaps, free entropy, branches."""
     pts = bo_state_evolution(params["model"], params["nu"], _L_param(params["L"]), params["alpha"], params["delta"],
                              points=int(params.get("points", 2 ** 13)), replicates=int(params.get("replicates", 8)),
-                             seed=int(params.get("seed", 0)), progress=progress)
+                             seed=int(params.get("seed", 0)), inner_points=int(params.get("inner_points", 24)),
+                             progress=progress)
     from numeric._bo_command import bo_rows
 
     return bo_rows(pts, params)
@@ -133,27 +167,31 @@ def run_bayes_optimal(params: dict, *, progress=None) -> list[dict]:
 
 def run_amp(params: dict, *, progress=None) -> list[dict]:
     """``attnlimits slr amp``: GAMP on generated data at each seed, with the state-evolution prediction."""
-    from .amp import gamp_on_generated
+    from .amp import gamp_on_generated, gamp_on_generated_max
 
     law = lengths_law(_L_param(params["L"]))
     if len(law) > 1:
         raise InputError("--L: GAMP runs one length at a time (give a single L)")
     L = law[0][0]
-    if params["model"] != "spiked":
-        raise InputError("--model: GAMP is implemented for spiked-SLR only (max-SLR BO is not derived)")
+    model = params["model"]
+    if model not in ("spiked", "max"):
+        raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
     rows = []
-    se = bo_state_evolution("spiked", params["nu"], L, [params["alpha"]], params["delta"])[0]
+    se = bo_state_evolution(model, params["nu"], L, [params["alpha"]], params["delta"], starts=("uninformed",))[0]
     for s in params["seeds"]:
         if progress:
             progress(f"GAMP seed {s}")
-        res = gamp_on_generated(params["nu"], L, params["alpha"], params["delta"], int(params["D"]), int(s),
-                                damping=float(params.get("damping", 0.5)),
-                                iterations=int(params.get("iterations", 60)), device=params.get("device", "auto"),
-                                n_test=int(params.get("n_test", 20000)))
+        kw = dict(damping=float(params.get("damping", 0.5)), iterations=int(params.get("iterations", 60)),
+                  device=params.get("device", "auto"), n_test=int(params.get("n_test", 20000)))
+        if model == "spiked":
+            res = gamp_on_generated(params["nu"], L, params["alpha"], params["delta"], int(params["D"]), int(s), **kw)
+        else:
+            res = gamp_on_generated_max(params["nu"], L, params["alpha"], params["delta"], int(params["D"]), int(s),
+                                        **kw)
         row = {k: v for k, v in res.items() if not isinstance(v, (list, dict))}
-        row.update({"model": "spiked", "L": L, "nu": params["nu"], "alpha": params["alpha"],
+        row.update({"model": model, "L": L, "nu": params["nu"], "alpha": params["alpha"],
                     "delta": params["delta"], "D": int(params["D"]), "seed": int(s),
-                    "SE_q_k": se.q_k, "SE_q_v": se.q_v, "SE_E_BO": se.E_BO})
+                    "SE_q_k": se.q_k, "SE_q_v": se.q_v, "SE_E_BO": se.E_BO, "SE_E_BO_se": se.E_BO_se})
         rows.append(row)
     return rows
 
