@@ -136,7 +136,7 @@ def test_bayes_optimal_export_round_trip(tmp_path, capsys):
     (["--solver", "replica", "--L", "1"], "--L must be >= 2"),
     (["--solver", "replica", "--model", "spiked", "--nu", "inf"], "max-SLR only"),
     (["--solver", "bayes-optimal", "--activation", "softmax"], "--solver replica only"),
-    (["--solver", "bayes-optimal", "--model", "max"], "only 'spiked' is derived"),
+    (["--solver", "bayes-optimal", "--model", "max"], "covers spiked-SLR only"),
 ])
 def test_export_bad_input_is_one_line(tmp_path, capsys, argv, msg):
     assert cli_main(["export", "slr", *argv, "-o", str(tmp_path / "x.py")]) == 2

@@ -281,9 +281,8 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
             raise InputError(f"--{opt} applies to --solver replica only (the Bayes-optimal error has no activation)")
     model = params.get("model") or "spiked"
     if model != "spiked":
-        from derivations.slr.bayes_optimal import MAX_SLR_STATUS
-
-        raise InputError(f"--model {model}: {MAX_SLR_STATUS.split(':')[0]} (only 'spiked' is derived)")
+        raise InputError(f"--model {model}: the standalone Bayes-optimal export covers spiked-SLR only; max-SLR runs "
+                         f"in-process: attnlimits slr bayes-optimal --model max")
     nu = params.get("nu")
     nu = BAYES_OPTIMAL_COMMAND.param("nu").default if nu is None else nu
     BC.check_bo_inputs(nu, [1.0], 1.0)
