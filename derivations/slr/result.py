@@ -212,7 +212,7 @@ TRAIN_COMMAND = Command(
         Param("n_test", "int", 20000, "fresh test sequences per seed", check="positive"),
         Param("plot", "str", "", "write the learning-curve figure (PNG) here"),
         Param("theory", "choice", "rs", "RS lines on the figure (rs: one RS fixed point per α and activation, "
-              "minutes, plus the Bayes-optimal E_BO(α) line on spiked-SLR; none: ERM, population and Bayes only)", choices=("rs", "none")),
+              "minutes, plus the Bayes-optimal E_BO(α) line; none: ERM, population and Bayes only)", choices=("rs", "none")),
         Param("log", "str", "", "append each finished seed as a JSON line here"),
     ),
     description="Trains the §4 predictor on N = αD sequences by ridge ERM (docs/slr.md §12), several "

@@ -163,9 +163,9 @@ def test_final_parameters_warm_start_a_second_run():
         T.train_erm("softmax", seeds=3, init_theta=first.theta, **kw)
 
 
-def test_learning_curve_draws_bo_line_or_says_why(tmp_path):
+def test_learning_curve_draws_bo_line_or_says_why(tmp_path, monkeypatch):
     """Given curves are drawn without recomputation; BO values land on the summary rows at their α;
-    max-SLR (no BO theory) gets a legend note instead of an error."""
+    a setting the BO theory does not cover gets a legend note instead of an error."""
     base = {"row": "summary", "model": "spiked", "nu": 2.0, "L": 2, "D": 50, "delta": 0.1, "optimizer": "lbfgs",
             "activation": "softmax", "lam": 0.1, "seeds": 2, "E_test_sd": 0.01}
     rows = [dict(base, alpha=2.0, E_test=0.50), dict(base, alpha=4.0, E_test=0.40)]
@@ -174,6 +174,14 @@ def test_learning_curve_draws_bo_line_or_says_why(tmp_path):
                                  rs_curves={"softmax": ([2.0, 4.0], [0.486, 0.378], [0.002, 0.001])})
     assert os.path.getsize(path) > 10_000
     assert [r["bo_E_test"] for r in rows] == [0.27, 0.247]
+    # a setting the BO theory refuses (InputError) gets a legend note, not an error
+    import verify.slr.bayes_optimal as BO
+    from symbolic.result import InputError
+
+    def refuse(*a, **k):
+        raise InputError("not covered")
+
+    monkeypatch.setattr(BO, "bo_state_evolution", refuse)
     mx = [dict(base, model="max", alpha=a, E_test=e) for a, e in ((2.0, 0.5), (4.0, 0.4))]
     T.plot_learning_curve(mx, str(tmp_path / "m.png"), theory=False, bayes_optimal=True)
     assert "bo_E_test" not in mx[0] and os.path.getsize(tmp_path / "m.png") > 10_000

@@ -1059,7 +1059,7 @@ def bo_learning_curve(model: str, nu: float, L, alphas, delta: float = 0.1, *, n
     ``replicates × points`` (integration error about 10⁻⁴ on :math:`E_{BO}`, spiked :math:`L=2`, ν=2).
 
     Returns ``(alphas, E_BO, E_BO_se)`` (sorted), or raises :class:`symbolic.result.InputError`
-    when the BO theory does not cover the model (max-SLR, until it is derived) and
+    when the BO theory does not cover the setting and
     :class:`numeric.ConvergenceError` when a state evolution fails.
     """
     from verify.slr.bayes_optimal import bo_state_evolution
@@ -1081,8 +1081,8 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
     for activations trained at one λ); the population optimum of
     each activation dashed in its colour; the Bayes risk (population) in black, dotted; the
     finite-α Bayes-optimal error :math:`E_{BO}(\alpha)` (spec §11, :func:`bo_learning_curve`) in black,
-    dash-dotted, when ``bayes_optimal`` (``bo_curve = (alphas, E, SE)`` given, or computed) — a
-    model the BO theory does not cover (max-SLR) gets a note in the legend instead.  Summary rows
+    dash-dotted, when ``bayes_optimal`` (``bo_curve = (alphas, E, SE)`` given, or computed; spiked and
+    max-SLR) — a setting the BO theory does not cover gets a note in the legend instead.  Summary rows
     that get an RS point gain ``rs_E_test``, ``rs_E_test_error`` and ``rs_m_k`` … ``rs_q_v``; those
     at an α of the BO curve gain ``bo_E_test``.
     """
