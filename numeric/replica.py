@@ -568,7 +568,7 @@ def _update_from_averages(kern, av, x, alpha, lam, form="jacobian"):
 
 
 def rs_map(kern: RSKernels, rules, x, alpha, lam, Delta, *, form="jacobian", reps=None, timing=None, anchor=None):
-    """One application of the frozen RS map G(x) (pooled over the replicates ``reps``, all by default).
+    r"""One application of the frozen RS map G(x) (pooled over the replicates ``reps``, all by default).
 
     Returns ``(G(x), info)`` with ``info`` holding the conjugates, the per-replicate averages and
     the prox diagnostics (``diags[i]["offset"]`` = χ̂ − ω^χ per sample of rule ``i``).
