@@ -86,13 +86,19 @@ def test_alpha_to_infinity_softmax_tends_to_bayes():
 
     EB = float(bayes_risk("spiked", 2.0, 2))
     kern = _kern("softmax")
-    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=1024, replicates=4, seed=0)
+    # 4 × 4096 points: at large α (small V_k, V_v) the 4 × 1024 rule is too coarse — its fixed point
+    # at α = 20 lies 0.008 (≈ 5 SE) above the 4 × 4096 one, and near α = 40–50 its frozen map is rough
+    # with a near-marginal mode (spectral radius → 1), where no solver converges (measured 2026-12)
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=4096, replicates=4, seed=0)
     alphas = [20.0, 40.0, 80.0]
     fps = NR.rs_learning_curve(kern, rules, alphas, 0.1, 0.1, model="spiked", nu=2.0, tol=1e-8)
     E = np.array([f.E_test for f in fps])
+    print("E_B", EB, "E_test", E, "SE", [f.E_test_error for f in fps], "stability", [f.stability for f in fps])
     assert np.all(E > EB) and np.all(np.diff(E) < 0)
+    assert all(f.stability < 1 for f in fps)
     slope = np.polyfit(np.log(alphas), np.log(E - EB), 1)[0]
-    assert -1.3 < slope < -0.7, slope
+    print("fitted slope", slope)
+    assert -1.3 < slope < -0.7, slope  # measured −0.86 (local −0.74 on 20–40, −0.99 on 40–80)
 
 
 # spec R5: softmax, spiked, L = 2, ν = 2, Δ = 0.1, λ = 0.1
