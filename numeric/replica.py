@@ -724,7 +724,7 @@ def _piece_walk(G_info, G_anchor, x, tol, *, rounds=8, newton_tol=None):
 def _final_jacobian(G, x, gx, J, xJ, reuse):
     """∂G/∂x at x: the solver's Jacobian ``J`` (computed at ``xJ``) when ``xJ`` is within ``reuse``
     (relative, ∞-norm) of ``x``, else a fresh finite-difference one.  Returns ``(J, evaluations)``."""
-    if J is not None and xJ is not None and reuse > 0 and _residual(xJ, x) <= reuse:
+    if J is not None and xJ is not None and _residual(xJ, x) <= reuse:
         return J, 0
     return _fd_jacobian(G, x, gx), x.size
 
