@@ -679,7 +679,7 @@ def _fd_jacobian(G, x, gx, h=1e-6):
     return J
 
 
-def _piece_walk(G_info, G_anchor, x, tol, *, rounds=8, newton_tol=None):
+def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, newton_tol=None):
     """Fixed point of a piecewise-smooth frozen map by Newton on its smooth pieces.
 
     The frozen map G is smooth except where a sample's selected prox minimum switches (§10.6: the
@@ -905,6 +905,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         return g
 
     try:
+        x_start = x0
         if coarse and R > 1:
             def G_one(v):
                 return rs_map(kern, rules, v, alpha, lam, Delta, form=form, reps=[0], timing=timing)[0]
@@ -941,6 +942,21 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
             methods.append(f"retry[{m3}]")
             if res3 < res:
                 x, gx, res, J_solve, x_J = x3, gx3, res3, J3, xJ3
+        if res > accept:
+            # last resort: the whole slow ladder from the start (coarse stage to 1e-7 first), whose
+            # different path over the pieces of a rough map can end in a fixed point the others missed
+            xs_ = x_start
+            if coarse and R > 1:
+                xs_, _, _, it4, ev4, _, _, _ = _solve(G_one, x_start, 1e-7, damped_exit=1e-3, newton_at=1e-7,
+                                                     max_newton=2)
+                evals += ev4
+                iters += it4
+            x4, gx4, res4, it4, ev4, m4, J4, xJ4 = _solve(G_full, xs_, tol, damped_exit=1e-3, newton_at=tol)
+            evals += ev4
+            iters += it4
+            methods.append(f"restart[{m4}]")
+            if res4 < res:
+                x, gx, res, J_solve, x_J = x4, gx4, res4, J4, xJ4
     except np.linalg.LinAlgError as exc:
         raise ConvergenceError(_SYSTEM, params, float("nan"), f"linear algebra failed ({exc})",
                                "a larger λ, another start (x0), or more integration points") from None
