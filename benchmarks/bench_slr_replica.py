@@ -7,12 +7,19 @@ Baseline, measured in the same run with the same generated kernels and prox: the
 samples rising to 8·10⁴ for the last 20, E_test reported as the mean of the last 10 iterates with
 their standard error (sd/√10).
 
-Equal standard error: the generated solver's rule size is chosen so that its E_test standard error
-matches the baseline's (SE ∝ N^{-1/2}; the first α calibrates).  Printed: per-α E_test ± SE of both,
-wall times and the ratio.  Also: cost of one fixed point against L (2, 3, 5) and the share of time
-spent in the prox.
+The baseline uses the same (current) prox, so the ratio measures the method (frozen rule, outer
+solver, error estimate), not the prox; the prox's own speed-up is measured by the per-fixed-point
+figures at the end (compare with an older checkout).
 
-Run: python benchmarks/bench_slr_replica.py [--alphas 1,2,...] [--baseline-iters 60] [--skip-L]
+Equal standard error: the generated solver's rule size is chosen so that its E_test standard error
+matches the baseline's (SE ∝ N^{-1/2}; a probe at the first α calibrates, its cost is printed and
+added).  Printed: per-α E_test ± SE of both, wall and CPU (``time.process_time``) times and their
+ratios, the load average (the machine may be shared: CPU time is the more trustworthy figure).
+Also: the cost of one fixed point against L (2, 3, 5) and the share of time spent in the prox.
+One thread (``OMP_NUM_THREADS=1`` and ``threadpoolctl``).
+
+Run: OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_slr_replica.py [--alphas 1,2,...]
+     [--baseline-iters 60] [--skip-L] [--points-L 1024]
 """
 from __future__ import annotations
 
@@ -54,50 +61,84 @@ def baseline_curve(kern, alphas, lam, Delta, nu=2.0, L=2, iters=60, seed=0):
     return out
 
 
+class _Clock:
+    """Wall and CPU seconds of a block."""
+
+    def __enter__(self):
+        self.w, self.c = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall, self.cpu = time.perf_counter() - self.w, time.process_time() - self.c
+
+
+def _load():
+    import os
+    return "load average %.2f %.2f %.2f" % os.getloadavg()
+
+
 def main():
+    from threadpoolctl import threadpool_limits
+
     ap = argparse.ArgumentParser()
     ap.add_argument("--alphas", default=",".join(f"{a:g}" for a in np.round(np.geomspace(1, 20, 10), 3)))
     ap.add_argument("--baseline-iters", type=int, default=60)
     ap.add_argument("--skip-L", action="store_true")
+    ap.add_argument("--points-L", type=int, default=1024)
     args = ap.parse_args()
+    with threadpool_limits(1):
+        _run(args)
+
+
+def _run(args):
     alphas = [float(a) for a in args.alphas.split(",")]
     lam, Delta = 0.1, 0.1
     kern = rs_kernels("softmax", 2)
+    print(_load(), "(start)")
 
-    t0 = time.perf_counter()
-    base = baseline_curve(kern, alphas, lam, Delta, iters=args.baseline_iters)
-    t_base = time.perf_counter() - t0
+    with _Clock() as cb:
+        base = baseline_curve(kern, alphas, lam, Delta, iters=args.baseline_iters)
     se_base = float(np.mean([s for _, s in base]))
 
     # calibrate the rule size to the baseline's standard error at the first α
-    probe = rs_learning_curve("softmax", "spiked", 2.0, 2, alphas[:1], lam, Delta, points=256, replicates=4)[0]
+    with _Clock() as cp:
+        probe = rs_learning_curve("softmax", "spiked", 2.0, 2, alphas[:1], lam, Delta, points=256, replicates=4)[0]
     scale = (probe.E_test_error / se_base) ** 2
     points = int(2 ** max(6, math.ceil(math.log2(max(256 * scale, 64)))))
-    t0 = time.perf_counter()
-    fps = rs_learning_curve("softmax", "spiked", 2.0, 2, alphas, lam, Delta, points=points, replicates=4)
-    t_ours = time.perf_counter() - t0
+    with _Clock() as co:
+        fps = rs_learning_curve("softmax", "spiked", 2.0, 2, alphas, lam, Delta, points=points, replicates=4)
     print(f"learning curve softmax spiked L=2 nu=2 lam={lam} Delta={Delta}, {len(alphas)} alphas")
-    print(f"{'alpha':>7} {'baseline E':>12} {'SE':>8} {'attnlimits E':>13} {'SE':>8} {'maps':>5}")
+    print(f"{'alpha':>7} {'baseline E':>12} {'SE':>8} {'attnlimits E':>13} {'SE':>8} {'maps':>5} {'diff/SE':>8}")
     for a, (eb, sb), fp in zip(alphas, base, fps):
-        print(f"{a:7.3f} {eb:12.5f} {sb:8.1e} {fp.E_test:13.5f} {fp.E_test_error:8.1e} {fp.evaluations:5d}")
+        print(f"{a:7.3f} {eb:12.5f} {sb:8.1e} {fp.E_test:13.5f} {fp.E_test_error:8.1e} {fp.evaluations:5d} "
+              f"{(fp.E_test - eb) / math.hypot(sb, fp.E_test_error):8.2f}")
     se_ours = float(np.mean([f.E_test_error for f in fps]))
-    print(f"baseline: {t_base:.1f} s, mean SE {se_base:.1e}; attnlimits ({points} x 4 Sobol): {t_ours:.1f} s, "
-          f"mean SE {se_ours:.1e}")
+    print(f"baseline: wall {cb.wall:.1f} s, CPU {cb.cpu:.1f} s, mean SE {se_base:.1e}")
+    print(f"attnlimits ({points} x 4 Sobol): wall {co.wall:.1f} s, CPU {co.cpu:.1f} s, mean SE {se_ours:.1e}; "
+          f"calibration probe (256 x 4): wall {cp.wall:.1f} s, CPU {cp.cpu:.1f} s")
     # at equal SE: rescale our time by (SE_ours/SE_base)^2 (cost ∝ N) if the calibration missed
-    t_eq = t_ours * (se_ours / se_base) ** 2
-    print(f"ratio (baseline / attnlimits) = {t_base / t_ours:.1f}x as run, {t_base / t_eq:.1f}x at equal SE")
+    f_eq = (se_ours / se_base) ** 2
+    for what, tb, to, tp in (("CPU", cb.cpu, co.cpu, cp.cpu), ("wall", cb.wall, co.wall, cp.wall)):
+        print(f"ratio {what} (baseline / attnlimits) = {tb / to:.1f}x as run, {tb / (to * f_eq):.1f}x at equal SE, "
+              f"{tb / (to * f_eq + tp):.1f}x at equal SE including the probe")
     prox = sum(f.prox_seconds for f in fps) / sum(f.seconds for f in fps)
-    print(f"share of time in the prox: {100 * prox:.0f}%; per fixed point {t_ours / len(alphas):.2f} s")
+    print(f"share of (wall) time in the prox: {100 * prox:.0f}%; per fixed point CPU {co.cpu / len(alphas):.2f} s, "
+          f"{np.mean([f.evaluations for f in fps]):.1f} map evaluations")
+    print(_load(), "(after the curve)")
 
     if not args.skip_L:
-        print("cost of one fixed point vs L (softmax, spiked nu=2, alpha=4, lam=0.1, 256 x 4 Sobol):")
+        pl = args.points_L
+        print(f"cost of one fixed point vs L (softmax, spiked nu=2, alpha=4, lam=0.1, {pl} x 4 Sobol, from the "
+              "informed start, error estimate included):")
         for L in (2, 3, 5):
-            tk = time.perf_counter()
-            rs_kernels("softmax", L)
-            tk = time.perf_counter() - tk
-            fp = rs_learning_curve("softmax", "spiked", 2.0, L, [4.0], lam, Delta, points=256, replicates=4)[0]
-            print(f"  L={L}: {fp.seconds:.2f} s ({fp.evaluations} maps, prox {100 * fp.prox_seconds / fp.seconds:.0f}%), "
-                  f"E_test={fp.E_test:.4f} ± {fp.E_test_error:.1e}; kernel generation {tk:.1f} s")
+            with _Clock() as ck:
+                rs_kernels("softmax", L)
+            with _Clock() as cf:
+                fp = rs_learning_curve("softmax", "spiked", 2.0, L, [4.0], lam, Delta, points=pl, replicates=4)[0]
+            print(f"  L={L}: CPU {cf.cpu:.2f} s, wall {cf.wall:.2f} s ({fp.evaluations} maps, prox "
+                  f"{100 * fp.prox_seconds / fp.seconds:.0f}% of wall), E_test={fp.E_test:.4f} ± "
+                  f"{fp.E_test_error:.1e}; kernel generation CPU {ck.cpu:.1f} s")
+        print(_load(), "(end)")
 
 
 if __name__ == "__main__":

@@ -86,13 +86,19 @@ def test_alpha_to_infinity_softmax_tends_to_bayes():
 
     EB = float(bayes_risk("spiked", 2.0, 2))
     kern = _kern("softmax")
-    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=1024, replicates=4, seed=0)
+    # 4 × 4096 points: at large α (small V_k, V_v) the 4 × 1024 rule is too coarse — its fixed point
+    # at α = 20 lies 0.008 (≈ 5 SE) above the 4 × 4096 one, and near α = 40–50 its frozen map is rough
+    # with a near-marginal mode (spectral radius → 1), where no solver converges (measured 2026-12)
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=4096, replicates=4, seed=0)
     alphas = [20.0, 40.0, 80.0]
     fps = NR.rs_learning_curve(kern, rules, alphas, 0.1, 0.1, model="spiked", nu=2.0, tol=1e-8)
     E = np.array([f.E_test for f in fps])
+    print("E_B", EB, "E_test", E, "SE", [f.E_test_error for f in fps], "stability", [f.stability for f in fps])
     assert np.all(E > EB) and np.all(np.diff(E) < 0)
+    assert all(f.stability < 1 for f in fps)
     slope = np.polyfit(np.log(alphas), np.log(E - EB), 1)[0]
-    assert -1.3 < slope < -0.7, slope
+    print("fitted slope", slope)
+    assert -1.3 < slope < -0.7, slope  # measured −0.86 (local −0.74 on 20–40, −0.99 on 40–80)
 
 
 # spec R5: softmax, spiked, L = 2, ν = 2, Δ = 0.1, λ = 0.1
@@ -133,3 +139,67 @@ def test_result_fields_and_error_estimate():
         assert k in row
     assert fp.residual <= 1e-9 and 0 < fp.E_test_error < 0.05
     assert all(np.isfinite(v) for v in fp.values.values())
+
+
+def _prox_inputs(act, L, x, points=256, seed=0):
+    kern = _kern(act, L)
+    rule = NR.make_rule("spiked", 2.0, [(L, 1.0)], points=points, replicates=2, seed=seed)[0]
+    m_k, q_k, V_k, m_v, q_v, V_v = x
+    wchi = m_k * rule.chistar + math.sqrt(q_k - m_k ** 2) * rule.xi
+    wz = m_v * rule.zstar + math.sqrt(q_v - m_v ** 2) * rule.xip
+    y = rule.zstar[:, 0] + 0.1 * rule.xi0
+    return kern.modules[L], wchi, wz, y, V_k, V_v
+
+
+@pytest.mark.parametrize("L", [2, 3])
+def test_closed_form_newton_direction_matches_lu(L):
+    # the adjugate solve of the prox's Newton step against numpy's LU on random symmetric matrices
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((50, L, L))
+    H = A + A.transpose(0, 2, 1) + 0.5 * np.eye(L)
+    g = rng.standard_normal((50, L))
+    Hup = [H[:, i, j] for i in range(L) for j in range(i, L)]
+    d = NR._newton_direction(g.T.copy(), Hup, L).T
+    ref = -np.linalg.solve(H, g[..., None])[..., 0]
+    assert np.allclose(d, ref, rtol=1e-9, atol=1e-9)
+    pd = NR._posdef(Hup, L)
+    assert np.array_equal(pd, np.linalg.eigvalsh(H)[:, 0] > 0)
+
+
+@pytest.mark.parametrize("L,x", [(2, (0.833, 1.41, 3.33, 1.064, 1.194, 0.55)), (2, (0.5, 0.4, 6.0, 1.0, 1.3, 1.5)),
+                                 (3, (0.833, 1.41, 3.33, 1.064, 1.194, 0.55))])
+def test_merging_starts_does_not_change_the_prox(L, x):
+    # merging coinciding starts only saves work: same minima (to the Newton tolerance), same diagnostics
+    args = _prox_inputs("softmax", L, x)
+    c0, d0 = NR._prox_newton(*args, dedup_tol=0.0)
+    stats = {}
+    c1, d1 = NR._prox_newton(*args, stats=stats)
+    assert stats["dedup"] > 0
+    assert np.abs(c0 - c1).max() < 1e-6
+    for k in ("multi_minima_fraction", "ambiguous_fraction", "unconverged_fraction"):
+        assert d0[k] == d1[k], k
+    # the minimum found is a stationary point of F with the lowest F of every start ("all" candidates)
+    c2, _ = NR._prox_newton(*args, keep_starts="all", dedup_tol=0.0)
+    (F1,) = args[0].F_value(*c1.T, *args[1].T, *args[2].T, args[3], args[4], args[5])
+    (F2,) = args[0].F_value(*c2.T, *args[1].T, *args[2].T, args[3], args[4], args[5])
+    assert np.mean(F1 > F2 + 1e-9) < 0.01
+
+
+def test_surrogate_equals_map_at_its_anchor():
+    # the piece walk's selection-frozen surrogate coincides with the frozen map at the anchor point
+    kern = _kern("softmax")
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=256, replicates=2, seed=3)
+    x = np.array([0.833, 1.41, 3.33, 1.064, 1.194, 0.55])
+    g, info = NR.rs_map(kern, rules, x, 4.0, 0.1, 0.1)
+    gs, _ = NR.rs_map(kern, rules, x, 4.0, 0.1, 0.1, anchor=[d["offset"] for d in info["diags"]])
+    assert np.allclose(g, gs, rtol=1e-9, atol=1e-12)
+
+
+def test_fixed_point_is_reproducible():
+    # same input -> bitwise the same output (no state carried between calls)
+    kern = _kern("softmax")
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=128, replicates=2, seed=2)
+    a = NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1)
+    b = NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1)
+    assert a.values == b.values and a.E_test == b.E_test and a.E_test_error == b.E_test_error
+    assert a.evaluations == b.evaluations
