@@ -101,7 +101,7 @@ def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
     Ls = sorted({int(r["L"]) for r in rows})
     summ = phase_summary(rows)
     mname = _model_name(rows)
-    fig = Figure(figsize=(4.6 * len(Ls) + 1.2, 5.0))
+    fig = Figure(figsize=(max(9.0, 4.6 * len(Ls) + 1.2), 5.0))  # at least the width of the legend
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(Ls), squeeze=False)[0]
     norm = Normalize(vmin=0.0, vmax=max(1.0, max(r["E_BO"] for r in rows)))
@@ -135,8 +135,8 @@ def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
         ax.set_yticklabels(ylab, fontsize=8)
         ax.minorticks_off()
         ax.set_xlabel(r"sample ratio $\alpha = N/D$")
-        ax.set_ylabel(r"spike strength $\nu$" if mname == "spiked-SLR" else r"$\nu$ (spike strength / inverse "
-                      r"temperature)")
+        ax.set_ylabel({"spiked-SLR": r"spike strength $\nu$", "max-SLR": r"inverse temperature $\nu$"}.get(
+            mname, r"$\nu$"))
         s = summ[L]
         if s["hard"] == 0:
             head = NO_HARD_PHASE
