@@ -153,6 +153,13 @@ def test_bayes_optimal_max_export_round_trip(tmp_path, capsys):
     assert all(r["model"] == "max" and r["nu"] == math.inf for r in inproc)
     # E_BO >= E_B^max(q_k) (spec §11, max-SLR: E_BO = 1 - q_v [1 - E_B^max(q_k)])
     assert all(r["E_BO"] > r["E_B_snr"] - 1e-12 for r in exported)
+    # finite ν through the same file (--nu is an option; the model is fixed): the Gauss–Hermite inner rule
+    args = {"alpha": "4", "delta": "0.1", "nu": "2", "points": "64", "replicates": "2", "inner_points": "8"}
+    proc = run_file(path, [*(x for k, v in args.items() for x in (f"--{k.replace('_', '-')}", v)), "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    inproc = run_bayes_optimal(BAYES_OPTIMAL_COMMAND.parse({**args, "model": "max", "L": "2"}))
+    assert inproc[0]["inner_rule"].startswith("inner gauss-hermite 8/dim") and inproc[0]["nu"] == 2.0
+    assert_same_rows(json.loads(proc.stdout), inproc)
     help_proc = run_file(path, ["--help"], tmp_path)
     assert help_proc.returncode == 0 and "--model" not in help_proc.stdout and "--inner-points" in help_proc.stdout
 

@@ -41,8 +41,9 @@ def _write(path, text) -> Path:
     return path
 
 
-def _common_chunks():
-    """Chunks every exported SLR solver carries: parameter specs, errors, Sobol points, kernel loading, output."""
+def _common_chunks(gaussian=("sobol_normal",)):
+    """Chunks every exported SLR solver carries: parameter specs, errors, Sobol points (and the further rules of
+    symbolic/gaussian.py named in ``gaussian``), kernel loading, output."""
     import symbolic.codegen as SC
     import symbolic.gaussian as SG
     import symbolic.result as SR
@@ -54,7 +55,8 @@ def _common_chunks():
         ("command-line parameters and input errors (symbolic/result.py)",
          X.extract(SR, ["InputError", "Param", "REQUIRED"])),
         ("the solver's error class (numeric/_portable_solver.py)", X.extract(_portable_solver, ["ConvergenceError"])),
-        ("scrambled Sobol points (symbolic/gaussian.py)", X.extract(SG, ["sobol_normal"])),
+        ("scrambled Sobol points" + (" and Gauss–Hermite rules" if "gauss_hermite_rule" in gaussian else "")
+         + " (symbolic/gaussian.py)", X.extract(SG, list(gaussian))),
         ("loading generated kernel text (symbolic/codegen.py)", X.extract(SC, ["load_module"])),
         ("options and printing of rows (verify/cli.py)", X.extract(CLI, ["_add_params", "format_rows"])),
     ]
@@ -305,7 +307,8 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
     hashes = {f"BO state evolution{'' if model == 'spiked' else ' (max-SLR)'}, L={','.join(str(Lv) for Lv, _ in law)}":
               bo_hash}
     stubs: set = set()
-    chunks = _common_chunks()
+    # max-SLR: the inner rule of the key smoothing is Gauss–Hermite (numeric.bayes_optimal.make_inner_rule)
+    chunks = _common_chunks(("sobol_normal",) if model == "spiked" else ("sobol_normal", "gauss_hermite_rule"))
     kern_lines = [f"#: length law {law}", f"LAW = {tuple(law)!r}",
                   f"#: derivations/slr/bayes_optimal.py ({'module_source' if model == 'spiked' else 'max_module_source'}),"
                   f" printed by symbolic.codegen.ModuleBuilder",
