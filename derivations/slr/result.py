@@ -178,6 +178,9 @@ PHASE_COMMAND = Command(
         Param("alpha", "floats", [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0], "sample ratios α", check="positive"),
         Param("delta", "float", 0.1, "label noise Δ", check="positive"),
         Param("points", "int", 2 ** 12, "Sobol points per replicate of the state evolution", check=">=64"),
+        Param("continuation", "choice", "up", "up: both starts continued upward in α from the smallest α (the "
+              "informed start is cold only there); none: both cold starts at every α (sees an informed branch "
+              "that appears at larger α)", choices=("up", "none")),
         Param("plot", "str", "", "write the phase-diagram PNG to this path"),
     ),
     description="Hard phase = two distinct fixed points with the informed one of larger free entropy. "

@@ -175,6 +175,31 @@ def test_phase_command_model_max_parses_and_refuses():
         run_phase(PHASE_COMMAND.parse({"model": "spiked", "L": "2", "nu": "inf", "alpha": "1"}))
 
 
+def test_phase_scan_continuation_modes(monkeypatch):
+    """continuation="up" solves the α list in one continued curve; "none" solves every α from both cold starts."""
+    import types
+
+    import verify.slr.bayes_optimal as B
+    from symbolic.result import InputError
+
+    calls = []
+
+    def fake(model, nu, L, alphas, delta, **kw):
+        calls.append((model, nu, L, tuple(alphas)))
+        br = [{"start": "uninformed", "E_BO": 0.5, "phi": 0.0}]
+        return [types.SimpleNamespace(alpha=a, E_BO=0.5, branches=br) for a in alphas]
+
+    monkeypatch.setattr(B, "bo_state_evolution", fake)
+    rows = B.phase_scan((2,), (math.inf,), (1.0, 4.0), model="max")
+    assert calls == [("max", math.inf, 2, (1.0, 4.0))] and rows[0]["continuation"] == "up"
+    calls.clear()
+    rows = B.phase_scan((2,), (math.inf,), (1.0, 4.0), model="max", continuation="none")
+    assert calls == [("max", math.inf, 2, (1.0,)), ("max", math.inf, 2, (4.0,))]
+    assert [r["alpha"] for r in rows] == [1.0, 4.0] and not any(r["hard"] for r in rows)
+    with pytest.raises(InputError, match="continuation"):
+        B.phase_scan((2,), (1.0,), (1.0,), continuation="down")
+
+
 def test_phase_command_parses():
     from verify.slr.phase import PHASE_COMMAND
 

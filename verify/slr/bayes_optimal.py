@@ -186,7 +186,7 @@ def run_amp(params: dict, *, progress=None) -> list[dict]:
 
 def phase_scan(Ls=(2, 3, 5), nus=(0.5, 1.0, 2.0, 5.0), alphas=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0), delta: float = 0.1,
                *, model: str = "spiked", points: int = 2 ** 12, inner_points: int = 24, test_points: int = 2 ** 15,
-               progress=None) -> list[dict]:
+               continuation: str = "up", progress=None) -> list[dict]:
     """(α, ν) scan of spiked-SLR (``model="spiked"``, the default) or max-SLR (``model="max"``, ν may be
     ``math.inf``) for each L: informed and uninformed fixed points with continuation in α.
 
@@ -194,18 +194,30 @@ def phase_scan(Ls=(2, 3, 5), nus=(0.5, 1.0, 2.0, 5.0), alphas=(0.25, 0.5, 1.0, 2
     and the informed one has the larger free entropy (a computationally hard phase: AMP, which follows the
     uninformed branch, would not reach the BO error).  Plain continuation (no pseudo-arclength).
     ``inner_points`` and ``test_points`` are the max-SLR rules of :func:`bo_state_evolution`.
+
+    ``continuation="up"`` (default): both starts are continued upward in α from the smallest α, so the
+    "informed" branch starts at q = 0.99 at the smallest α only and then follows its own previous point: where
+    the fixed point is unique at the smallest α the two branches coincide thereafter, and an informed branch
+    that exists only at larger α (a first-order transition) is not seen.  ``continuation="none"``: every α is
+    solved from both cold starts (q = 0.01 and q = 0.99), which does see such a branch (more iterations).
     """
+    if continuation not in ("up", "none"):
+        raise InputError(f"continuation must be 'up' or 'none', got {continuation!r}")
     rows = []
     for L in Ls:
         for nu in nus:
-            pts = bo_state_evolution(model, nu, L, list(alphas), delta, points=points, inner_points=inner_points,
-                                     test_points=test_points, progress=progress)
+            kw = dict(points=points, inner_points=inner_points, test_points=test_points, progress=progress)
+            if continuation == "up":
+                pts = bo_state_evolution(model, nu, L, list(alphas), delta, **kw)
+            else:
+                pts = [bo_state_evolution(model, nu, L, [a], delta, **kw)[0] for a in alphas]
             for p in pts:
                 br = {b["start"]: b for b in p.branches}
                 uninf = br.get("uninformed") or next(b for b in p.branches)
                 inf = br.get("informed", uninf)
                 distinct = len(p.branches) > 1
-                rows.append({"model": model, "L": L, "nu": nu, "alpha": p.alpha, "delta": delta, "distinct": distinct,
+                rows.append({"model": model, "L": L, "nu": nu, "alpha": p.alpha, "delta": delta,
+                             "continuation": continuation, "distinct": distinct,
                              "E_BO": p.E_BO, "E_uninformed": uninf["E_BO"], "E_informed": inf["E_BO"],
                              "phi_uninformed": uninf["phi"], "phi_informed": inf["phi"],
                              "hard": bool(distinct and inf["phi"] > uninf["phi"])})

@@ -178,7 +178,8 @@ def run_phase(params: dict, *, progress=None) -> list[dict]:
             raise InputError(f"--{name} values must be {'> 0 (inf allowed)' if ok_inf else 'finite and > 0'}"
                              f"{' for max-SLR' if ok_inf else ''}, got {vals}")
     rows = phase_scan(tuple(params["L"]), tuple(params["nu"]), tuple(params["alpha"]), params["delta"], model=model,
-                      points=int(params["points"]), progress=progress)
+                      points=int(params["points"]), continuation=params.get("continuation") or "up",
+                      progress=progress)
     if params.get("plot"):
         path = plot_phase_diagram(rows, params["plot"])
         if progress is not None:
