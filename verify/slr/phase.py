@@ -156,7 +156,10 @@ def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
                       label="hard phase (informed has larger free entropy)")]
     fig.legend(handles=handles, loc="upper center", ncol=3, fontsize=8, frameon=False, bbox_to_anchor=(0.45, 1.0))
     delta = rows[0].get("delta", 0.1)
-    fig.suptitle(title or f"BO state evolution of {mname}, informed vs uninformed starts with continuation in α "
+    conts = {r.get("continuation", "up") for r in rows}
+    how = {frozenset({"up"}): "with continuation in α", frozenset({"none"}): "cold at every α"}.get(
+        frozenset(conts), "continued in α and cold at every α")
+    fig.suptitle(title or f"BO state evolution of {mname}, informed vs uninformed starts {how} "
                           f"(Δ = {delta:g}; docs/slr.md §11)", fontsize=10, y=0.925)
     fig.subplots_adjust(left=0.06, right=0.86, bottom=0.12, top=0.72, wspace=0.28)
     fig.savefig(path, dpi=120)
