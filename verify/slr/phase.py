@@ -101,6 +101,7 @@ def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
     Ls = sorted({int(r["L"]) for r in rows})
     summ = phase_summary(rows)
     mname = _model_name(rows)
+    conts = {r.get("continuation", "up") for r in rows}
     fig = Figure(figsize=(max(9.0, 4.6 * len(Ls) + 1.2), 5.0))  # at least the width of the legend
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(Ls), squeeze=False)[0]
@@ -108,12 +109,17 @@ def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
     mesh = None
     for ax, L in zip(axes, Ls):
         sub = [r for r in rows if int(r["L"]) == L]
-        al = sorted({float(r["alpha"]) for r in sub})
         nus = sorted({float(r["nu"]) for r in sub})
+        # colour cells: the α present at every ν of the panel (the regular grid); other α (refinements at
+        # some ν only) are drawn as markers at their α, over the cell of the nearest grid α
+        al_all = sorted({float(r["alpha"]) for r in sub})
+        al = [a for a in al_all if all(any(float(r["alpha"]) == a and float(r["nu"]) == n for r in sub) for n in nus)]
+        al = al or al_all
         ypos, ylab, yline = _nu_positions(nus)
         Z = np.full((len(nus), len(al)), np.nan)
         for r in sub:
-            Z[nus.index(float(r["nu"])), al.index(float(r["alpha"]))] = r["E_BO"]
+            if float(r["alpha"]) in al:
+                Z[nus.index(float(r["nu"])), al.index(float(r["alpha"]))] = r["E_BO"]
         mesh = ax.pcolormesh(_edges(al), _edges(ypos), np.ma.masked_invalid(Z), cmap="viridis", norm=norm,
                              shading="flat")
         if yline is not None:
@@ -127,10 +133,12 @@ def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
                 ax.plot(r["alpha"], y, "s", mfc="none", mec="orange", ms=9, mew=2)
             else:
                 ax.plot(r["alpha"], y, ".", color="0.85", ms=5)
+            if r.get("continuation") == "none" and len(conts) > 1:
+                ax.plot(r["alpha"], y, "o", mfc="none", mec="white", ms=8, mew=1.2)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks(al)
-        ax.set_xticklabels([f"{a:g}" for a in al], fontsize=8)
+        ax.set_xticklabels([f"{a:g}" for a in al], fontsize=8, rotation=90 if len(al) > 9 else 0)
         ax.set_yticks(ypos)
         ax.set_yticklabels(ylab, fontsize=8)
         ax.minorticks_off()
@@ -154,11 +162,14 @@ def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
                       label="two fixed points, uninformed selected"),
                Line2D([], [], ls="", marker="x", color="red", mew=2.5, ms=9,
                       label="hard phase (informed has larger free entropy)")]
-    fig.legend(handles=handles, loc="upper center", ncol=3, fontsize=8, frameon=False, bbox_to_anchor=(0.45, 1.0))
+    if len(conts) > 1:
+        handles.append(Line2D([], [], ls="", marker="o", mfc="none", mec="0.4", ms=8, mew=1.2,
+                              label="both starts cold at this α"))
+    fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=8, frameon=False,
+               bbox_to_anchor=(0.45 if len(handles) < 4 else 0.5, 1.0))
     delta = rows[0].get("delta", 0.1)
-    conts = {r.get("continuation", "up") for r in rows}
     how = {frozenset({"up"}): "with continuation in α", frozenset({"none"}): "cold at every α"}.get(
-        frozenset(conts), "continued in α and cold at every α")
+        frozenset(conts), "continued in α (rings: cold at that α)")
     fig.suptitle(title or f"BO state evolution of {mname}, informed vs uninformed starts {how} "
                           f"(Δ = {delta:g}; docs/slr.md §11)", fontsize=10, y=0.925)
     fig.subplots_adjust(left=0.06, right=0.86, bottom=0.12, top=0.72, wspace=0.28)
