@@ -1,11 +1,15 @@
 r"""The ``attnlimits slr bayes-optimal`` command without names: validation, the curve, tidy rows — portable source.
 
-Shared by the in-process command (:func:`verify.slr.bayes_optimal.run_bayes_optimal`, which
-generates the kernels and passes the population Bayes risk of :mod:`verify.slr.theory`) and the
-exported standalone solver (``attnlimits export slr --solver bayes-optimal``, which carries the
-printed kernels); its text is copied into exported files with the project imports rewritten.
+Shared by the in-process command (:func:`verify.slr.bayes_optimal.run_bayes_optimal` and
+:func:`verify.slr.bayes_optimal.bo_state_evolution`, which generate the kernels and pass the population
+Bayes risk of :mod:`verify.slr.theory`) and the exported standalone solver (``attnlimits export slr
+--solver bayes-optimal``, which carries the printed kernels); its text is copied into exported files
+with the project imports rewritten.  Both models: spiked-SLR (:func:`numeric.bayes_optimal.bo_fixed_point`)
+and max-SLR (:func:`numeric.bayes_optimal.bomax_fixed_point` with a frozen inner rule
+:func:`numeric.bayes_optimal.make_inner_rule` and a separate test-error rule).
 
-- :func:`bo_points` — validated (ν, Δ, α), the frozen rule (:func:`numeric.bayes_optimal.make_rule`)
+- :func:`check_bo_inputs` — ν (finite for spiked, ``inf`` allowed for max), α, Δ
+- :func:`bo_points` — validated inputs, the frozen rule(s) (:func:`numeric.bayes_optimal.make_rule`)
   and the curve :func:`numeric.bayes_optimal.bo_curve` (docs/slr.md §11)
 - :func:`bo_rows` — the command's rows from those points
 - :func:`bo_run` — :func:`bo_points` then :func:`bo_rows` for the command's ``params``
@@ -16,15 +20,23 @@ import math
 
 from symbolic.result import InputError
 
-from .bayes_optimal import bo_curve, make_rule
+from .bayes_optimal import bo_curve, bomax_fixed_point, make_inner_rule, make_rule
 
-__all__ = ["check_bo_inputs", "bo_points", "bo_rows", "bo_run"]
+__all__ = ["BO_MODELS", "check_bo_inputs", "bo_points", "bo_rows", "bo_run"]
+
+BO_MODELS = ("spiked", "max")
 
 
-def check_bo_inputs(nu, alphas, delta):
-    """ν finite ≥ 0, every α finite > 0, Δ > 0 (:class:`InputError`, one line); returns them as floats."""
+def check_bo_inputs(nu, alphas, delta, model: str = "spiked"):
+    """``model`` spiked or max; ν ≥ 0 (finite for spiked-SLR, ``inf`` allowed for max-SLR), every α finite > 0,
+    Δ > 0 (:class:`InputError`, one line); returns (ν, α list, Δ) as floats."""
+    if model not in BO_MODELS:
+        raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
     nu = float(nu)
-    if not (math.isfinite(nu) and nu >= 0):
+    if model == "max":
+        if not nu >= 0:
+            raise InputError(f"--nu must be >= 0 (inf allowed) for max-SLR, got {nu}")
+    elif not (math.isfinite(nu) and nu >= 0):
         raise InputError(f"--nu must be finite and >= 0 for spiked-SLR, got {nu}")
     if not delta > 0:
         raise InputError(f"--delta must be > 0, got {delta}")
@@ -34,14 +46,30 @@ def check_bo_inputs(nu, alphas, delta):
     return nu, alphas, float(delta)
 
 
-def bo_points(mod, law, nu, alphas, delta, *, points: int = 2 ** 13, replicates: int = 8, seed: int = 0,
-              rule: str = "sobol", n_gh: int = 12, form: str = "ibp", starts=("uninformed", "informed"),
-              population_bayes_risk=None, progress=None):
-    """The BO curve of spiked-SLR on the generated module ``mod`` for the length law ``law``
-    (``((L, P(L)), …)``), one selected :class:`~numeric.bayes_optimal.BOPoint` per α."""
-    nu, alphas, delta = check_bo_inputs(nu, alphas, delta)
-    r = make_rule([Lv for Lv, _ in law], kind=rule, points=points, replicates=replicates, seed=seed, n_gh=n_gh)
-    return bo_curve(mod, r, law, nu, alphas, float(delta), starts=tuple(starts), form=form, progress=progress,
+def bo_points(mod, law, nu, alphas, delta, *, model: str = "spiked", points: int = 2 ** 13, replicates: int = 8,
+              seed: int = 0, rule: str = "sobol", n_gh: int = 12, form: str = "ibp", starts=("uninformed", "informed"),
+              population_bayes_risk=None, inner_points: int = 24, test_points: int = 2 ** 15, progress=None):
+    r"""The BO curve on the generated module ``mod`` for the length law ``law`` (``((L, P(L)), …)``), one
+    selected :class:`~numeric.bayes_optimal.BOPoint` per α (docs/slr.md §11).
+
+    ``model="spiked"``: ``mod`` is the spiked-SLR module, the test error uses ``population_bayes_risk``
+    (:math:`E_B^{\rm pop}(\nu q_k)`).  ``model="max"``: ``mod`` is the max-SLR module, ν may be ``inf``;
+    the key smoothing uses a frozen Gauss–Hermite inner rule with ``inner_points`` nodes per dimension
+    (exact closed form at ν = ∞, L ≤ 2) and the test-error integrals A, B a Sobol rule of ``test_points``
+    per replicate (seed ``seed + 7919``); ``population_bayes_risk`` is unused (:math:`E_B^{\max}(q_k)=1-B`).
+    """
+    nu, alphas, delta = check_bo_inputs(nu, alphas, delta, model)
+    Ls = [Lv for Lv, _ in law]
+    if model == "max":
+        if rule != "sobol":
+            raise InputError("--model max: only the Sobol outer rule is implemented")
+        r = make_rule(Ls, kind=rule, points=points, replicates=replicates, seed=seed, n_gh=n_gh)
+        inner = make_inner_rule(Ls, nu, int(inner_points))
+        tr = make_rule(Ls, kind=rule, points=int(test_points), replicates=replicates, seed=seed + 7919)
+        return bo_curve(mod, r, law, nu, alphas, delta, starts=tuple(starts), form=form, progress=progress,
+                        fixed_point=bomax_fixed_point, inner=inner, test_rule=tr)
+    r = make_rule(Ls, kind=rule, points=points, replicates=replicates, seed=seed, n_gh=n_gh)
+    return bo_curve(mod, r, law, nu, alphas, delta, starts=tuple(starts), form=form, progress=progress,
                     population_bayes_risk=population_bayes_risk)
 
 
@@ -58,9 +86,11 @@ def bo_rows(pts, params: dict) -> list:
     return rows
 
 
-def bo_run(mod, law, params: dict, *, population_bayes_risk, progress=None) -> list:
-    """The rows of ``attnlimits slr bayes-optimal`` (params: nu, L, alpha, delta, points, replicates, seed)."""
-    pts = bo_points(mod, law, params["nu"], params["alpha"], params["delta"], points=int(params.get("points", 2 ** 13)),
-                    replicates=int(params.get("replicates", 8)), seed=int(params.get("seed", 0)),
+def bo_run(mod, law, params: dict, *, population_bayes_risk=None, progress=None) -> list:
+    """The rows of ``attnlimits slr bayes-optimal`` (params: model, nu, L, alpha, delta, points, replicates, seed,
+    inner_points); ``mod`` is the generated module of ``params["model"]``."""
+    pts = bo_points(mod, law, params["nu"], params["alpha"], params["delta"], model=params.get("model", "spiked"),
+                    points=int(params.get("points", 2 ** 13)), replicates=int(params.get("replicates", 8)),
+                    seed=int(params.get("seed", 0)), inner_points=int(params.get("inner_points", 24)),
                     population_bayes_risk=population_bayes_risk, progress=progress)
     return bo_rows(pts, params)

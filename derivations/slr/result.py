@@ -167,21 +167,28 @@ POSTERIOR_COMMAND = Command(
 
 PHASE_COMMAND = Command(
     name="bo-phase",
-    help="informed vs uninformed BO fixed points of spiked-SLR over an (α, ν) grid per L (docs/slr.md §11)",
+    help="informed vs uninformed BO fixed points of spiked- or max-SLR over an (α, ν) grid per L (docs/slr.md §11)",
     run="verify.slr.phase:run_phase",
     parameters=(
+        Param("model", "choice", "spiked", "data model: spiked (§3.2) or max (§3.3; ν = inf allowed)",
+              choices=("spiked", "max")),
         Param("L", "ints", [2, 3, 5], "sequence lengths (one panel each)", check=">=2"),
-        Param("nu", "floats", [0.5, 1.0, 2.0, 3.0, 5.0, 8.0], "spike strengths ν", check="positive"),
+        Param("nu", "floats", [0.5, 1.0, 2.0, 3.0, 5.0, 8.0], "spike strengths ν (max-SLR: inverse temperatures, "
+              "inf = argmax)", check="positive,inf"),
         Param("alpha", "floats", [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0], "sample ratios α", check="positive"),
         Param("delta", "float", 0.1, "label noise Δ", check="positive"),
         Param("points", "int", 2 ** 12, "Sobol points per replicate of the state evolution", check=">=64"),
+        Param("continuation", "choice", "up", "up: both starts continued upward in α from the smallest α (the "
+              "informed start is cold only there); none: both cold starts at every α (sees an informed branch "
+              "that appears at larger α)", choices=("up", "none")),
         Param("plot", "str", "", "write the phase-diagram PNG to this path"),
     ),
     description="Hard phase = two distinct fixed points with the informed one of larger free entropy. "
                 "Continuation in α from both starts; the figure says 'no hard phase found in this range' "
                 "when that is the result.",
-    examples=("attnlimits slr bo-phase --L 2,3,5 --plot phase.png",),
-    table=("L", "nu", "alpha", "E_BO", "E_informed", "E_uninformed", "distinct", "hard"),
+    examples=("attnlimits slr bo-phase --L 2,3,5 --plot phase.png",
+              "attnlimits slr bo-phase --model max --L 2 --nu 0.5,1,2,5,inf --plot phase_max.png"),
+    table=("model", "L", "nu", "alpha", "E_BO", "E_informed", "E_uninformed", "distinct", "hard"),
     expensive=("alpha",),
 )
 
@@ -270,9 +277,10 @@ RESULT = Result(
     export="verify.slr.export:export_slr",
     export_help=(
         "Write the finite-sample SLR solver --solver replica (RS theory of ridge ERM, docs/slr.md §10) or\n"
-        "--solver bayes-optimal (BO state evolution of spiked-SLR with the population Bayes risk, §11, §7)\n"
-        "as one readable Python file that needs only numpy and scipy.  Activation, L and the extra scalar\n"
-        "are fixed in the file (its kernels are printed for them); --model/--nu become its defaults.  The\n"
+        "--solver bayes-optimal (BO state evolution of spiked-SLR with the population Bayes risk, §11, §7,\n"
+        "or of max-SLR with --model max, nu = inf allowed) as one readable Python file that needs only numpy\n"
+        "and scipy.  Activation, L and the extra scalar (and, for bayes-optimal, the model) are fixed in the\n"
+        "file (its kernels are printed for them); --model/--nu otherwise become its defaults.  The\n"
         "file's options are those of 'attnlimits slr replica' / 'attnlimits slr bayes-optimal' and it prints\n"
         "the same rows (table, --json or --csv)."),
     export_examples=(
@@ -281,6 +289,7 @@ RESULT = Result(
         "attnlimits export slr --solver replica --activation linear_uncentred --L 3 --model max --nu inf -o rs_lin.py",
         "attnlimits export slr --solver bayes-optimal --L 2 --nu 2 -o bo_L2.py",
         "python bo_L2.py --alpha 1,4,10,20 --delta 0.1 --json",
+        "attnlimits export slr --solver bayes-optimal --model max --nu inf --L 2 -o bo_max.py",
     ),
     export_parameters=(
         Param("solver", "choice", "replica", "replica (RS theory of ridge ERM, §10) or bayes-optimal (BO state "
@@ -289,7 +298,8 @@ RESULT = Result(
               "default softmax)"),
         Param("L", "ints", [2], "sequence length; a list gives a uniform variable-length law (fixed in the file)",
               check=">=1", flag="--L"),
-        Param("model", "choice", "spiked", "default --model of the exported file", choices=("spiked", "max")),
+        Param("model", "choice", "spiked", "replica: default --model of the exported file; bayes-optimal: the "
+              "model fixed in the file (spiked or max)", choices=("spiked", "max")),
         Param("nu", "float", None, "default --nu of the exported file (default: the command's, 2)",
               check="nonnegative,inf"),
         Param("extra", "float", None, "replica: value of a fixed extra scalar (erf_fixed c, softplus_norm b)"),

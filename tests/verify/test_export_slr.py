@@ -130,13 +130,48 @@ def test_bayes_optimal_export_round_trip(tmp_path, capsys):
     assert b.returncode == 2 and "--delta must be > 0" in b.stderr and len(b.stderr.strip().splitlines()) == 1
 
 
+def test_bayes_optimal_max_export_round_trip(tmp_path, capsys):
+    """max-SLR, ν = ∞, L = 2: the exported file carries the max-SLR kernels and the max path of the solver
+    (one code path with :func:`verify.slr.bayes_optimal.bo_state_evolution`) and prints the in-process rows."""
+    from derivations.slr.result import BAYES_OPTIMAL_COMMAND
+    from verify.slr.bayes_optimal import run_bayes_optimal
+
+    path = tmp_path / "bo_max.py"
+    assert cli_main(["export", "slr", "--solver", "bayes-optimal", "--model", "max", "--nu", "inf", "--L", "2",
+                     "-o", str(path)]) == 0
+    assert "BO state evolution, max, L=2" in capsys.readouterr().out
+    text = path.read_text()
+    check_text(text, "BO state evolution (max-SLR), L=2")
+    assert "def bomax_fixed_point" in text and "def make_inner_rule" in text and "bomax_test_error" in text
+    assert "BAYES_SOURCES" not in text and "def bayes_risk" not in text and "import mpmath" not in text
+    args = {"alpha": "2,4", "delta": "0.1", "points": "256", "replicates": "2"}
+    proc = run_file(path, [*(x for k, v in args.items() for x in (f"--{k}", v)), "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    exported = json.loads(proc.stdout)
+    inproc = run_bayes_optimal(BAYES_OPTIMAL_COMMAND.parse({**args, "model": "max", "nu": "inf", "L": "2"}))
+    assert_same_rows(exported, inproc)
+    assert all(r["model"] == "max" and r["nu"] == math.inf for r in inproc)
+    # E_BO >= E_B^max(q_k) (spec §11, max-SLR: E_BO = 1 - q_v [1 - E_B^max(q_k)])
+    assert all(r["E_BO"] > r["E_B_snr"] - 1e-12 for r in exported)
+    # finite ν through the same file (--nu is an option; the model is fixed): the Gauss–Hermite inner rule
+    args = {"alpha": "4", "delta": "0.1", "nu": "2", "points": "64", "replicates": "2", "inner_points": "8"}
+    proc = run_file(path, [*(x for k, v in args.items() for x in (f"--{k.replace('_', '-')}", v)), "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    inproc = run_bayes_optimal(BAYES_OPTIMAL_COMMAND.parse({**args, "model": "max", "L": "2"}))
+    assert inproc[0]["inner_rule"].startswith("inner gauss-hermite 8/dim") and inproc[0]["nu"] == 2.0
+    assert_same_rows(json.loads(proc.stdout), inproc)
+    help_proc = run_file(path, ["--help"], tmp_path)
+    assert help_proc.returncode == 0 and "--model" not in help_proc.stdout and "--inner-points" in help_proc.stdout
+
+
 @pytest.mark.parametrize("argv, msg", [
     (["--solver", "gibbs"], "--solver must be one of replica, bayes-optimal"),
     (["--solver", "replica", "--activation", "erf_learned"], "learned"),
     (["--solver", "replica", "--L", "1"], "--L must be >= 2"),
     (["--solver", "replica", "--model", "spiked", "--nu", "inf"], "max-SLR only"),
     (["--solver", "bayes-optimal", "--activation", "softmax"], "--solver replica only"),
-    (["--solver", "bayes-optimal", "--model", "max"], "covers spiked-SLR only"),
+    (["--solver", "bayes-optimal", "--model", "spiked", "--nu", "inf"], "must be finite and >= 0 for spiked-SLR"),
+    (["--solver", "bayes-optimal", "--model", "max", "--nu", "-1"], "--nu must be >= 0"),
 ])
 def test_export_bad_input_is_one_line(tmp_path, capsys, argv, msg):
     assert cli_main(["export", "slr", *argv, "-o", str(tmp_path / "x.py")]) == 2

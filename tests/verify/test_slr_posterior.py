@@ -147,6 +147,59 @@ def test_phase_summary_and_plot(tmp_path):
     assert open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
 
 
+def test_phase_plot_max_with_nu_inf(tmp_path):
+    """max-SLR rows with ν = ∞: the ∞ row sits one grid step above the largest finite ν, labelled ∞; the model
+    is in the titles; a panel with ν = ∞ only works too."""
+    from verify.slr.phase import _model_name, _nu_positions, phase_summary, plot_phase_diagram
+
+    rows = [dict(r, model="max", nu=(math.inf if r["nu"] == 2.0 else r["nu"])) for r in _rows()]
+    rows += [dict(r, model="max", L=5, nu=math.inf) for r in _rows() if r["L"] == 2 and r["nu"] == 1.0]
+    assert _model_name(rows) == "max-SLR" and _model_name(_rows()) == "spiked-SLR"
+    pos, labels, line = _nu_positions([0.5, 1.0, 2.0, 5.0, math.inf])
+    assert pos[:4] == [0.5, 1.0, 2.0, 5.0] and pos[4] == pytest.approx(12.5) and labels[4] == "∞"
+    assert line == pytest.approx(math.sqrt(5.0 * 12.5))
+    assert _nu_positions([math.inf]) == ([1.0], ["∞"], None)
+    assert phase_summary(rows)[5]["nu_range"] == (math.inf, math.inf)
+    path = plot_phase_diagram(rows, tmp_path / "phase_max.png")
+    assert open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_phase_command_model_max_parses_and_refuses():
+    from symbolic.result import InputError
+    from verify.slr.phase import PHASE_COMMAND, run_phase
+
+    p = PHASE_COMMAND.parse({"model": "max", "L": "2", "nu": "1,inf", "alpha": "1,4"})
+    assert p["model"] == "max" and p["nu"] == [1.0, math.inf]
+    assert PHASE_COMMAND.parse({})["model"] == "spiked"
+    with pytest.raises(InputError, match="finite and > 0"):  # ν = ∞ is max-SLR only
+        run_phase(PHASE_COMMAND.parse({"model": "spiked", "L": "2", "nu": "inf", "alpha": "1"}))
+
+
+def test_phase_scan_continuation_modes(monkeypatch):
+    """continuation="up" solves the α list in one continued curve; "none" solves every α from both cold starts."""
+    import types
+
+    import verify.slr.bayes_optimal as B
+    from symbolic.result import InputError
+
+    calls = []
+
+    def fake(model, nu, L, alphas, delta, **kw):
+        calls.append((model, nu, L, tuple(alphas)))
+        br = [{"start": "uninformed", "E_BO": 0.5, "phi": 0.0}]
+        return [types.SimpleNamespace(alpha=a, E_BO=0.5, branches=br) for a in alphas]
+
+    monkeypatch.setattr(B, "bo_state_evolution", fake)
+    rows = B.phase_scan((2,), (math.inf,), (1.0, 4.0), model="max")
+    assert calls == [("max", math.inf, 2, (1.0, 4.0))] and rows[0]["continuation"] == "up"
+    calls.clear()
+    rows = B.phase_scan((2,), (math.inf,), (1.0, 4.0), model="max", continuation="none")
+    assert calls == [("max", math.inf, 2, (1.0,)), ("max", math.inf, 2, (4.0,))]
+    assert [r["alpha"] for r in rows] == [1.0, 4.0] and not any(r["hard"] for r in rows)
+    with pytest.raises(InputError, match="continuation"):
+        B.phase_scan((2,), (1.0,), (1.0,), continuation="down")
+
+
 def test_phase_command_parses():
     from verify.slr.phase import PHASE_COMMAND
 
@@ -159,7 +212,7 @@ def test_new_claims_registered():
     import verify.claims.slr_bayes_optimal  # noqa: F401
     from verify.claims.base import REGISTRY
 
-    for name in ("C19-post", "C19-phase"):
+    for name in ("C19-post", "C19-phase", "C19-phase-max"):
         assert name in REGISTRY and REGISTRY[name].quick and REGISTRY[name].full
 
 

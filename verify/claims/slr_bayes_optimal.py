@@ -17,6 +17,7 @@ Source: Duranthon, Marion, Boyer, Loureiro, Zdeborová, arXiv:2509.21936 ([D]), 
   state evolution: m_k, m_v, posterior-mean test error within 3 SE + c/D, R̂ ≤ 1.2 (:func:`_run_post`).
 - ``C19-phase`` — informed and uninformed fixed points coincide on an (α, ν) grid per L: no hard phase in
   that range (:func:`_run_phase`; the PNG is :func:`verify.slr.phase.plot_phase_diagram`).
+- ``C19-phase-max`` — the same scan for max-SLR (quick: L = 2, ν = ∞; full: L = 2, ν ∈ {0.5, 1, 2, 5, ∞}).
 - ``C19-max-AMP``, ``C19-max-order`` — the same checks for max-SLR (ν = ∞ and finite ν, L = 2):
   GAMP on data vs the state evolution, the order/limit/rate, the ν = ∞ closed form
   :math:`E_{BO}=1-q_v(\tfrac12+\arcsin(q_k)/\pi)` and the derived-vs-integrated-by-parts identity.
@@ -319,9 +320,14 @@ def _run_phase(ctx, size):
     from verify.slr.bayes_optimal import phase_scan
     from verify.slr.phase import NO_HARD_PHASE, phase_summary
 
-    rows = ctx.cached(("slr-bo-phase", tuple(size["Ls"]), tuple(size["nus"]), tuple(size["alphas"]), size["points"]),
-                      lambda: phase_scan(tuple(size["Ls"]), tuple(size["nus"]), tuple(size["alphas"]), DELTA,
-                                         points=size["points"]))
+    model = size.get("model", "spiked")  # C19-phase: spiked; C19-phase-max: max-SLR (ν = inf allowed)
+    key = ("slr-bo-phase", tuple(size["Ls"]), tuple(size["nus"]), tuple(size["alphas"]), size["points"])
+    extra = {}
+    if model != "spiked":
+        extra = {"model": model, "test_points": size.get("test_points", 2 ** 15)}
+        key = key + (model, extra["test_points"])
+    rows = ctx.cached(key, lambda: phase_scan(tuple(size["Ls"]), tuple(size["nus"]), tuple(size["alphas"]), DELTA,
+                                              points=size["points"], **extra))
     summ = phase_summary(rows)
     checks, plots = [], []
     for L, s in summ.items():
@@ -353,6 +359,17 @@ register(Claim(
     full={"Ls": [2, 3, 5], "nus": [0.5, 1.0, 2.0, 3.0, 5.0, 8.0], "alphas": [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0],
           "points": 2 ** 12},
     tags=("slr", "bayes-optimal", "finite-alpha"), references=_refs()))
+
+register(Claim(
+    "C19-phase-max", "no hard phase of max-SLR on the scanned (α, ν) grid",
+    "The informed and uninformed fixed points of the max-SLR BO state evolution (ν finite or ∞ = argmax) "
+    "coincide on the scanned (α, ν) grid for each L (no computationally hard phase in this range).",
+    f"{PAPER}; {SPEC} §11 (max-SLR paragraph; fixed point unique at every checked point)", _run_phase,
+    quick={"model": "max", "Ls": [2], "nus": [math.inf], "alphas": [0.5, 1.0, 4.0], "points": 2 ** 11,
+           "test_points": 2 ** 13},
+    full={"model": "max", "Ls": [2], "nus": [0.5, 1.0, 2.0, 5.0, math.inf],
+          "alphas": [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0], "points": 2 ** 12, "test_points": 2 ** 15},
+    tags=("slr", "bayes-optimal", "finite-alpha", "max"), references=_refs()))
 # ---------------------------------------------------------------------------------------------------
 # Max-SLR (docs/slr.md §11, max-SLR paragraph): C19-max-* (separate entries; spiked claims untouched)
 # ---------------------------------------------------------------------------------------------------

@@ -122,32 +122,16 @@ def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4
     """
     from numeric._bo_command import bo_points, check_bo_inputs
 
-    if model not in ("spiked", "max"):
-        raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
-    if model == "max":
-        from numeric.bayes_optimal import bo_curve, bomax_fixed_point, make_inner_rule, make_rule
-
-        nu = float(nu)
-        if not nu >= 0:
-            raise InputError(f"--nu must be >= 0 (inf allowed) for max-SLR, got {nu}")
-        _, alphas, delta = check_bo_inputs(1.0, alphas, delta)  # before any kernel is generated
-        law = lengths_law(L)
-        Ls = [Lv for Lv, _ in law]
-        if rule != "sobol":
-            raise InputError("--model max: only the Sobol outer rule is implemented")
-        mod = bo_module(Ls, "max")
-        r = make_rule(Ls, kind=rule, points=points, replicates=replicates, seed=seed, n_gh=n_gh)
-        inner = make_inner_rule(Ls, nu, int(inner_points))
-        tr = make_rule(Ls, kind=rule, points=int(test_points), replicates=replicates, seed=seed + 7919)
-        return bo_curve(mod, r, law, nu, alphas, float(delta), starts=tuple(starts), form=form, progress=progress,
-                        fixed_point=bomax_fixed_point, inner=inner, test_rule=tr)
-    check_bo_inputs(nu, alphas, delta)  # before any kernel is generated
+    _, alphas, delta = check_bo_inputs(nu, alphas, delta, model)  # before any kernel is generated
     law = lengths_law(L)
-    mod = bo_module([Lv for Lv, _ in law])
-    from .theory import bayes_risk
+    mod = bo_module([Lv for Lv, _ in law], model)
+    bayes_risk = None
+    if model == "spiked":
+        from .theory import bayes_risk
 
-    return bo_points(mod, law, nu, alphas, delta, points=points, replicates=replicates, seed=seed, rule=rule,
-                     n_gh=n_gh, form=form, starts=starts, population_bayes_risk=bayes_risk, progress=progress)
+    return bo_points(mod, law, nu, alphas, delta, model=model, points=points, replicates=replicates, seed=seed,
+                     rule=rule, n_gh=n_gh, form=form, starts=starts, population_bayes_risk=bayes_risk,
+                     inner_points=inner_points, test_points=test_points, progress=progress)
 
 
 def _L_param(v):
@@ -201,23 +185,39 @@ def run_amp(params: dict, *, progress=None) -> list[dict]:
 
 
 def phase_scan(Ls=(2, 3, 5), nus=(0.5, 1.0, 2.0, 5.0), alphas=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0), delta: float = 0.1,
-               *, points: int = 2 ** 12, progress=None) -> list[dict]:
-    """(α, ν) scan of spiked-SLR for each L: informed and uninformed fixed points with continuation in α.
+               *, model: str = "spiked", points: int = 2 ** 12, inner_points: int = 24, test_points: int = 2 ** 15,
+               continuation: str = "up", progress=None) -> list[dict]:
+    """(α, ν) scan of spiked-SLR (``model="spiked"``, the default) or max-SLR (``model="max"``, ν may be
+    ``math.inf``) for each L: informed and uninformed fixed points with continuation in α.
 
-    One row per (L, ν, α): both branches' E_BO and free entropy, ``hard`` = True when they differ and the
-    informed one has the larger free entropy (a computationally hard phase: AMP, which follows the
+    One row per (L, ν, α): the model, both branches' E_BO and free entropy, ``hard`` = True when they differ
+    and the informed one has the larger free entropy (a computationally hard phase: AMP, which follows the
     uninformed branch, would not reach the BO error).  Plain continuation (no pseudo-arclength).
+    ``inner_points`` and ``test_points`` are the max-SLR rules of :func:`bo_state_evolution`.
+
+    ``continuation="up"`` (default): both starts are continued upward in α from the smallest α, so the
+    "informed" branch starts at q = 0.99 at the smallest α only and then follows its own previous point: where
+    the fixed point is unique at the smallest α the two branches coincide thereafter, and an informed branch
+    that exists only at larger α (a first-order transition) is not seen.  ``continuation="none"``: every α is
+    solved from both cold starts (q = 0.01 and q = 0.99), which does see such a branch (more iterations).
     """
+    if continuation not in ("up", "none"):
+        raise InputError(f"continuation must be 'up' or 'none', got {continuation!r}")
     rows = []
     for L in Ls:
         for nu in nus:
-            pts = bo_state_evolution("spiked", nu, L, list(alphas), delta, points=points, progress=progress)
+            kw = dict(points=points, inner_points=inner_points, test_points=test_points, progress=progress)
+            if continuation == "up":
+                pts = bo_state_evolution(model, nu, L, list(alphas), delta, **kw)
+            else:
+                pts = [bo_state_evolution(model, nu, L, [a], delta, **kw)[0] for a in alphas]
             for p in pts:
                 br = {b["start"]: b for b in p.branches}
                 uninf = br.get("uninformed") or next(b for b in p.branches)
                 inf = br.get("informed", uninf)
                 distinct = len(p.branches) > 1
-                rows.append({"L": L, "nu": nu, "alpha": p.alpha, "delta": delta, "distinct": distinct,
+                rows.append({"model": model, "L": L, "nu": nu, "alpha": p.alpha, "delta": delta,
+                             "continuation": continuation, "distinct": distinct,
                              "E_BO": p.E_BO, "E_uninformed": uninf["E_BO"], "E_informed": inf["E_BO"],
                              "phi_uninformed": uninf["phi"], "phi_informed": inf["phi"],
                              "hard": bool(distinct and inf["phi"] > uninf["phi"])})

@@ -1,8 +1,9 @@
 r"""``attnlimits export slr``: the finite-sample SLR solvers as standalone Python files.
 
 ``--solver replica`` writes the replica-symmetric solver of ridge ERM (docs/slr.md §10) for one
-activation and length law; ``--solver bayes-optimal`` the Bayes-optimal state evolution (§11) with
-the population Bayes risk :math:`E_B^{\rm pop}` it needs (§7).  The file needs numpy and scipy
+activation and length law; ``--solver bayes-optimal`` the Bayes-optimal state evolution (§11) of
+spiked-SLR with the population Bayes risk :math:`E_B^{\rm pop}` it needs (§7), or (``--model max``)
+of max-SLR (ν = inf allowed; its test error needs no population Bayes risk).  The file needs numpy and scipy
 only and its command line is that of ``attnlimits slr replica`` / ``attnlimits slr bayes-optimal``
 without the options fixed at export time (activation, L, extra scalar; ``--model`` and ``--nu``
 keep the exported values as defaults).  It prints the same rows.
@@ -40,8 +41,9 @@ def _write(path, text) -> Path:
     return path
 
 
-def _common_chunks():
-    """Chunks every exported SLR solver carries: parameter specs, errors, Sobol points, kernel loading, output."""
+def _common_chunks(gaussian=("sobol_normal",)):
+    """Chunks every exported SLR solver carries: parameter specs, errors, Sobol points (and the further rules of
+    symbolic/gaussian.py named in ``gaussian``), kernel loading, output."""
     import symbolic.codegen as SC
     import symbolic.gaussian as SG
     import symbolic.result as SR
@@ -53,7 +55,8 @@ def _common_chunks():
         ("command-line parameters and input errors (symbolic/result.py)",
          X.extract(SR, ["InputError", "Param", "REQUIRED"])),
         ("the solver's error class (numeric/_portable_solver.py)", X.extract(_portable_solver, ["ConvergenceError"])),
-        ("scrambled Sobol points (symbolic/gaussian.py)", X.extract(SG, ["sobol_normal"])),
+        ("scrambled Sobol points" + (" and Gauss–Hermite rules" if "gauss_hermite_rule" in gaussian else "")
+         + " (symbolic/gaussian.py)", X.extract(SG, list(gaussian))),
         ("loading generated kernel text (symbolic/codegen.py)", X.extract(SC, ["load_module"])),
         ("options and printing of rows (verify/cli.py)", X.extract(CLI, ["_add_params", "format_rows"])),
     ]
@@ -264,9 +267,21 @@ def run(params, *, progress=None):
     return bo_run(mod, LAW, params, population_bayes_risk=population_bayes_risk, progress=progress)
 '''
 
+_BO_MAX_RUN = '''
+def run(params, *, progress=None):
+    """The rows of ``attnlimits slr bayes-optimal --model max`` for this file's length law (the test error
+    uses E_B^max(q_k) = 1 - B from the state evolution itself: no population Bayes risk needed)."""
+    mod = load_bo_module(BO_SOURCE)
+    return bo_run(mod, LAW, params, progress=progress)
+'''
+
 
 def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
-    """Text of the standalone BO state-evolution solver for ``params`` (L, nu; spiked-SLR) and a summary."""
+    """Text of the standalone BO state-evolution solver for ``params`` (model, L, nu) and a summary.
+
+    ``--model spiked`` carries the spiked-SLR kernels and the population Bayes risk (numeric/bayes.py with
+    the ``bayes_spiked`` kernels); ``--model max`` the max-SLR kernels (``max_module_source``) and the max
+    path of :mod:`numeric.bayes_optimal` (inner rule, test-error rule), ν = inf allowed."""
     from derivations.slr.result import BAYES_OPTIMAL_COMMAND, RESULT
     from numeric import _bo_command as BC
     from numeric import _export as X
@@ -280,60 +295,67 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
         if params.get(opt) is not None:
             raise InputError(f"--{opt} applies to --solver replica only (the Bayes-optimal error has no activation)")
     model = params.get("model") or "spiked"
-    if model != "spiked":
-        raise InputError(f"--model {model}: the standalone Bayes-optimal export covers spiked-SLR only; max-SLR runs "
-                         f"in-process: attnlimits slr bayes-optimal --model max")
     nu = params.get("nu")
     nu = BAYES_OPTIMAL_COMMAND.param("nu").default if nu is None else nu
-    BC.check_bo_inputs(nu, [1.0], 1.0)
+    BC.check_bo_inputs(nu, [1.0], 1.0, model)
     Ls = list(params.get("L") or [2])
     law = lengths_law(Ls if len(Ls) > 1 else Ls[0])
-    bo_src = bo_module_source([Lv for Lv, _ in law])
-    bundle = kernels()
-    needed = ("bayes_spiked",)
-    bayes_sources = {k: bundle[k].source("numpy") for k in needed}
-    bayes_meta = {k: dict(bundle[k].meta) for k in needed}
+    Ltxt = ",".join(map(str, Ls))
+    bo_src = bo_module_source([Lv for Lv, _ in law], model)
     bo_hash = NBO.load_bo_module(bo_src).SOURCE_HASH
-    hashes = {f"BO state evolution, L={','.join(str(Lv) for Lv, _ in law)}": bo_hash}
-    for k in needed:
-        hashes[f"population Bayes risk ({k})"] = bundle[k].module("numpy").SOURCE_HASH
+    mtxt = "spiked-SLR" if model == "spiked" else "max-SLR"
+    hashes = {f"BO state evolution{'' if model == 'spiked' else ' (max-SLR)'}, L={','.join(str(Lv) for Lv, _ in law)}":
+              bo_hash}
     stubs: set = set()
-    chunks = _common_chunks()
-    bayes_text = NB
-    chunks += _embed([("the population Bayes risk E_B^pop (numeric/bayes.py)", bayes_text),
-                      ("the BO state evolution (numeric/bayes_optimal.py)", NBO),
-                      ("the command without names (numeric/_bo_command.py)", BC)], chunks, stubs)
-    # numeric/bayes.py imports mpmath for its mpmath path; this file runs the float64 path only
-    title, text = chunks[-3]
-    if "\nimport mpmath\n" not in "\n" + text:
-        raise X.ExportError("numeric/bayes.py no longer imports mpmath at the top level; update the exporter")
-    chunks[-3] = (title, ("\n" + text).replace("\nimport mpmath\n", "\n" + _MPMATH_STAND_IN, 1).lstrip("\n"))
+    # max-SLR: the inner rule of the key smoothing is Gauss–Hermite (numeric.bayes_optimal.make_inner_rule)
+    chunks = _common_chunks(("sobol_normal",) if model == "spiked" else ("sobol_normal", "gauss_hermite_rule"))
     kern_lines = [f"#: length law {law}", f"LAW = {tuple(law)!r}",
-                  "#: derivations/slr/bayes_optimal.py (module_source), printed by symbolic.codegen.ModuleBuilder",
-                  f"BO_SOURCE = {X.literal(bo_src)}",
-                  "#: derivations/slr/bayes.py (the SLR kernel bundle's Bayes parts), printed by ModuleBuilder",
-                  "BAYES_SOURCES = {"]
-    for k, src in bayes_sources.items():
-        kern_lines.append(f"    {k!r}: {X.literal(src)},")
-    kern_lines += ["}", f"BAYES_META = {bayes_meta!r}"]
-    chunks.append(("generated kernels (derivations/slr/bayes_optimal.py and derivations/slr/bayes.py)",
-                   "\n".join(kern_lines) + "\n"))
-    fixed = {"model": "spiked", "L": Ls}
+                  f"#: derivations/slr/bayes_optimal.py ({'module_source' if model == 'spiked' else 'max_module_source'}),"
+                  f" printed by symbolic.codegen.ModuleBuilder",
+                  f"BO_SOURCE = {X.literal(bo_src)}"]
+    if model == "spiked":
+        bundle = kernels()
+        needed = ("bayes_spiked",)
+        bayes_sources = {k: bundle[k].source("numpy") for k in needed}
+        bayes_meta = {k: dict(bundle[k].meta) for k in needed}
+        for k in needed:
+            hashes[f"population Bayes risk ({k})"] = bundle[k].module("numpy").SOURCE_HASH
+        chunks += _embed([("the population Bayes risk E_B^pop (numeric/bayes.py)", NB),
+                          ("the BO state evolution (numeric/bayes_optimal.py)", NBO),
+                          ("the command without names (numeric/_bo_command.py)", BC)], chunks, stubs)
+        # numeric/bayes.py imports mpmath for its mpmath path; this file runs the float64 path only
+        title, text = chunks[-3]
+        if "\nimport mpmath\n" not in "\n" + text:
+            raise X.ExportError("numeric/bayes.py no longer imports mpmath at the top level; update the exporter")
+        chunks[-3] = (title, ("\n" + text).replace("\nimport mpmath\n", "\n" + _MPMATH_STAND_IN, 1).lstrip("\n"))
+        kern_lines += ["#: derivations/slr/bayes.py (the SLR kernel bundle's Bayes parts), printed by ModuleBuilder",
+                       "BAYES_SOURCES = {"]
+        for k, src in bayes_sources.items():
+            kern_lines.append(f"    {k!r}: {X.literal(src)},")
+        kern_lines += ["}", f"BAYES_META = {bayes_meta!r}"]
+        run_src, kern_what = _BO_RUN, "derivations/slr/bayes_optimal.py and derivations/slr/bayes.py"
+        extra_what = "\nthe population Bayes risk E_B^pop it needs is computed by the float64 path of numeric/bayes.py."
+    else:
+        chunks += _embed([("the BO state evolution (numeric/bayes_optimal.py)", NBO),
+                          ("the command without names (numeric/_bo_command.py)", BC)], chunks, stubs)
+        run_src, kern_what = _BO_MAX_RUN, "derivations/slr/bayes_optimal.py, max-SLR"
+        extra_what = ("\nThe test error uses E_B^max(q_k) from the state evolution's own integrals (docs/slr.md §11, "
+                      "max-SLR).")
+    chunks.append((f"generated kernels ({kern_what})", "\n".join(kern_lines) + "\n"))
+    fixed = {"model": model, "L": Ls}
     parameters = _parameters(BAYES_OPTIMAL_COMMAND, fixed, {"nu": float(nu)})
     example = f"{name} --alpha 1,4,10,20 --delta 0.1 --json"
-    Ltxt = ",".join(map(str, Ls))
-    desc = (f"Bayes-optimal test error of spiked-SLR at finite alpha (docs/slr.md §11), standalone: L = {Ltxt}; "
-            f"default --nu {nu:g}.\n\n" + BAYES_OPTIMAL_COMMAND.description)
+    desc = (f"Bayes-optimal test error of {mtxt} at finite alpha (docs/slr.md §11), standalone: L = {Ltxt}; "
+            f"default --nu {float(nu):g}.\n\n" + BAYES_OPTIMAL_COMMAND.description)
     chunks.append(("this file's command line (numeric/_export.py command_main)",
                    _command_chunk(parameters, fixed, BAYES_OPTIMAL_COMMAND.table, desc, [f"python {example}"],
-                                  _BO_RUN)))
-    head = _header(f"Standalone Bayes-optimal state evolution of spiked-SLR — L = {Ltxt}",
-                   f"{RESULT.title}.\nThe same rows as `attnlimits slr bayes-optimal --model spiked --L {Ltxt} ...`;"
-                   "\nthe population Bayes risk E_B^pop it needs is computed by the float64 path of numeric/bayes.py.",
-                   hashes, example, ["numpy", "scipy"])
+                                  run_src)))
+    head = _header(f"Standalone Bayes-optimal state evolution of {mtxt} — L = {Ltxt}",
+                   f"{RESULT.title}.\nThe same rows as `attnlimits slr bayes-optimal --model {model} --L {Ltxt} ...`;"
+                   + extra_what, hashes, example, ["numpy", "scipy"])
     text = X.assemble(head, chunks, stubs=stubs, main='if __name__ == "__main__":\n    import sys\n\n'
                                                         '    sys.exit(command_main())')
     req = X.third_party_imports(text)
     if set(req) - {"numpy", "scipy", "mpmath"}:
         raise X.ExportError(f"the exported BO solver imports {', '.join(req)}")
-    return text, f"BO state evolution, spiked, L={Ltxt}"
+    return text, f"BO state evolution, {model}, L={Ltxt}"
