@@ -4,7 +4,7 @@ Per key (activation, model, ν, L, α): the 9-point λ grid 10⁻³…10 at Sobo
 large to small λ, no refinement: the rule of ``TUNE_RULE``), λ* by RS E_test.  Prints the dict
 literal to paste into ``verify/claims/slr_finite.py`` (one line per key) and the time per key.
 
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python benchmarks/regen_rs_tuned.py > rs_tuned.txt
+    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python benchmarks/regen_rs_tuned.py [activation ...] > rs_tuned.txt
 """
 import sys
 import time
@@ -17,8 +17,11 @@ def main():
     from verify.claims.slr_finite import RS_TUNED, TUNE_RULE
     from verify.slr.replica import rs_tune_lambda
 
+    only = sys.argv[1:]  # optional activation names
     for key in sorted(RS_TUNED):
         act, model, nu, L, alpha = key
+        if only and act not in only:
+            continue
         t0 = time.perf_counter()
         best, grid = rs_tune_lambda(act, model, nu, L, alpha, 0.1, refine=False, **TUNE_RULE)
         entry = {"lam": best.lam, "E_test": round(best.E_test, 6), "E_test_error": round(best.E_test_error, 6),

@@ -1090,7 +1090,8 @@ def rs_branches(kern: RSKernels, rules, alpha, lam, Delta, *, model="spiked", nu
 def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="spiked", nu=2.0, x0=None,
                    refine: bool = True, xatol: float = 0.02, progress=None, **kw):
     r"""Minimise E_test over λ at fixed α (§12): a log grid (default 9 points on 10⁻³…10, solved by
-    continuation from large to small λ), then a bounded 1-D refinement in :math:`\log_{10}\lambda`
+    continuation from large to small λ; a warm start with no alignment, m = 0, or an unstable result
+    is solved again from the informed start), then a bounded 1-D refinement in :math:`\log_{10}\lambda`
     between the neighbours of the best grid point (golden section, ``xatol`` in decades).
 
     Returns ``(best RSFixedPoint, [grid RSFixedPoint...])``.  Grid points that do not converge
@@ -1102,10 +1103,30 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
     pts = {}
     x = x0
     failed = []
+    x_informed = informed_start(model, nu) if x0 is None else np.asarray(x0, float)
     for lam in grid[::-1]:
+        # Continuation from large λ, with one guard: at large λ the fixed point can be the trivial
+        # one (m = 0), and the subspace m_k = m_v = 0 is invariant under the map, so a warm start
+        # from it never returns to the informed branch (linear_pure, L = 3, α = 2: E = 1.038 at an
+        # unstable m = 0 point instead of 0.947).  Such a start, or a result that is unstable, is
+        # solved again from the informed start, and the stable informed point is kept.
+        start = x
+        if start is not None and min(abs(start[0]), abs(start[3])) < 1e-3:
+            start = x_informed
         try:
-            fp = rs_fixed_point(kern, rules, alpha, float(lam), Delta, x0=x, model=model, nu=nu, progress=progress, **kw)
+            fp = rs_fixed_point(kern, rules, alpha, float(lam), Delta, x0=start, model=model, nu=nu, progress=progress,
+                                **kw)
         except ConvergenceError:
+            fp = None
+        if (fp is None or fp.stability >= 1) and start is not x_informed:
+            try:
+                fp2 = rs_fixed_point(kern, rules, alpha, float(lam), Delta, x0=x_informed, model=model, nu=nu,
+                                     progress=progress, **kw)
+                if fp is None or fp2.stability < 1:
+                    fp = fp2
+            except ConvergenceError:
+                pass
+        if fp is None:
             failed.append(float(lam))
             continue
         pts[float(lam)] = fp

@@ -38,3 +38,19 @@ def test_delta_method_error_matches_replicate_fixed_points(act, alpha, lam):
     assert fp.errors["q_k"] == pytest.approx(se_qk, rel=0.2), (fp.errors["q_k"], se_qk, qk_r)
     # and the pooled value lies inside the replicates' spread
     assert abs(fp.E_test - np.mean(E_r)) < 4 * se_E
+
+
+def test_lambda_tuning_leaves_the_trivial_branch():
+    # linear_pure, spiked L = 3, α = 2: at λ = 10 the fixed point is trivial (m = 0), and the subspace
+    # m = 0 is invariant, so plain continuation down in λ stayed on an unstable m = 0 point (E = 1.038 at
+    # λ = 3.16) instead of the informed branch (E = 0.947, stable; ERM 0.94 ± 0.03 at D = 400).
+    kern = NR.compile_rs_kernels("linear_pure", {3: RD.replica_kernels("linear_pure", 3)})
+    rules = NR.make_rule("spiked", 2.0, [(3, 1.0)], points=256, replicates=4, seed=0)
+    best, grid = NR.rs_tune_lambda(kern, rules, 2.0, 0.1, grid=[0.1, 10 ** 0.5, 10.0], refine=False)
+    by_lam = {round(fp.lam, 6): fp for fp in grid}
+    assert abs(by_lam[10.0].values["m_k"]) < 1e-6  # the trivial point at λ = 10
+    # (k, v) → (−k, −v) leaves linear_pure unchanged: either sign is the informed branch
+    fp = by_lam[round(10 ** 0.5, 6)]
+    assert abs(fp.values["m_k"]) > 0.05 and fp.stability < 1, fp.values
+    assert abs(by_lam[0.1].values["m_k"]) > 0.05  # (no stable point there: reported, not required)
+    assert best.lam == pytest.approx(10 ** 0.5) and best.E_test < 0.97
