@@ -104,7 +104,6 @@ def gamp(X, y, nu: float, delta: float, *, iterations: int = 60, damping: float 
     if not delta > 0:
         raise ValueError(f"delta must be > 0, got {delta}")
     N, L, D = X.shape
-    root = math.sqrt(D)
     Xf = X.reshape(N * L, D)
     k = torch.zeros(D, dtype=torch.float64, device=dev)
     v = torch.zeros(D, dtype=torch.float64, device=dev)
@@ -112,11 +111,22 @@ def gamp(X, y, nu: float, delta: float, *, iterations: int = 60, damping: float 
         gen = generator if generator is not None else torch.Generator(device=dev).manual_seed(0)
         k = 1e-3 * torch.randn(D, generator=gen, dtype=torch.float64, device=dev)
         v = 1e-3 * torch.randn(D, generator=gen, dtype=torch.float64, device=dev)
+    lam_k = N * float(nu) / D  # prior precision from the normalisation of the spiked law (module docstring)
+    channel = lambda omx, omz, Vx, Vz: _channel(L, y, omx, omz, Vx, Vz, float(nu), float(delta))  # noqa: E731
+    return _gamp_iterations(Xf, N, L, D, channel, lam_k, k, v, iterations=iterations, damping=damping, tol=tol,
+                            k_star=k_star, v_star=v_star, dev=dev, progress=progress, label="GAMP")
+
+
+def _gamp_iterations(Xf, N, L, D, channel, lam_k, k, v, *, iterations, damping, tol, k_star, v_star, dev, progress,
+                     label):
+    """The GAMP iteration shared by :func:`gamp` and :func:`gamp_max`: Onsager-corrected fields, the
+    output channel ``channel(ω^χ, ω^z, V_k, V_v) → (g_χ, g_z, ∂g_χ, ∂g_z)``, damping, Gaussian input
+    updates with the extra key precision ``lam_k``; stops when q_k, q_v move less than ``tol``."""
+    root = math.sqrt(D)
     Vk, Vv = 1.0, 1.0
     gx_old = torch.zeros(N, L, dtype=torch.float64, device=dev)
     gz_old = torch.zeros_like(gx_old)
     row_norm = float((Xf * Xf).sum() / (N * L * D))  # ‖x‖²/D, ≈ 1
-    lam_k = N * float(nu) / D  # prior precision from the normalisation of the spiked law (module docstring)
     hist = []
     converged = False
     q_prev = None
@@ -124,12 +134,12 @@ def gamp(X, y, nu: float, delta: float, *, iterations: int = 60, damping: float 
     for t in range(int(iterations)):
         omx = (Xf @ k).reshape(N, L) / root - Vk * row_norm * gx_old
         omz = (Xf @ v).reshape(N, L) / root - Vv * row_norm * gz_old
-        gx, gz, dgx, dgz = _channel(L, y, omx, omz, Vk * row_norm, Vv * row_norm, float(nu), float(delta))
+        gx, gz, dgx, dgz = channel(omx, omz, Vk * row_norm, Vv * row_norm)
         if t > 0:
             gx = damping * gx + (1 - damping) * gx_old
             gz = damping * gz + (1 - damping) * gz_old
-        # key precision: the channel part plus N ν / D from the normalisation of the spiked law,
-        # exp(√ν χ_ε − ν‖k‖²/(2D)) per sequence (the −ν‖k‖²/2D factor is Gaussian in k: a prior term)
+        # key precision: the channel part plus lam_k (spiked: N ν / D from the normalisation of the
+        # spiked law, exp(√ν χ_ε − ν‖k‖²/(2D)) per sequence, a Gaussian factor in k; max-SLR: 0)
         Ak_ch = float(-dgx.sum() / D) * row_norm
         Av = float(-dgz.sum() / D) * row_norm
         Bk = (gx.reshape(-1) @ Xf) / root + Ak_ch * k
@@ -155,7 +165,7 @@ def gamp(X, y, nu: float, delta: float, *, iterations: int = 60, damping: float 
                 raise FloatingPointError(f"GAMP diverged at iteration {t + 1}; try stronger damping")
         hist.append(rec)
         if progress:
-            progress(f"GAMP iteration {t + 1}: q_k = {rec['q_k']:.5f}, q_v = {rec['q_v']:.5f}")
+            progress(f"{label} iteration {t + 1}: q_k = {rec['q_k']:.5f}, q_v = {rec['q_v']:.5f}")
         qs = (rec["q_k"], rec["q_v"])
         if q_prev is not None and max(abs(a - b) for a, b in zip(qs, q_prev)) < tol:
             converged = True
@@ -260,61 +270,12 @@ def gamp_max(X, y, nu: float, delta: float, *, iterations: int = 80, damping: fl
         raise ValueError(f"delta must be > 0, got {delta}")
     N, L, D = X.shape
     inner = make_inner_rule([L], nu, int(inner_points), _finer=False)
-    root = math.sqrt(D)
     Xf = X.reshape(N * L, D)
     k = torch.zeros(D, dtype=torch.float64, device=dev)
     v = torch.zeros(D, dtype=torch.float64, device=dev)
-    Vk, Vv = 1.0, 1.0
-    gx_old = torch.zeros(N, L, dtype=torch.float64, device=dev)
-    gz_old = torch.zeros_like(gx_old)
-    row_norm = float((Xf * Xf).sum() / (N * L * D))
-    hist = []
-    converged = False
-    q_prev = None
-    Ak = Av = 0.0
-    for t in range(int(iterations)):
-        omx = (Xf @ k).reshape(N, L) / root - Vk * row_norm * gx_old
-        omz = (Xf @ v).reshape(N, L) / root - Vv * row_norm * gz_old
-        gx, gz, dgx, dgz = _max_channel(L, float(nu), y, omx, omz, Vk * row_norm, Vv * row_norm, float(delta), inner)
-        if t > 0:
-            gx = damping * gx + (1 - damping) * gx_old
-            gz = damping * gz + (1 - damping) * gz_old
-        Ak = float(-dgx.sum() / D) * row_norm
-        Av = float(-dgz.sum() / D) * row_norm
-        Bk = (gx.reshape(-1) @ Xf) / root + Ak * k
-        Bv = (gz.reshape(-1) @ Xf) / root + Av * v
-        if not (Ak > -1 and Av > -1):
-            raise FloatingPointError(f"GAMP: negative precision (A_k = {Ak:.3g}, A_v = {Av:.3g}) at iteration {t}; "
-                                     "try stronger damping")
-        k_new, v_new = Bk / (1 + Ak), Bv / (1 + Av)
-        k = damping * k_new + (1 - damping) * k if t > 0 else k_new
-        v = damping * v_new + (1 - damping) * v if t > 0 else v_new
-        Vk = damping / (1 + Ak) + (1 - damping) * Vk if t > 0 else 1 / (1 + Ak)
-        Vv = damping / (1 + Av) + (1 - damping) * Vv if t > 0 else 1 / (1 + Av)
-        gx_old, gz_old = gx, gz
-        rec = {"iteration": t + 1, "q_k": float(k @ k / D), "q_v": float(v @ v / D), "one_minus_V_k": 1 - Vk,
-               "one_minus_V_v": 1 - Vv, "Ahat_k": Ak, "Ahat_v": Av}
-        if k_star is not None:
-            rec["m_k"] = float(k @ torch.as_tensor(k_star, dtype=torch.float64, device=dev) / D)
-        if v_star is not None:
-            rec["m_v"] = float(v @ torch.as_tensor(v_star, dtype=torch.float64, device=dev) / D)
-        for key in ("q_k", "q_v"):
-            if not math.isfinite(rec[key]):
-                raise FloatingPointError(f"GAMP diverged at iteration {t + 1}; try stronger damping")
-        hist.append(rec)
-        if progress:
-            progress(f"GAMP (max) iteration {t + 1}: q_k = {rec['q_k']:.5f}, q_v = {rec['q_v']:.5f}")
-        qs = (rec["q_k"], rec["q_v"])
-        if q_prev is not None and max(abs(a - b) for a, b in zip(qs, q_prev)) < tol:
-            converged = True
-            break
-        q_prev = qs
-    out = {"k_hat": k, "v_hat": v, "V_k": Vk, "V_v": Vv, "Ahat_k": Ak, "Ahat_v": Av, "iterations": len(hist),
-           "converged": converged, "history": hist, **{kk: hist[-1][kk] for kk in ("q_k", "q_v")}}
-    for kk in ("m_k", "m_v"):
-        if kk in hist[-1]:
-            out[kk] = hist[-1][kk]
-    return out
+    channel = lambda omx, omz, Vx, Vz: _max_channel(L, float(nu), y, omx, omz, Vx, Vz, float(delta), inner)  # noqa: E731
+    return _gamp_iterations(Xf, N, L, D, channel, 0.0, k, v, iterations=iterations, damping=damping, tol=tol,
+                            k_star=k_star, v_star=v_star, dev=dev, progress=progress, label="GAMP (max)")
 
 
 def bo_predict_max(X, k_hat, v_hat, V_k: float, nu: float, *, inner_points: int = 24):
