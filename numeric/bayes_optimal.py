@@ -293,6 +293,17 @@ def _bayes(pop_bayes, snr, L):
     return float(pop_bayes("spiked", snr, L).value)
 
 
+def _fd_jacobian(G, x, Gx):
+    """Forward-difference Jacobian of the 2-D map ``G`` at ``x`` (``Gx = G(x)``), steps inside (0, 1)."""
+    J = np.zeros((2, 2))
+    for j in range(2):
+        hstep = 1e-6 * max(1e-3, min(x[j], 1 - x[j]))
+        xp = x.copy()
+        xp[j] += hstep
+        J[:, j] = (G(xp) - Gx) / hstep
+    return J
+
+
 def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, start="uninformed",
                    form: str = "ibp", tol: float = 1e-11, max_iter: int = 3000, damping: float = 0.5,
                    population_bayes_risk=None, _with_error: bool = True) -> BOPoint:
@@ -326,12 +337,7 @@ def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, sta
     hat = hat_r.mean(0) * alpha
     # Jacobian of the map (for the error propagation and stability): forward differences from G(x)
     Gx = np.array([upd(hat[0])[0], upd(hat[1])[0]], float)
-    J = np.zeros((2, 2))
-    for j in range(2):
-        hstep = 1e-6 * max(1e-3, min(x[j], 1 - x[j]))
-        xp = x.copy()
-        xp[j] += hstep
-        J[:, j] = (G(xp) - Gx) / hstep
+    J = _fd_jacobian(G, x, Gx)
     stability = float(max(abs(np.linalg.eigvals(J))))
     # replicate maps: δq_r = (I − J)^{-1} (G_r − G)
     dq_dqhat = 1.0 / (1.0 + hat) ** 2
@@ -602,12 +608,7 @@ def bomax_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, inner: In
     hat_r = full[:, 1:3] if form == "ibp" else full[:, 3:5]
     hat = hat_r.mean(0) * alpha
     Gx = np.array([upd(hat[0])[0], upd(hat[1])[0]], float)
-    J = np.zeros((2, 2))
-    for j in range(2):
-        hstep = 1e-6 * max(1e-3, min(x[j], 1 - x[j]))
-        xp = x.copy()
-        xp[j] += hstep
-        J[:, j] = (G(xp) - Gx) / hstep
+    J = _fd_jacobian(G, x, Gx)
     stability = float(max(abs(np.linalg.eigvals(J))))
     dq_dqhat = 1.0 / (1.0 + hat) ** 2
     qk, qv = float(x[0]), float(x[1])
