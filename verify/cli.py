@@ -157,6 +157,7 @@ def build_parser(results=None) -> argparse.ArgumentParser:
             "attnlimits verify --list",
             "attnlimits verify V4 V9 --out my-report",
             "attnlimits verify --tag alignment --full --device cuda",
+            "attnlimits verify --tag finite-sample --full --cache ~/.cache/attnlimits-full",
         ),
     )
     p.add_argument("claims", nargs="*", metavar="CLAIM", help="claim names (default: all)")
@@ -169,6 +170,9 @@ def build_parser(results=None) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="master seed of all Monte Carlo draws (default 0)")
     p.add_argument("--out", default="attnlimits-report", help="report folder (default ./attnlimits-report)")
     p.add_argument("--no-report", action="store_true", help="print the table only")
+    p.add_argument("--cache", default=None, metavar="DIR",
+                   help="keep the results of expensive runs (training, RS λ tunings) in DIR and reuse them: "
+                        "a long --full run that is stopped resumes where it was (delete DIR to recompute)")
     _add_common(p, json_option=False)
     p.set_defaults(_handler=_cmd_verify)
 
@@ -425,7 +429,10 @@ def _cmd_verify(args) -> int:
     def progress(msg):
         print(f"{time.perf_counter() - t0:7.1f}s {msg}", file=sys.stderr, flush=True)
 
-    ctx = Context(mode, device=device, seed=args.seed, progress=progress)
+    try:
+        ctx = Context(mode, device=device, seed=args.seed, progress=progress, cache_dir=args.cache)
+    except ValueError as exc:
+        raise CLIError(f"--cache: {exc}") from None
     results = run_claims(claims, ctx)
     elapsed = time.perf_counter() - t0
     print(format_table(results, color=sys.stdout.isatty()))
@@ -434,6 +441,8 @@ def _cmd_verify(args) -> int:
                 "elapsed_s": round(elapsed, 1),
                 "command": "attnlimits " + " ".join(sys.argv[1:]) if sys.argv else "attnlimits verify",
                 "references": citation(claims)}
+        if ctx.disk is not None:
+            meta["cache"] = ctx.disk.summary()
         path = write_report(results, args.out, meta=meta)
         print(f"report: {path}")
     return 1 if any(r.verdict == "fail" for r in results) else 0

@@ -191,12 +191,13 @@ class Context:
     """What claims share during one run: mode, device, seed, and caches (theory solvers, Hermite
     data, Monte Carlo runs keyed by their arguments so paired claims reuse one simulation)."""
 
-    def __init__(self, mode: str = "quick", device: str = "auto", seed: int = 0, progress=None):
+    def __init__(self, mode: str = "quick", device: str = "auto", seed: int = 0, progress=None, cache_dir=None):
         if mode not in ("quick", "full"):
             raise ValueError("mode must be 'quick' or 'full'")
         self.mode, self.device, self.seed = mode, device, int(seed)
         self.progress = progress or (lambda msg: None)
         self._cache: dict = {}
+        self.disk = None if cache_dir is None else DiskCache(cache_dir)
 
     def seed_for(self, name: str, *extra) -> int:
         """A reproducible seed for the Monte Carlo run ``name`` (and ``extra`` indices), derived from
@@ -207,10 +208,130 @@ class Context:
         text = "|".join([str(self.seed), str(name), *map(str, extra)])
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF
 
-    def cached(self, key, fn: Callable):
+    def cached(self, key, fn: Callable, *, persist: bool = False):
+        """``fn()`` once per ``key`` and run; with ``persist`` and a cache folder (``verify --cache``)
+        also across runs: the result is read from / written to :class:`DiskCache` under ``key`` plus
+        the run's mode, seed and device, so an interrupted long run resumes where it stopped."""
         if key not in self._cache:
-            self._cache[key] = fn()
+            if persist and self.disk is not None:
+                full_key = (key, self.mode, self.seed, self.device)
+                hit, value = self.disk.get(full_key)
+                if hit:
+                    text = " ".join(map(str, key)) if isinstance(key, tuple) else str(key)
+                    self.progress(f"  from the cache: {text[:110]}")
+                else:
+                    value = fn()
+                    self.disk.put(full_key, value)
+                self._cache[key] = value
+            else:
+                self._cache[key] = fn()
         return self._cache[key]
+
+
+def _plain(key) -> bool:
+    """Keys the disk cache accepts: nested tuples of str, int, float, bool and None (a stable repr)."""
+    if isinstance(key, tuple):
+        return all(_plain(k) for k in key)
+    return key is None or isinstance(key, (str, int, float, bool))
+
+
+def code_fingerprint() -> str:
+    """SHA-256 (16 hex digits) of the source of the packages whose code makes a claim's numbers."""
+    import hashlib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    h = hashlib.sha256()
+    for pkg in ("derivations", "symbolic", "numeric", "verify"):
+        for f in sorted((root / pkg).rglob("*.py")):
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+class DiskCache:
+    """Results of expensive claim runs (training, RS tunings) in a folder, one pickle per key.
+
+    A file is named by the SHA-256 of the key's ``repr`` (keys are plain tuples, see :func:`_plain`)
+    and holds the key, the value, the attnlimits version and the :func:`code_fingerprint` of the
+    code that made it.  An entry made by other code is still used — reruns after an edit that does
+    not touch the numbers should not cost hours — but counted in :attr:`stale` and reported (the
+    report names the fingerprints; delete the folder to recompute).  Files are written atomically,
+    so a run killed mid-write leaves no half file.  Only open caches you wrote: pickle executes
+    code from the file it reads.
+    """
+
+    def __init__(self, folder):
+        from pathlib import Path
+
+        self.folder = Path(folder)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"cache folder {folder}: {exc.strerror or exc}") from None
+        self.fingerprint = code_fingerprint()
+        self.hits = self.misses = 0
+        self.stale: list = []
+
+    def _path(self, key):
+        import hashlib
+
+        return self.folder / (hashlib.sha256(repr(key).encode()).hexdigest()[:24] + ".pkl")
+
+    def get(self, key):
+        import pickle
+
+        if not _plain(key):
+            return False, None
+        path = self._path(key)
+        if not path.exists():
+            self.misses += 1
+            return False, None
+        try:
+            with open(path, "rb") as fh:
+                entry = pickle.load(fh)
+        except Exception:  # noqa: BLE001 - an unreadable entry is recomputed, not fatal
+            self.misses += 1
+            return False, None
+        if entry.get("key") != repr(key):
+            self.misses += 1
+            return False, None
+        self.hits += 1
+        if entry.get("fingerprint") != self.fingerprint:
+            self.stale.append((repr(key), entry.get("fingerprint")))
+        return True, entry["value"]
+
+    def put(self, key, value) -> bool:
+        import os
+        import pickle
+
+        if not _plain(key):
+            return False
+        path = self._path(key)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        from importlib import metadata
+
+        try:
+            version = metadata.version("attnlimits")
+        except metadata.PackageNotFoundError:  # a bare checkout
+            version = "unknown"
+        try:
+            with open(tmp, "wb") as fh:
+                pickle.dump({"key": repr(key), "value": value, "fingerprint": self.fingerprint,
+                             "version": version}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+            return False
+        return True
+
+    def summary(self) -> dict:
+        return {"folder": str(self.folder), "fingerprint": self.fingerprint, "hits": self.hits,
+                "misses": self.misses, "stale_hits": len(self.stale),
+                "stale_fingerprints": sorted({f for _, f in self.stale if f})}
 
 
 def run_claims(claims: list[Claim], ctx: Context) -> list[ClaimResult]:

@@ -71,7 +71,7 @@ def erm(ctx, activation, *, model, nu, L, alpha, lam, D, seeds, offset="R5", opt
                          seed=ctx.seed_for(offset), optimizer=optimizer, device=ctx.device,
                          n_test=kw.pop("n_test", 10_000 if ctx.mode == "quick" else 20_000), **kw)
 
-    return ctx.cached(key, run)
+    return ctx.cached(key, run, persist=True)
 
 
 def _rs_rule(ctx):
@@ -85,7 +85,7 @@ def rs_point(ctx, activation, *, model, nu, L, alpha, lam, delta):
     rule = _rs_rule(ctx)
     key = ("slr-rs", activation, model, nu, str(L), float(alpha), float(lam), float(delta), tuple(rule.items()))
     return ctx.cached(key, lambda: rs_fixed_point(activation, model, nu, L, float(alpha), float(lam), float(delta),
-                                                  **rule))
+                                                  **rule), persist=True)
 
 
 #: Rule of the live λ tuning (``--full``): the 9-point grid is solved at the quick rule without the
@@ -118,7 +118,7 @@ def rs_tuned(ctx, activation, *, model, nu, L, alpha, delta):
             best.flags = tuple(best.flags) + tuple(f for f in flags if f not in best.flags)
         return best, grid
 
-    return ctx.cached(key, run)
+    return ctx.cached(key, run, persist=True)
 
 
 #: RS points at the RS-tuned λ (spec §12: 9-point log grid 10⁻³…10, λ chosen by RS E_test, no
