@@ -57,6 +57,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -196,6 +197,38 @@ def _unpack_sym(flat, L):
             H[:, j, i] = flat[k]
             k += 1
     return H
+
+
+def _pd_and_inverse_diagonal(P):
+    """For a batch of symmetric matrices ``P`` (n, m, m): whether each is positive definite and the
+    diagonal of its inverse, (n,) bool and (n, m).
+
+    Gauss–Jordan without pivoting, vectorised over the batch (coordinate-major): its pivots are the
+    ratios of consecutive leading principal minors, so P ≻ 0 iff every pivot is > 0 (Sylvester) —
+    the same test as a positive smallest eigenvalue, at a fraction of ``eigvalsh``'s cost — and
+    for P ≻ 0 the elimination is stable.  Matrices that are not positive definite (or give a
+    non-finite result) are inverted again by LU with pivoting (``numpy.linalg.inv``).
+    """
+    n, m, _ = P.shape
+    A = np.ascontiguousarray(np.moveaxis(P, 0, -1), dtype=float).copy()  # (m, m, n)
+    pd = np.ones(n, dtype=bool)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for k in range(m):
+            p = A[k, k].copy()
+            pd &= p > 0
+            A[k, k] = 1.0
+            A[k] /= p
+            f = A[:, k].copy()
+            f[k] = 0.0
+            A[:, k] = 0.0
+            A[k, k] = 1.0 / p
+            A -= f[:, None, :] * A[k][None, :, :]
+    diag = np.stack([A[i, i] for i in range(m)], axis=1)
+    redo = ~pd | ~np.isfinite(diag).all(axis=1)
+    if redo.any():
+        with np.errstate(all="ignore"):
+            diag[redo] = np.diagonal(np.linalg.inv(P[redo]), axis1=1, axis2=2)
+    return pd, diag
 
 
 def _newton_direction(g, Hup, L):
@@ -520,12 +553,12 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None):
     resid = out[2 * L]
     H = _unpack_sym(out[2 * L + 1:], 2 * L)
     vdiag = np.array([V_k] * L + [V_v] * L)
-    Mx = np.eye(2 * L)[None] + vdiag[None, :, None] * H
-    Kinv = np.linalg.inv(Mx)
-    trK = np.trace(Kinv[:, :L, :L], axis1=1, axis2=2)
-    trZ = np.trace(Kinv[:, L:, L:], axis1=1, axis2=2)
-    pdm = np.diag(1.0 / vdiag)[None] + H
-    pd_fail = np.linalg.eigvalsh(pdm)[:, 0] <= 0
+    # (I + 𝒱H)⁻¹ = (𝒱⁻¹ + H)⁻¹ 𝒱⁻¹: its block traces need only the diagonal of (𝒱⁻¹ + H)⁻¹, and
+    # the prox check 𝒱⁻¹ + H ≻ 0 comes from the same elimination
+    pd_ok, dinv = _pd_and_inverse_diagonal(np.diag(1.0 / vdiag)[None] + H)
+    trK = dinv[:, :L].sum(axis=1) / V_k
+    trZ = dinv[:, L:].sum(axis=1) / V_v
+    pd_fail = ~pd_ok
     ints = mod.integrands(*_cols(chi_hat), *_cols(z_hat), *_cols(wchi), *_cols(wz), *_cols(rule.chistar),
                           *_cols(rule.zstar), *_cols(rule.xi), *_cols(rule.xip), trK, trZ, V_k, V_v)
     sig = mod.sigma(*_cols(wchi))
@@ -557,6 +590,14 @@ def _averages(kern, rules, x, Delta, reps=None, timing=None, anchor=None):
         tot = rule.weight * per_rep if tot is None else tot + rule.weight * per_rep
         diags.append(diag)
     return tot, diags
+
+
+def _prefix_rule(rule: RSRule, points: int) -> RSRule:
+    """The nested rule of the first ``points`` points of every replicate of ``rule``."""
+    sl = (np.arange(rule.replicates)[:, None] * rule.points + np.arange(points)[None, :]).ravel()
+    return RSRule(rule.L, rule.weight, rule.eps[sl], rule.chistar[sl], rule.zstar[sl], rule.xi[sl], rule.xip[sl],
+                  rule.xi0[sl], rule.replicates, int(points),
+                  rule.method.replace(f"x{rule.points} ", f"x{int(points)} ", 1) + " (pilot prefix)")
 
 
 def _subrule(rule: RSRule, reps):
@@ -629,6 +670,8 @@ class RSFixedPoint:
     lam: float
     Delta: float
     flags: tuple = ()
+    #: ∂G/∂x at the fixed point (6×6, forward differences; ``stability`` is its spectral radius).
+    jacobian: Any = field(default=None, repr=False, compare=False)
 
     def as_row(self) -> dict:
         row = {"alpha": self.alpha, "lam": self.lam, "Delta": self.Delta, "E_test": self.E_test,
@@ -698,7 +741,7 @@ def _fd_jacobian(G, x, gx, h=1e-6):
     return J
 
 
-def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, newton_tol=None):
+def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, newton_tol=None, J0=None):
     """Fixed point of a piecewise-smooth frozen map by Newton on its smooth pieces.
 
     The frozen map G is smooth except where a sample's selected prox minimum switches (§10.6: the
@@ -709,6 +752,9 @@ def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, newton_tol=None):
     round checks that point on G.  It ends when G itself has residual ≤ ``tol``: the point then lies
     in a piece that contains its own fixed point, i.e. it is a fixed point of G.  The surrogate's
     prox runs from one start per sample (no screening), so its evaluations cost a fraction of G's.
+
+    ``J0`` (e.g. the Jacobian of the same map on a smaller rule) starts the chord steps of the first
+    round; each later round starts from the previous round's Jacobian.
 
     Returns ``(x, G(x), residual, true evaluations, surrogate evaluations, J, x_J)``; ``J`` is the
     surrogate's last Jacobian, which equals G's within the piece.
@@ -730,8 +776,10 @@ def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, newton_tol=None):
         def Gp(v, offsets=offsets):
             return G_anchor(v, offsets)
 
-        xs, _, rs, _, evs, _, J, xJ = _solve(Gp, x, newton_tol, damped_exit=np.inf, newton_at=np.inf,
-                                               max_newton=8)
+        xs, _, rs, _, evs, _, Jn, xJn = _solve(Gp, x, newton_tol, damped_exit=np.inf, newton_at=np.inf,
+                                                 max_newton=8, J0=J if J is not None else J0)
+        if Jn is not None:
+            J, xJ = Jn, xJn
         ev_sur += evs
         if not (rs < res) or not np.isfinite(xs).all():
             break  # Newton on the surrogate made no progress: leave it to the caller
@@ -741,7 +789,7 @@ def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, newton_tol=None):
 
 
 def _solve(G, x0, tol, *, max_damped=40, damping=0.5, damped_exit=1e-1, max_anderson=60, memory=5,
-           newton_at=1e-4, max_newton=8, label=""):
+           newton_at=1e-4, max_newton=8, label="", J0=None):
     """Damped → Anderson → Newton ladder on a deterministic map G.
 
     Damped iteration until the relative residual is below ``damped_exit``; Anderson (type II,
@@ -749,8 +797,10 @@ def _solve(G, x0, tol, *, max_damped=40, damping=0.5, damped_exit=1e-1, max_ande
     finite-difference Jacobian of the frozen map, reused for the following (chord) steps and
     recomputed only when a chord step contracts the residual by less than a factor 10.  Near the
     solution a chord step gains about ``newton_at``·‖J′‖ per step, so two or three steps reach
-    ``tol``.  Returns ``(x, G(x), residual, iterations, evaluations, method, J, x_J)`` with the last
-    Jacobian and the point where it was computed (``None`` if Newton did not run).
+    ``tol``.  ``J0``: a Jacobian to start the chord steps with (e.g. from a smaller rule), replaced
+    by a finite-difference one as soon as a step with it fails to reduce the residual.  Returns
+    ``(x, G(x), residual, iterations, evaluations, method, J, x_J)`` with the last Jacobian and the
+    point where it was computed (``None`` if Newton did not run).
     """
     x = _project(x0)
     evals = [0]
@@ -812,6 +862,8 @@ def _solve(G, x0, tol, *, max_damped=40, damping=0.5, damped_exit=1e-1, max_ande
         best = (res, x, gx)
         fresh = False
         rn_ratio = 1.0
+        if J0 is not None:
+            J, xJ, rn_ratio = np.asarray(J0, float), x.copy(), 0.0
         for _ in range(max_newton):
             if J is None or not fresh and rn_ratio > 0.1:
                 J, xJ, fresh = _fd_jacobian(Gc, x, gx), x.copy(), True
@@ -846,7 +898,7 @@ def _solve(G, x0, tol, *, max_damped=40, damping=0.5, damped_exit=1e-1, max_ande
 def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: float, *, x0=None, model="spiked",
                    nu=2.0, tol: float = 1e-9, accept: float = 1e-6, form: str = "jacobian",
                    compute_error: bool = True, coarse: bool = True, coarse_tol: float = 1e-3,
-                   walk_at: float = 1e-3, surrogate_jacobian: bool = True,
+                   walk_at: float = 1e-3, surrogate_jacobian: bool = True, pilot: int | None = 1024,
                    progress=None) -> RSFixedPoint:
     r"""The RS fixed point at (α, λ, Δ) on the frozen rule ``rules`` (see :func:`make_rule`).
 
@@ -881,6 +933,15 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         the selection-frozen surrogate anchored there (see :func:`rs_map` ``anchor``): equal to
         the frozen map's within the piece (measured: eigenvalues agree to 1e-3), about 1/6 of the
         cost.  ``False``: finite differences of the frozen map itself.
+    pilot : int or None
+        Multilevel start for large rules: when the rule has more than ``2·pilot`` points per
+        replicate, the fixed point is first solved on the nested rule made of the first ``pilot``
+        points of every replicate (a Sobol prefix of size 2^k is itself a scrambled net), and the
+        full rule starts from it with the pilot's Jacobian for its chord steps (the piece walk).
+        The pilot point differs from the full one by about the pilot's integration error, and its
+        Jacobian from the full one by as little, so a few chord steps reach ``tol`` on the full
+        rule instead of the whole ladder.  The answer is the full rule's fixed point either way
+        (same ``tol``); a pilot that fails is skipped.  ``None``: no pilot.
     Returns
     -------
     RSFixedPoint
@@ -910,29 +971,53 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         last.update(x=np.array(v, float), g=g, info=inf)
         return g
 
+    def G_one(v):
+        return rs_map(kern, rules, v, alpha, lam, Delta, form=form, reps=[0], timing=timing)[0]
+
+    def G_info(v):
+        g = G_full(v)
+        return g, [d["offset"] for d in last["info"]["diags"]]
+
+    def G_anchor(v, offsets):
+        return rs_map(kern, rules, v, alpha, lam, Delta, form=form, timing=timing, anchor=offsets)[0]
+
     try:
         x_start = x0
-        if coarse and R > 1:
-            def G_one(v):
-                return rs_map(kern, rules, v, alpha, lam, Delta, form=form, reps=[0], timing=timing)[0]
-            x0, _, _, it1, ev1, m1, _, _ = _solve(G_one, x0, coarse_tol, newton_at=coarse_tol, max_newton=2)
-            evals += ev1
-            iters += it1
-            methods.append(f"coarse[{m1}]")
-        x, gx, res, it2, ev2, m2, _, _ = _solve(G_full, x0, tol, newton_at=walk_at,
-                                                        max_newton=0 if walk_at else 8)
-        evals += ev2
-        iters += it2
-        methods.append(m2)
+        x = None
+        pilot_ok = False
+        if pilot and walk_at and rules[0].points > 2 * int(pilot):
+            # multilevel: the fixed point and its Jacobian on the nested pilot rule, then chord steps
+            # on the full rule's selection-frozen surrogate (the piece walk) from there
+            prules = [_prefix_rule(r, int(pilot)) for r in rules]
+            try:
+                fpp = rs_fixed_point(kern, prules, alpha, lam, Delta, x0=x0, model=model, nu=nu, tol=tol,
+                                     accept=accept, form=form, compute_error=False, coarse=coarse,
+                                     coarse_tol=coarse_tol, walk_at=walk_at, surrogate_jacobian=True, pilot=None)
+            except (ConvergenceError, np.linalg.LinAlgError):
+                methods.append("pilot_failed")
+            else:
+                xp = np.array([fpp.values[k] for k in UNKNOWNS])
+                timing["prox"] = timing.get("prox", 0.0) + fpp.prox_seconds
+                timing["pilot"] = fpp.seconds
+                methods.append(f"pilot[{R}x{int(pilot)}: {fpp.evaluations} maps]")
+                x, gx, res, evt, evs, _, _ = _piece_walk(G_info, G_anchor, xp, tol, J0=fpp.jacobian)
+                evals += evt + evs
+                iters += evt
+                methods.append(f"walk[{evt}+{evs}s]")
+                pilot_ok = True
+        if not pilot_ok:
+            if coarse and R > 1:
+                x0, _, _, it1, ev1, m1, _, _ = _solve(G_one, x0, coarse_tol, newton_at=coarse_tol, max_newton=2)
+                evals += ev1
+                iters += it1
+                methods.append(f"coarse[{m1}]")
+            x, gx, res, it2, ev2, m2, _, _ = _solve(G_full, x0, tol, newton_at=walk_at,
+                                                    max_newton=0 if walk_at else 8)
+            evals += ev2
+            iters += it2
+            methods.append(m2)
         if res > tol and walk_at:
             # end game: Newton on the smooth pieces of the frozen map (selection-frozen surrogate)
-            def G_info(v):
-                g = G_full(v)
-                return g, [d["offset"] for d in last["info"]["diags"]]
-
-            def G_anchor(v, offsets):
-                return rs_map(kern, rules, v, alpha, lam, Delta, form=form, timing=timing, anchor=offsets)[0]
-
             xw, gw, rw, evt, evs, Jw, xJw = _piece_walk(G_info, G_anchor, x, tol)
             evals += evt + evs
             iters += evt
@@ -1046,7 +1131,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     return RSFixedPoint(values, errs, E, E_err, tl, tl_err, tl + lam * (x[1] + x[4]) / (2 * alpha),
                         {k: float(v) for k, v in info["hats"].items()}, stability, pd_fail, mm, amb, res, iters,
                         evals, "+".join(methods), rules[0].method, seconds, timing.get("prox", 0.0), float(alpha),
-                        float(lam), float(Delta), tuple(flags))
+                        float(lam), float(Delta), tuple(flags), jacobian=J)
 
 
 def rs_learning_curve(kern: RSKernels, rules, alphas, lam, Delta, *, x0=None, model="spiked", nu=2.0,
