@@ -203,3 +203,40 @@ def test_fixed_point_is_reproducible():
     b = NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1)
     assert a.values == b.values and a.E_test == b.E_test and a.E_test_error == b.E_test_error
     assert a.evaluations == b.evaluations
+
+
+@pytest.mark.parametrize("m", [2, 4, 6, 10])
+def test_batched_pd_check_and_inverse_diagonal(m):
+    """The channel's one Gauss–Jordan elimination against eigvalsh (PD test) and LU inverse."""
+    from numeric.replica import _pd_and_inverse_diagonal
+
+    rng = np.random.default_rng(m)
+    B = rng.standard_normal((4000, m, m))
+    # a mixture of positive definite and indefinite symmetric matrices
+    P = B @ B.transpose(0, 2, 1) / m + rng.standard_normal((4000, 1, 1)) * 0.4 * np.eye(m)
+    pd, diag = _pd_and_inverse_diagonal(P)
+    assert 0.2 < pd.mean() < 0.9
+    assert np.array_equal(pd, np.linalg.eigvalsh(P)[:, 0] > 0)
+    ref = np.diagonal(np.linalg.inv(P), axis1=1, axis2=2)
+    assert np.allclose(diag, ref, rtol=1e-9, atol=1e-12 * np.abs(ref).max())
+
+
+def test_pilot_start_reaches_the_same_fixed_point():
+    """The multilevel start (fixed point on a nested prefix rule, then chord steps with its
+    Jacobian on the full rule) ends at the full rule's fixed point: the same one, to the solver's
+    tolerance, as the ladder without a pilot — at fewer evaluations of the full map."""
+    kern = NR.compile_rs_kernels("softmax", {2: RD.replica_kernels("softmax", 2)})
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=1024, replicates=4, seed=3)
+    plain = NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1, pilot=None)
+    multi = NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1, pilot=256)
+    assert multi.method.startswith("pilot[4x256")
+    for k in NR.UNKNOWNS:
+        assert multi.values[k] == pytest.approx(plain.values[k], rel=1e-7, abs=1e-9)
+    assert multi.E_test_error == pytest.approx(plain.E_test_error, rel=1e-4)
+    assert multi.residual <= 1e-9
+    # the pilot's Jacobian is the surrogate's at the returned point (stability = its spectral radius)
+    assert multi.stability == pytest.approx(float(np.max(np.abs(np.linalg.eigvals(multi.jacobian)))))
+    # a prefix rule keeps the replicate structure (first points of every replicate)
+    pre = NR._prefix_rule(rules[0], 256)
+    assert pre.n == 4 * 256 and pre.points == 256
+    assert np.array_equal(pre.chistar[256:512], rules[0].chistar[1024:1280])

@@ -1,0 +1,90 @@
+"""`attnlimits verify --cache DIR`: expensive claim runs kept on disk so that a stopped run resumes."""
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+
+from verify.claims.base import Context, DiskCache
+from verify.cli import main
+
+
+class _Counter:
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self):
+        self.calls += 1
+        return {"E_test": 0.378, "theta": np.arange(4.0)}
+
+
+KEY = ("slr-erm", "softmax", "spiked", 2.0, "2", 4.0, 0.1, 400, 3, "R5", "lbfgs", (("delta", 0.1),))
+
+
+def test_persisted_result_is_reused_by_a_new_run(tmp_path):
+    fn = _Counter()
+    msgs = []
+    a = Context("full", device="cpu", seed=0, cache_dir=tmp_path)
+    first = a.cached(KEY, fn, persist=True)
+    b = Context("full", device="cpu", seed=0, cache_dir=tmp_path, progress=msgs.append)
+    second = b.cached(KEY, fn, persist=True)
+    assert fn.calls == 1
+    assert np.array_equal(first["theta"], second["theta"])
+    assert b.disk.summary()["hits"] == 1 and b.disk.summary()["stale_hits"] == 0
+    assert any("from the cache" in m for m in msgs)
+
+
+def test_cache_is_keyed_by_mode_seed_and_device(tmp_path):
+    fn = _Counter()
+    for mode, seed, device in [("full", 0, "cpu"), ("quick", 0, "cpu"), ("full", 1, "cpu"), ("full", 0, "cuda")]:
+        Context(mode, device=device, seed=seed, cache_dir=tmp_path).cached(KEY, fn, persist=True)
+    assert fn.calls == 4
+
+
+def test_without_persist_or_folder_nothing_is_written(tmp_path):
+    fn = _Counter()
+    Context("full", device="cpu", cache_dir=tmp_path).cached(KEY, fn)  # persist not asked
+    Context("full", device="cpu").cached(KEY, fn, persist=True)  # no folder
+    assert fn.calls == 2 and not list(tmp_path.iterdir())
+
+
+def test_entries_of_other_code_are_used_and_counted(tmp_path):
+    fn = _Counter()
+    Context("full", device="cpu", cache_dir=tmp_path).cached(KEY, fn, persist=True)
+    (path,) = tmp_path.glob("*.pkl")
+    entry = pickle.loads(path.read_bytes())
+    entry["fingerprint"] = "0123456789abcdef"
+    path.write_bytes(pickle.dumps(entry))
+    c = Context("full", device="cpu", cache_dir=tmp_path)
+    c.cached(KEY, fn, persist=True)
+    assert fn.calls == 1
+    s = c.disk.summary()
+    assert s["stale_hits"] == 1 and s["stale_fingerprints"] == ["0123456789abcdef"]
+
+
+def test_unreadable_entry_is_recomputed_and_unpicklable_value_stays_in_memory(tmp_path):
+    fn = _Counter()
+    Context("full", device="cpu", cache_dir=tmp_path).cached(KEY, fn, persist=True)
+    (path,) = tmp_path.glob("*.pkl")
+    path.write_bytes(b"not a pickle")
+    Context("full", device="cpu", cache_dir=tmp_path).cached(KEY, fn, persist=True)
+    assert fn.calls == 2
+    c = Context("full", device="cpu", cache_dir=tmp_path)
+    value = c.cached(("other",), lambda: (lambda: 1), persist=True)  # a lambda does not pickle
+    assert callable(value) and not list(tmp_path.glob("*.tmp*"))
+    assert DiskCache(tmp_path).put((object(),), 1) is False  # a key without a stable repr
+
+
+def test_verify_cli_cache_option(tmp_path, capsys):
+    rc = main(["verify", "V1", "--quick", "--device", "cpu", "--cache", str(tmp_path / "c"),
+               "--out", str(tmp_path / "rep")])
+    out = capsys.readouterr()
+    assert rc == 0, out.out + out.err
+    meta = json.loads((tmp_path / "rep" / "results.json").read_text())["meta"]
+    assert meta["cache"]["folder"] == str(tmp_path / "c") and len(meta["cache"]["fingerprint"]) == 16
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    rc = main(["verify", "V1", "--quick", "--cache", str(blocker / "sub"), "--no-report"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--cache" in err and len(err.strip().splitlines()) == 1
