@@ -362,6 +362,10 @@ class Kernel:
     outputs: Sequence
     doc: str = ""
     use_cse: bool = True
+    #: Compute each ``exp(x)`` of an input symbol once and write ``exp(k·x + …)`` with integer ``k``
+    #: as products of its powers (SymPy folds ``exp(x)**2`` into ``exp(2x)``, so CSE alone recomputes
+    #: it): see :func:`share_exponentials`.  Off by default (it changes results by rounding only).
+    share_exp: bool = False
 
     def source(self, backend: str) -> str:
         assert_exact(*self.outputs)
@@ -408,6 +412,10 @@ class Kernel:
                     lines.append(f"        _acc[{k}] += _w * ({p.doprint(e)})")
                 lines.append("    " + ", ".join(f"_avg{k}" for k in range(len(avgs))) + ", = _acc")
         has_matrix = any(o.has(MatrixElement) or getattr(o, "is_Matrix", False) for o in outer)
+        if self.share_exp and not has_matrix:
+            outer, defs = share_exponentials(outer, [s_ for s_ in self.inputs if isinstance(s_, sp.Symbol)])
+            for e_sym, arg in defs:
+                lines.append(f"    {e_sym} = {p.doprint(sp.exp(arg))}")
         if self.use_cse and not has_matrix:
             subs, reduced = sp.cse(outer, symbols=sp.numbered_symbols("_o"), optimizations="basic")
         else:
@@ -424,6 +432,39 @@ class Kernel:
             outs = [p.doprint(e) for e in reduced]
         lines.append("    return (" + ", ".join(outs) + ("," if len(outs) == 1 else "") + ")")
         return "\n".join(lines) + "\n"
+
+
+def share_exponentials(exprs, symbols):
+    r"""Rewrite ``exp(c + Σ k_i x_i)`` (integer ``k_i``, ``x_i`` among ``symbols``) as
+    ``exp(c)·Π E_i^{k_i}`` with one new symbol ``E_i`` per ``x_i`` standing for ``exp(x_i)``.
+
+    Returns ``(new_exprs, [(E_i, x_i), ...])``.  Exponentials of other arguments are left alone.
+    The values are unchanged up to rounding (``E**k`` for ``exp(k x)``; overflow happens at the
+    same ``x``).
+    """
+    allowed = set(symbols)
+    rep, defs = {}, {}
+    for e in set().union(*(sp.sympify(x).atoms(sp.exp) for x in exprs)):
+        arg = sp.expand(e.args[0])
+        const, terms = arg.as_coeff_add()
+        parts = []
+        for t in terms:
+            k, x = t.as_coeff_Mul()
+            if x not in allowed or not (k.is_Integer and k != 0):
+                parts = None
+                break
+            parts.append((int(k), x))
+        if not parts:
+            continue
+        prod = sp.exp(const) if const != 0 else sp.S.One
+        for k, x in parts:
+            if x not in defs:
+                defs[x] = sp.Symbol(f"_exp_{_pyname(x)}")
+            prod = prod * defs[x] ** k
+        rep[e] = prod
+    if not rep:
+        return list(exprs), []
+    return [sp.sympify(x).xreplace(rep) for x in exprs], [(E, x) for x, E in defs.items()]
 
 
 def _pyname(s) -> str:

@@ -376,8 +376,9 @@ def _replica_kernels_cached(key):
     doc = f"§10.3 reduced prox objective of {name} (L={L}"
     doc += f", extra={extra})" if extra is not None else ")"
     kernels = {
-        "F_value": Kernel("F_value", base_in, [F], doc=doc + ": F(χ)."),
-        "F_newton": Kernel("F_newton", base_in, [F] + grad + hess, doc=doc + ": F, ∇F, upper ∇²F (row-major)."),
+        "F_value": Kernel("F_value", base_in, [F], doc=doc + ": F(χ).", share_exp=True),
+        "F_newton": Kernel("F_newton", base_in, [F] + grad + hess, doc=doc + ": F, ∇F, upper ∇²F (row-major).",
+                           share_exp=True),
     }
     # the prox point in z, the loss Hessian (2L × 2L, upper triangle) and σ at χ
     chi2, z, sig, ell, _, H = loss_hessian(a, L, extra)
@@ -388,7 +389,8 @@ def _replica_kernels_cached(key):
     kernels["post"] = Kernel(
         "post", list(chi) + list(wz) + [y, V_v],
         list(sig) + list(z_of_chi) + [resid] + Hup,
-        doc=f"§10.3 steps 3–5 of {name} (L={L}): σ(χ̂), ẑ(χ̂), training residual y − σᵀẑ, upper Hessian of ℓ.")
+        doc=f"§10.3 steps 3–5 of {name} (L={L}): σ(χ̂), ẑ(χ̂), training residual y − σᵀẑ, upper Hessian of ℓ.",
+        share_exp=True)
     kernels["sigma"] = Kernel("sigma", list(chi), list(sig) + [sum(s_ * s_ for s_ in sig)],
                               doc=f"σ(χ) and ‖σ‖² of {name} (L={L}) for the test error (§10.5).")
     if a.kind == "affine":
