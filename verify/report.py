@@ -427,9 +427,10 @@ def _draw_spec(ax, spec: Any) -> None:
     import numpy as np
 
     series = list(_attr(spec, "series", []) or [])
-    lines = [s for s in series if _attr(s, "kind", "line") != "points"]
+    lines = [s for s in series if _attr(s, "kind", "line") == "line"]
     points = [s for s in series if _attr(s, "kind", "line") == "points"]
     paired = len(lines) == len(points)  # theory curve i and MC points i share a colour
+    groups = [g for g in dict.fromkeys(_attr(s, "group", None) for s in series) if g is not None]
     xs, ys = [], []
     n_line = n_point = 0
     for idx, s in enumerate(series):
@@ -437,12 +438,20 @@ def _draw_spec(ax, spec: Any) -> None:
         if x is None or y is None or len(x) != len(y):
             raise ValueError(f"series {_attr(s, 'label', '?')!r}: x and y lengths differ")
         xs.append(x), ys.append(y)
-        is_points = _attr(s, "kind", "line") == "points"
-        if paired:
+        kind = _attr(s, "kind", "line")
+        is_points = kind == "points"
+        group = _attr(s, "group", None)
+        if groups:
+            color = f"C{groups.index(group) % 10}" if group is not None else ("black" if kind == "dashed" else
+                                                                              f"C{idx % 10}")
+        elif paired:
             color = f"C{n_point if is_points else n_line}"
         else:
             color = f"C{idx % 10}"
         label = _attr(s, "label", None) or None
+        if kind == "dashed":
+            ax.plot(x, y, "--" if group is not None else "-.", lw=1.1, color=color, label=label, zorder=1)
+            continue
         if is_points:
             yerr = _array(_attr(s, "yerr"))
             if yerr is not None and len(yerr) != len(y):
@@ -455,6 +464,10 @@ def _draw_spec(ax, spec: Any) -> None:
             n_point += 1
         else:
             ax.plot(x, y, "-", lw=1.6, color=color, label=label, zorder=2)
+            yerr = _array(_attr(s, "yerr"))
+            if yerr is not None and len(yerr) == len(y) and np.isfinite(yerr).any():
+                e = np.where(np.isfinite(yerr) & (yerr >= 0), yerr, 0.0)
+                ax.fill_between(x, y - e, y + e, color=color, alpha=0.2, lw=0, zorder=1)
             finite = np.isfinite(x) & np.isfinite(y)
             if not finite.all():  # gaps break the line: keep isolated finite points visible
                 ax.plot(x[finite], y[finite], ".", ms=5, color=color, zorder=2)

@@ -263,3 +263,34 @@ def test_environment_info():
     host = socket.gethostname()
     if len(host) >= 6 and host not in ("localhost",):
         assert host not in json.dumps(env)
+
+
+def test_learning_curve_styles_groups_bands_and_reference_levels(tmp_path):
+    """Grouped series share a colour; a line with yerr gets a ±yerr band; 'dashed' draws a level."""
+    from matplotlib.figure import Figure
+
+    from verify.report import _draw_spec
+
+    a = [1.0, 2.0, 4.0]
+    spec = PlotSpec("curve", "α", "E", [
+        PlotSeries("softmax", a, [0.6, 0.5, 0.45], [0.01, 0.01, 0.01], kind="line", group="softmax"),
+        PlotSeries("", a, [0.61, 0.52, 0.44], [0.02, 0.02, 0.02], kind="points", group="softmax"),
+        PlotSeries("", a, [0.4] * 3, kind="dashed", group="softmax"),
+        PlotSeries("linear", a, [0.9, 0.8, 0.7], [0.0, 0.0, 0.0], kind="line", group="linear"),
+        PlotSeries("", a, [0.5] * 3, kind="dashed", group="linear"),
+        PlotSeries("Bayes risk", a, [0.35] * 3, kind="dashed"),
+    ])
+    fig = Figure()
+    ax = fig.subplots()
+    _draw_spec(ax, spec)
+    lines = ax.get_lines()
+    by_label = {ln.get_label(): ln for ln in lines}
+    assert by_label["softmax"].get_color() == "C0" and by_label["linear"].get_color() == "C1"
+    dashed = [ln for ln in lines if ln.get_linestyle() in ("--", "-.")]
+    assert [ln.get_color() for ln in dashed] == ["C0", "C1", "black"]
+    assert len(ax.collections) >= 2  # the softmax band and the linear (zero-width) band
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["softmax", "linear", "Bayes risk"]
+    res = [ClaimResult("C18", "t", "pass", [Check("c", 1.0, 1.0)], [spec])]
+    md = write_report(res, tmp_path, meta=META).read_text(encoding="utf-8")
+    assert "Plot could not be drawn" not in md
+    assert (tmp_path / "plots").is_dir() and next((tmp_path / "plots").glob("*.png")).read_bytes()[:8] == PNG_MAGIC

@@ -93,7 +93,11 @@ class PlotSeries:
     x: list
     y: list
     yerr: list | None = None
-    kind: str = "line"  # "line" (theory) or "points" (MC with error bars)
+    #: "line" (theory; with ``yerr`` drawn as a shaded ±yerr band), "points" (MC with error bars) or
+    #: "dashed" (a reference level, e.g. a population optimum or the Bayes risk)
+    kind: str = "line"
+    #: series of one group (e.g. one activation) share a colour; a "dashed" series without a group is black
+    group: str | None = None
 
 
 @dataclass

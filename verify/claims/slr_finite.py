@@ -451,6 +451,14 @@ register(Claim(
 # =============================================================================================
 
 
+def _population_optimum(ctx, act, model, nu, L):
+    """Population (α → ∞) optimal risk of ``act`` (§6–§8), for the dashed lines of the learning curves."""
+    from verify.slr import theory
+
+    return ctx.cached(("slr-pop-opt", act, model, float(nu), int(L)), lambda: float(
+        theory.optimal_population_risk(act, theory.make_setting(model, nu, L)).risk))
+
+
 def _margin(label, value, se, note=""):
     """``value > 3 SE``: a lower check whose threshold is the margin itself (no tolerance)."""
     return Check(f"{label} > 3 SE", 3.0 * se, value, se=None, kind="lower",
@@ -489,14 +497,21 @@ def _c18(ctx, size):
 
             eb = float(bayes.bayes_risk(model, nu, L).value)
             gaps.append(rs["softmax"].E_test - eb)
+        pop = {act: _population_optimum(ctx, act, model, nu, L) for act in curves}
         for i in range(1, len(gaps)):
             checks.append(Check(f"{tag}: RS softmax gap to the population optimum shrinks, α "
                                 f"{size['alphas'][i - 1]:g}→{size['alphas'][i]:g}", gaps[i - 1], gaps[i], kind="upper"))
         params["settings"].append({"setting": tag, "curves": {a: c for a, c in curves.items()}, "gaps": gaps})
-        plots.append(PlotSpec(f"C18: {tag}, λ tuned by RS", "α", "E_test", [
-            s for act, c in curves.items() for s in (
-                PlotSeries(f"{act} RS", [x[0] for x in c], [x[1] for x in c], [x[2] for x in c], kind="line"),
-                PlotSeries(f"{act} ERM", [x[0] for x in c], [x[4] for x in c], [x[5] for x in c], kind="points"))]))
+        al = list(size["alphas"])
+        series = [s for act, c in curves.items() for s in (
+            PlotSeries(act, [x[0] for x in c], [x[1] for x in c], [x[2] for x in c], kind="line", group=act),
+            PlotSeries("", [x[0] for x in c], [x[4] for x in c], [x[5] for x in c], kind="points", group=act),
+            PlotSeries("", al, [pop[act]] * len(al), kind="dashed", group=act))]
+        series.append(PlotSeries("Bayes risk", al, [eb] * len(al), kind="dashed"))
+        plots.append(PlotSpec(f"C18: {tag}, λ tuned by RS\nlines RS ± SE, dots ERM D={size['D']} ± sd, dashed "
+                              "population optimum", "α", "E_test", series))
+        params["settings"][-1]["population_optimum"] = pop
+        params["settings"][-1]["bayes_risk"] = eb
     return checks, plots, params
 
 
