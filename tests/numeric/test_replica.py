@@ -126,7 +126,7 @@ def test_nonconvergence_raises():
     kern = _kern("linear_uncentred")
     rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=128, replicates=2, seed=0)
     with pytest.raises(ConvergenceError, match="did not converge"):
-        NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1, tol=0.0, accept=0.0, coarse=False)
+        NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1, tol=0.0, accept=0.0, accept_noise=0.0, coarse=False)
 
 
 def test_result_fields_and_error_estimate():
@@ -232,7 +232,9 @@ def test_pilot_start_reaches_the_same_fixed_point():
     assert multi.method.startswith("pilot[4x256")
     for k in NR.UNKNOWNS:
         assert multi.values[k] == pytest.approx(plain.values[k], rel=1e-7, abs=1e-9)
-    assert multi.E_test_error == pytest.approx(plain.E_test_error, rel=1e-4)
+    # the errors come from forward-difference Jacobians (step 1e-6) of maps whose prox converges to
+    # ‖∇F‖ ≤ 1e-9: at two points 1e-9 apart they differ by up to ~1e-9/1e-6 = 1e-3 relative
+    assert multi.E_test_error == pytest.approx(plain.E_test_error, rel=2e-3)
     assert multi.residual <= 1e-9
     # the pilot's Jacobian is the surrogate's at the returned point (stability = its spectral radius)
     assert multi.stability == pytest.approx(float(np.max(np.abs(np.linalg.eigvals(multi.jacobian)))))
@@ -240,3 +242,19 @@ def test_pilot_start_reaches_the_same_fixed_point():
     pre = NR._prefix_rule(rules[0], 256)
     assert pre.n == 4 * 256 and pre.points == 256
     assert np.array_equal(pre.chistar[256:512], rules[0].chistar[1024:1280])
+
+
+@pytest.mark.slow
+def test_rough_map_is_accepted_within_its_noise_and_flagged():
+    """softmax spiked L=3, α=2, λ=0.01 on 4×1024 (seed 0): the frozen map is rough (prox minima
+    switch) and has no fixed point to 1e-6; the best point's residual (2.4e-4) is far below the
+    map's integration noise, so it is returned — flagged, with the residual in its error — and
+    refused when only the absolute criterion is allowed (``accept_noise=0``)."""
+    kern = NR.compile_rs_kernels("softmax", {3: RD.replica_kernels("softmax", 3)})
+    rules = NR.make_rule("spiked", 2.0, [(3, 1.0)], points=1024, replicates=4, seed=0)
+    fp = NR.rs_fixed_point(kern, rules, 2.0, 0.01, 0.1)
+    assert "rough_map" in fp.flags and "residual_above_tol" in fp.flags
+    assert 1e-6 < fp.residual < 1e-3
+    assert np.isfinite(fp.E_test) and fp.E_test_error > 0
+    with pytest.raises(ConvergenceError, match="integration noise"):
+        NR.rs_fixed_point(kern, rules, 2.0, 0.01, 0.1, accept_noise=0.0)
