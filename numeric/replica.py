@@ -1223,9 +1223,9 @@ def rs_branches(kern: RSKernels, rules, alpha, lam, Delta, *, model="spiked", nu
 
 def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="spiked", nu=2.0, x0=None,
                    refine: bool = True, xatol: float = 0.02, progress=None, **kw):
-    r"""Minimise E_test over λ at fixed α (§12): a log grid (default 9 points on 10⁻³…10, solved by
-    continuation from large to small λ; a warm start with no alignment, m = 0, or an unstable result
-    is solved again from the informed start), then a bounded 1-D refinement in :math:`\log_{10}\lambda`
+    r"""Minimise E_test over λ at fixed α (§12), among the stable fixed points: a log grid (default 9
+    points on 10⁻³…10, solved by continuation from large to small λ; a warm start with no alignment,
+    m = 0, or an unstable result is solved again from the informed start), then a bounded 1-D refinement in :math:`\log_{10}\lambda`
     between the neighbours of the best grid point (golden section, ``xatol`` in decades).
 
     Returns ``(best RSFixedPoint, [grid RSFixedPoint...])``.  Grid points that do not converge
@@ -1269,7 +1269,12 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
         raise ConvergenceError(_SYSTEM, {"alpha": alpha, "Delta": Delta}, float("nan"),
                                "no λ of the grid converged", "a different grid or more points")
     lams = sorted(pts)
-    ib = int(np.argmin([pts[l_].E_test for l_ in lams]))
+    # λ* among the stable fixed points (an unstable one, e.g. on a rough map at small λ, is not a
+    # prediction of the trained model); all of them only if none is stable
+    Ecand = [pts[l_].E_test if pts[l_].stability < 1 else math.inf for l_ in lams]
+    if not np.isfinite(Ecand).any():
+        Ecand = [pts[l_].E_test for l_ in lams]
+    ib = int(np.argmin(Ecand))
     best = pts[lams[ib]]
     grid_out = [pts[l_] for l_ in lams]
     if refine and 0 < ib < len(lams) - 1:
@@ -1301,7 +1306,7 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
                 d_ = a_ + gr * (b_ - a_)
                 fd = f(d_)
         for fp in cache.values():
-            if fp.E_test < best.E_test:
+            if fp.E_test < best.E_test and (fp.stability < 1 or best.stability >= 1):
                 best = fp
     elif ib in (0, len(lams) - 1):
         best.flags = best.flags + ("lambda_at_grid_edge",)
