@@ -1225,8 +1225,9 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
                    refine: bool = True, xatol: float = 0.02, progress=None, **kw):
     r"""Minimise E_test over λ at fixed α (§12), among the stable fixed points: a log grid (default 9
     points on 10⁻³…10, solved by continuation from large to small λ; a warm start with no alignment,
-    m = 0, or an unstable result is solved again from the informed start), then a bounded 1-D refinement in :math:`\log_{10}\lambda`
-    between the neighbours of the best grid point (golden section, ``xatol`` in decades).
+    m = 0, or an unstable result is solved again from the informed start), then a bounded 1-D
+    refinement in :math:`\log_{10}\lambda` between the neighbours of the best grid point (golden
+    section, ``xatol`` in decades).
 
     Returns ``(best RSFixedPoint, [grid RSFixedPoint...])``.  Grid points that do not converge
     are skipped and listed in the best point's flags.
