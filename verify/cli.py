@@ -443,12 +443,12 @@ def _cmd_verify(args) -> int:
                 "references": citation(claims)}
         if ctx.disk is not None:
             meta["cache"] = ctx.disk.summary()
+        path = write_report(results, args.out, meta=meta)
+        print(f"report: {path}")
     if ctx.disk is not None and ctx.disk.stale:
         print(f"note: {len(ctx.disk.stale)} result(s) came from the cache {ctx.disk.folder} but were made by other "
               f"code (fingerprints {', '.join(ctx.disk.summary()['stale_fingerprints'])}; this code "
               f"{ctx.disk.fingerprint}); delete the folder to recompute them", file=sys.stderr)
-        path = write_report(results, args.out, meta=meta)
-        print(f"report: {path}")
     return 1 if any(r.verdict == "fail" for r in results) else 0
 
 

@@ -77,3 +77,11 @@ def test_citation_lists_the_references_of_the_claims_run(tmp_path, capsys):
     refs = citation(["V1", "V4"])
     assert refs and "arXiv:2506.18656" in refs[0] and len(refs) == len(set(refs))
     assert citation([]) == []
+
+
+def test_verify_writes_its_report_with_and_without_a_cache(tmp_path, capsys):
+    for extra in ([], ["--cache", str(tmp_path / "c")]):
+        out = tmp_path / ("rep" + str(len(extra)))
+        rc, stdout, err = run(["verify", "V1", "--quick", "--device", "cpu", "--out", str(out), *extra], capsys)
+        assert rc == 0, stdout + err
+        assert (out / "results.json").exists() and "report:" in stdout
