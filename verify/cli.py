@@ -536,5 +536,22 @@ def _main(argv=None) -> int:
         return 2
 
 
+def console_main() -> None:  # pragma: no cover - the `attnlimits` entry point and ``python -m verify.cli``
+    """Run :func:`main` and exit with its status.  After a Ctrl-C the process ends at once with 130
+    (``os._exit`` after flushing): a KeyboardInterrupt that lands while an extension module is being
+    imported can otherwise make the interpreter's shutdown re-raise SIGINT (exit −2 instead of 130)."""
+    rc = main()
+    if rc == 130:
+        import os
+
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a closed pipe must not hide the exit status
+                pass
+        os._exit(130)
+    sys.exit(rc)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    console_main()
