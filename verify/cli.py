@@ -15,6 +15,7 @@ import argparse
 import json
 import math
 import re
+import signal
 import sys
 import textwrap
 
@@ -536,10 +537,34 @@ def _main(argv=None) -> int:
         return 2
 
 
+def _sigint_outside_imports(signum, frame):  # pragma: no cover - exercised by a subprocess test
+    """SIGINT handler: KeyboardInterrupt as usual, except while a module is being imported.
+
+    A KeyboardInterrupt raised inside an import can escape an extension module's C++ initialiser
+    (pybind11: ``terminate called after throwing … error_already_set``, exit −6) or leave a module
+    half-initialised; there the interrupt is re-sent 50 ms later, until the import is done."""
+    f = frame
+    while f is not None:
+        if f.f_code.co_filename.startswith("<frozen importlib"):
+            import os
+            import threading
+
+            t = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+            t.daemon = True
+            t.start()
+            return
+        f = f.f_back
+    raise KeyboardInterrupt
+
+
 def console_main() -> None:  # pragma: no cover - the `attnlimits` entry point and ``python -m verify.cli``
-    """Run :func:`main` and exit with its status.  After a Ctrl-C the process ends at once with 130
-    (``os._exit`` after flushing): a KeyboardInterrupt that lands while an extension module is being
-    imported can otherwise make the interpreter's shutdown re-raise SIGINT (exit −2 instead of 130)."""
+    """Run :func:`main` and exit with its status.  Ctrl-C during an import is deferred to its end
+    (:func:`_sigint_outside_imports`), and after a Ctrl-C the process ends at once with 130
+    (``os._exit`` after flushing): the interpreter's shutdown could otherwise re-raise SIGINT."""
+    try:
+        signal.signal(signal.SIGINT, _sigint_outside_imports)
+    except ValueError:  # not the main thread
+        pass
     rc = main()
     if rc == 130:
         import os
