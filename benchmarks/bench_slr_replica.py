@@ -60,7 +60,8 @@ def baseline_curve(kern, alphas, lam, Delta, nu=2.0, L=2, iters=60, seed=0):
             if it >= iters - 10:
                 av = dict(zip(("gg_k", "gg_v", "dg_k", "dg_v", "gx_k", "gx_v", "gxi_k", "gxi_v", "A", "B"),
                               info["averages"][0]))
-                Es.append(1 - 2 * x[3] * av["A"] + x[4] * av["B"])
+                # the generated §10.5 test error (derivations.slr.replica.test_error), not retyped here
+                Es.append(float(kern.modules[L].test_error(x[3], x[4], av["A"], av["B"], Delta, 0.0)[0]))
         out.append((float(np.mean(Es)), float(np.std(Es, ddof=1) / math.sqrt(len(Es)))))
     return out
 

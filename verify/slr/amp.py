@@ -65,9 +65,15 @@ def _channel(L, y, omx, omz, Vk, Vv, nu, delta):
         A = terms(yn, *ox, *oz, Vk, Vv, nu, delta)
         Mx = np.max(np.stack([np.broadcast_to(a, yn.shape) for a in A]), axis=0)
         out = gout(yn, *ox, *oz, Vk, Vv, nu, delta, Mx)
+    return _split_channel(out, yn, omx, L, "GAMP")
+
+
+def _split_channel(out, yn, omx, L, what):
+    """Generated channel outputs (4L arrays over N samples) → four (N, L) tensors on ``omx``'s device;
+    non-finite values raise (the message names ``what`` and the remedy)."""
     arr = np.stack([np.broadcast_to(o, yn.shape) for o in out], axis=1)  # (N, 4L)
     if not np.all(np.isfinite(arr)):
-        raise FloatingPointError("GAMP: non-finite channel functions; try stronger damping (smaller --damping)")
+        raise FloatingPointError(f"{what}: non-finite channel functions; try stronger damping (smaller --damping)")
     t = torch.as_tensor(arr, dtype=omx.dtype, device=omx.device)
     return t[:, :L], t[:, L:2 * L], t[:, 2 * L:3 * L], t[:, 3 * L:]
 
@@ -240,11 +246,7 @@ def _max_channel(L, nu, y, omx, omz, Vk, Vv, delta, inner):
         u = [dP[e * L + l] * E[e] for e in range(L) for l in range(L)]
         uu = [ddP[e * L + l] * E[e] for e in range(L) for l in range(L)]
         out = getattr(mod, f"bomax_L{L}_gout")(yn, *oz, Vv, delta, *t, *u, *uu)
-    arr = np.stack([np.broadcast_to(o, yn.shape) for o in out], axis=1)  # (N, 4L)
-    if not np.all(np.isfinite(arr)):
-        raise FloatingPointError("GAMP (max-SLR): non-finite channel functions; try stronger damping")
-    t = torch.as_tensor(arr, dtype=omx.dtype, device=omx.device)
-    return t[:, :L], t[:, L:2 * L], t[:, 2 * L:3 * L], t[:, 3 * L:]
+    return _split_channel(out, yn, omx, L, "GAMP (max-SLR)")
 
 
 def gamp_max(X, y, nu: float, delta: float, *, iterations: int = 80, damping: float = 0.5, tol: float = 1e-7,
