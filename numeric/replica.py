@@ -468,7 +468,13 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_sta
     dist = np.abs(Xr[ar, second] - chi_hat).max(axis=1)
     dF = Fend[ar, second] - Fend[ar, best]
     ambiguous = (dist > 1e-3) & (dF < 1e-6 * (1 + np.abs(Fend[ar, best])))
-    distinct_minima = ((np.abs(Xr - chi_hat[:, None, :]).max(axis=2) > 1e-3) & np.isfinite(Fend)).any(axis=1)
+    distinct = (np.abs(Xr - chi_hat[:, None, :]).max(axis=2) > 1e-3) & np.isfinite(Fend)  # (n, S)
+    distinct_minima = distinct.any(axis=1)
+    # the lowest other minimum of every sample that has one: the piece walk's surrogate also follows
+    # it, so that a switch between two known minima is seen without a multistart
+    alt_idx = np.flatnonzero(distinct_minima)
+    alt_pts = Xr[alt_idx, np.argmin(np.where(distinct, Fend, np.inf)[alt_idx], axis=1)] if alt_idx.size \
+        else np.zeros((0, L))
     if not np.isfinite(Fend[ar, best]).all():
         raise ConvergenceError(_SYSTEM, {"V_k": V_k, "V_v": V_v}, float("nan"),
                                "the prox objective is not finite for some samples",
@@ -476,7 +482,8 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_sta
     if stats is not None:
         stats["dedup"] = stats.get("dedup", 0) + ndup
     diag = {"prox_iterations": it, "unconverged_fraction": float((gnorm.reshape(n, S)[ar, best] > 1e-6).mean()),
-            "ambiguous_fraction": float(ambiguous.mean()), "multi_minima_fraction": float(distinct_minima.mean())}
+            "ambiguous_fraction": float(ambiguous.mean()), "multi_minima_fraction": float(distinct_minima.mean()),
+            "alt": (alt_idx, alt_pts)}
     return chi_hat, diag
 
 
@@ -540,9 +547,32 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None):
     t0 = time.perf_counter()
     if kern.affine:
         chi_hat, diag = _prox_affine(mod, wchi, wz, y, V_k, V_v)
+        diag["offset"] = chi_hat - wchi
+        diag["anchor"] = (diag["offset"], np.zeros(0, int), np.zeros((0, L)))
+    elif anchor is None:
+        chi_hat, diag = _prox_newton(mod, wchi, wz, y, V_k, V_v)
+        a_idx, a_pts = diag.pop("alt")
+        diag["offset"] = chi_hat - wchi
+        diag["anchor"] = (diag["offset"], a_idx, a_pts - wchi[a_idx])
     else:
-        chi_hat, diag = _prox_newton(mod, wchi, wz, y, V_k, V_v, starts=None if anchor is None else wchi + anchor)
-    diag["offset"] = chi_hat - wchi
+        # the selection-frozen surrogate: one start per sample at its anchored minimum, and a second
+        # one at its other known minimum where the anchor has one (the lower of the two is kept)
+        off, a_idx, a_off = anchor if isinstance(anchor, tuple) else (anchor, np.zeros(0, int), np.zeros((0, L)))
+        chi_hat, diag = _prox_newton(mod, wchi, wz, y, V_k, V_v, starts=wchi + off)
+        diag.pop("alt")
+        a_off = np.array(a_off, float)
+        if a_idx.size:
+            ch_a, _ = _prox_newton(mod, wchi[a_idx], wz[a_idx], y[a_idx], V_k, V_v, starts=wchi[a_idx] + a_off)
+            ch_a.shape = (a_idx.size, L)
+            with np.errstate(over="ignore", invalid="ignore"):
+                Fm, Fa = (np.broadcast_to(mod.F_value(*_cols(c_), *_cols(wchi[a_idx]), *_cols(wz[a_idx]), y[a_idx],
+                                                       V_k, V_v)[0], (a_idx.size,)) for c_ in (chi_hat[a_idx], ch_a))
+            sw = np.isfinite(Fa) & (Fa < Fm)
+            if sw.any():
+                a_off[sw] = chi_hat[a_idx[sw]] - wchi[a_idx[sw]]
+                chi_hat[a_idx[sw]] = ch_a[sw]
+        diag["offset"] = chi_hat - wchi
+        diag["anchor"] = (diag["offset"], a_idx, a_off)
     t1 = time.perf_counter()
     if timing is not None:
         timing["prox"] = timing.get("prox", 0.0) + (t1 - t0)
@@ -672,6 +702,18 @@ class RSFixedPoint:
     flags: tuple = ()
     #: ∂G/∂x at the fixed point (6×6, forward differences; ``stability`` is its spectral radius).
     jacobian: Any = field(default=None, repr=False, compare=False)
+    #: The prox selection at the fixed point (χ̂ − ω^χ per sample, one array per rule): the handle
+    #: by which a neighbouring solve on the same rule starts (``rs_fixed_point(warm=…)``).  Not
+    #: pickled (it is as large as the rule).
+    anchor: Any = field(default=None, repr=False, compare=False)
+    #: The pooled channel averages at the fixed point (they do not depend on α or λ, so with the
+    #: Jacobian they give a first-order predictor at a neighbouring (α, λ) without a prox call).
+    averages: Any = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["anchor"] = None
+        return state
 
     def as_row(self) -> dict:
         row = {"alpha": self.alpha, "lam": self.lam, "Delta": self.Delta, "E_test": self.E_test,
@@ -741,7 +783,8 @@ def _fd_jacobian(G, x, gx, h=1e-6):
     return J
 
 
-def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, newton_tol=None, J0=None):
+def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, newton_tol=None, J0=None, anchor0=None, tol_of=None,
+                anchor0_tol=3e-3):
     """Fixed point of a piecewise-smooth frozen map by Newton on its smooth pieces.
 
     The frozen map G is smooth except where a sample's selected prox minimum switches (§10.6: the
@@ -749,12 +792,20 @@ def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, newton_tol=None, J0=None)
     round evaluates G at x (``G_info(x) -> (G(x), offsets)``), freezes the selection there
     (``G_anchor(v, offsets)``: the smooth surrogate G_P, equal to G on the piece P containing x)
     and solves x = G_P(x) by Newton with a finite-difference Jacobian (chord steps); the next
-    round checks that point on G.  It ends when G itself has residual ≤ ``tol``: the point then lies
-    in a piece that contains its own fixed point, i.e. it is a fixed point of G.  The surrogate's
-    prox runs from one start per sample (no screening), so its evaluations cost a fraction of G's.
+    round checks that point on G.  It ends when G itself has residual ≤ ``tol`` (or ≤
+    ``tol_of(x)``, evaluated right after G at x, when that is larger): the point then lies in a
+    piece that contains its own fixed point, i.e. it is a fixed point of G.  The surrogate's prox
+    runs from one start per sample (no screening), so its evaluations cost a fraction of G's.
 
-    ``J0`` (e.g. the Jacobian of the same map on a smaller rule) starts the chord steps of the first
-    round; each later round starts from the previous round's Jacobian.
+    ``J0`` (e.g. the Jacobian of the same map on a smaller rule, or at a neighbouring α) starts the
+    chord steps of the first round; each later round starts from the previous round's Jacobian.
+    ``anchor0`` (offsets, e.g. the selection at a neighbouring fixed point on the same rule) is the
+    first round's selection: that round then starts with Newton on its surrogate and skips G at x.
+    That surrogate is solved only to ``anchor0_tol``: it is smooth near its anchor only, and the
+    selection at the new point differs from the neighbour's in a few samples, whose switches move
+    the fixed point by about the integration error anyway; the next round re-anchors on G there.
+    With ``tol_of``, a round anchored on G at x solves its surrogate to 0.1·``tol_of(x)`` (if that
+    is above ``newton_tol``): the check on G then accepts it unless a sample switched.
 
     Returns ``(x, G(x), residual, true evaluations, surrogate evaluations, J, x_J)``; ``J`` is the
     surrogate's last Jacobian, which equals G's within the piece.
@@ -763,20 +814,28 @@ def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, newton_tol=None, J0=None)
     ev_true = ev_sur = 0
     J = xJ = None
     newton_tol = tol if newton_tol is None else newton_tol
-    for _ in range(rounds):
+    rounds = rounds + (anchor0 is not None)
+    for k in range(rounds):
         x = _project(x)
-        gx, offsets = G_info(x)
-        ev_true += 1
-        res = _residual(gx, x)
-        if best is None or res < best[0]:
-            best = (res, x, gx, J, xJ)
-        if res <= tol:
-            break
+        if k == 0 and anchor0 is not None:
+            offsets, res = anchor0, np.inf
+        else:
+            gx, offsets = G_info(x)
+            ev_true += 1
+            res = _residual(gx, x)
+            if best is None or res < best[0]:
+                best = (res, x, gx, J, xJ)
+            if res <= tol or tol_of is not None and res <= tol_of(x):
+                break
 
         def Gp(v, offsets=offsets):
             return G_anchor(v, offsets)
 
-        xs, _, rs, _, evs, _, Jn, xJn = _solve(Gp, x, newton_tol, damped_exit=np.inf, newton_at=np.inf,
+        if k == 0 and anchor0 is not None:
+            ntol = max(newton_tol, anchor0_tol)
+        else:
+            ntol = newton_tol if tol_of is None else max(newton_tol, 0.1 * tol_of(x))
+        xs, _, rs, _, evs, _, Jn, xJn = _solve(Gp, x, ntol, damped_exit=np.inf, newton_at=np.inf,
                                                  max_newton=8, J0=J if J is not None else J0)
         if Jn is not None:
             J, xJ = Jn, xJn
@@ -784,12 +843,17 @@ def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, newton_tol=None, J0=None)
         if not (rs < res) or not np.isfinite(xs).all():
             break  # Newton on the surrogate made no progress: leave it to the caller
         x = xs
+    if best is None:  # the anchored first round failed: G at the start
+        x = _project(x)
+        gx, _ = G_info(x)
+        ev_true += 1
+        best = (_residual(gx, x), x, gx, J, xJ)
     res, x, gx, J, xJ = best
     return x, gx, res, ev_true, ev_sur, J, xJ
 
 
 def _solve(G, x0, tol, *, max_damped=40, damping=0.5, damped_exit=1e-1, max_anderson=60, memory=5,
-           newton_at=1e-4, max_newton=8, label="", J0=None):
+           newton_at=1e-4, max_newton=8, label="", J0=None, broyden=True):
     """Damped → Anderson → Newton ladder on a deterministic map G.
 
     Damped iteration until the relative residual is below ``damped_exit``; Anderson (type II,
@@ -798,7 +862,8 @@ def _solve(G, x0, tol, *, max_damped=40, damping=0.5, damped_exit=1e-1, max_ande
     recomputed only when a chord step contracts the residual by less than a factor 10.  Near the
     solution a chord step gains about ``newton_at``·‖J′‖ per step, so two or three steps reach
     ``tol``.  ``J0``: a Jacobian to start the chord steps with (e.g. from a smaller rule), replaced
-    by a finite-difference one as soon as a step with it fails to reduce the residual.  Returns
+    by a finite-difference one as soon as a step with it fails to reduce the residual.  ``broyden``:
+    every accepted step updates the chord Jacobian by the secant (Broyden) rank-one formula.  Returns
     ``(x, G(x), residual, iterations, evaluations, method, J, x_J)`` with the last Jacobian and the
     point where it was computed (``None`` if Newton did not run).
     """
@@ -890,6 +955,13 @@ def _solve(G, x0, tol, *, max_damped=40, damping=0.5, damped_exit=1e-1, max_ande
                 J = None  # the reused Jacobian is stale: recompute it at x
                 continue
             rn_ratio = rn / res
+            if broyden:
+                # secant (Broyden) update of the chord Jacobian from the accepted step: free, and it
+                # turns the linear convergence of a borrowed or aged Jacobian into a superlinear one
+                s_ = xn - x
+                ss = float(s_ @ s_)
+                if ss > 0:
+                    J = J + np.outer(gn - gx - J @ s_, s_) / ss
             x, gx, res = xn, gn, rn
             best = (res, x, gx)
             fresh = False
@@ -904,7 +976,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
                    form: str = "jacobian",
                    compute_error: bool = True, coarse: bool = True, coarse_tol: float = 1e-3,
                    walk_at: float = 1e-3, surrogate_jacobian: bool = True, pilot: int | None = 1024,
-                   progress=None) -> RSFixedPoint:
+                   tol_noise: float = 1e-3, warm: "RSFixedPoint | None" = None, progress=None) -> RSFixedPoint:
     r"""The RS fixed point at (α, λ, Δ) on the frozen rule ``rules`` (see :func:`make_rule`).
 
     Parameters
@@ -918,6 +990,18 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     x0 : array-like, optional
         Start (m_k, q_k, V_k, m_v, q_v, V_v); default :func:`informed_start` of ``model``, ``nu``.
         A warm start from a neighbouring (α, λ) point is continuation.
+    warm : RSFixedPoint, optional
+        A neighbouring fixed point solved on the **same** rule (continuation; ``rs_learning_curve``
+        and ``rs_tune_lambda`` pass the previous one): ``x0`` defaults to its point, its Jacobian
+        starts the chord steps and its prox selection (``warm.anchor``) anchors the first piece-walk
+        round, so neither the pilot nor a first multistart map is needed.  The answer is the same
+        fixed point of the frozen map (every candidate is still checked on the map itself); only the
+        path changes.  Ignored when its anchor does not fit the rule.
+    tol_noise : float
+        The solve also stops when the residual is below ``tol_noise`` times the map's integration
+        noise at the point (see ``accept_noise``), if that is larger than ``tol``: the residual's
+        effect on the answer is then ≤ ``tol_noise`` of its error bar (and is added to the reported
+        errors in quadrature).  ``0``: ``tol`` only.
     tol, accept : float
         Target residual ‖G(x) − x‖∞ (relative to max(1, |x|)); a solve whose residual stays above
         ``accept`` raises :class:`ConvergenceError`; between the two it is returned with the flag
@@ -970,7 +1054,25 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         raise ValueError(f"Delta must be >= 0, got {Delta}")
     t_start = time.perf_counter()
     timing: dict = {}
+    if warm is not None and x0 is None:
+        x0 = np.array([warm.values[k] for k in UNKNOWNS])
+    anchor0 = None
+    if warm is not None and warm.anchor is not None and len(warm.anchor) == len(rules) and all(
+            np.shape(a_[0] if isinstance(a_, tuple) else a_) == (r_.n, r_.L) for a_, r_ in zip(warm.anchor, rules)):
+        anchor0 = warm.anchor
     x0 = informed_start(model, nu) if x0 is None else np.asarray(x0, float)
+    if anchor0 is not None and warm.jacobian is not None and warm.averages is not None:
+        xw = np.array([warm.values[k] for k in UNKNOWNS])
+        if np.array_equal(x0, xw):
+            # predictor: one Newton step at the new (α, λ) from the neighbour, with its Jacobian and
+            # its averages (the channel averages do not depend on α, λ; only the update does)
+            try:
+                g_new, _ = _update_from_averages(kern, warm.averages, xw, alpha, lam, form)
+                xp_ = _project(xw + np.linalg.solve(np.eye(xw.size) - warm.jacobian, g_new - xw))
+                if np.isfinite(xp_).all():
+                    x0 = xp_
+            except (np.linalg.LinAlgError, ValueError, ZeroDivisionError):
+                pass
     params = {"alpha": alpha, "lam": lam, "Delta": Delta}
     R = rules[0].replicates
     evals = 0
@@ -989,7 +1091,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
 
     def G_info(v):
         g = G_full(v)
-        return g, [d["offset"] for d in last["info"]["diags"]]
+        return g, [d["anchor"] for d in last["info"]["diags"]]
 
     def G_anchor(v, offsets):
         return rs_map(kern, rules, v, alpha, lam, Delta, form=form, timing=timing, anchor=offsets)[0]
@@ -1012,19 +1114,36 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         noise_cache.update(x=np.array(v, float), value=eta)
         return eta
 
+    def tol_of(v):
+        """The noise-relative tolerance at v (free right after the full map at v)."""
+        return tol_noise * noise(v) if tol_noise > 0 else 0.0
+
+    def converged(v, r):
+        return r <= tol or (tol_noise > 0 and r <= tol_of(v))
+
     rough = False
     try:
         x_start = x0
         x = None
         pilot_ok = False
-        if pilot and walk_at and rules[0].points > 2 * int(pilot):
+        if anchor0 is not None and walk_at:
+            # continuation: Newton on the surrogate anchored at the neighbouring point's selection,
+            # with its Jacobian, then checks on the map itself
+            x, gx, res, evt, evs, _, _ = _piece_walk(G_info, G_anchor, x0, tol, J0=warm.jacobian, anchor0=anchor0,
+                                                     tol_of=tol_of if tol_noise > 0 else None)
+            evals += evt + evs
+            iters += evt
+            methods.append(f"warm-walk[{evt}+{evs}s]")
+            pilot_ok = True
+        elif pilot and walk_at and rules[0].points > 2 * int(pilot):
             # multilevel: the fixed point and its Jacobian on the nested pilot rule, then chord steps
             # on the full rule's selection-frozen surrogate (the piece walk) from there
             prules = [_prefix_rule(r, int(pilot)) for r in rules]
             try:
                 fpp = rs_fixed_point(kern, prules, alpha, lam, Delta, x0=x0, model=model, nu=nu, tol=tol,
                                      accept=accept, form=form, compute_error=False, coarse=coarse,
-                                     coarse_tol=coarse_tol, walk_at=walk_at, surrogate_jacobian=True, pilot=None)
+                                     coarse_tol=coarse_tol, walk_at=walk_at, surrogate_jacobian=True, pilot=None,
+                                     tol_noise=tol_noise)
             except (ConvergenceError, np.linalg.LinAlgError):
                 methods.append("pilot_failed")
             else:
@@ -1032,7 +1151,8 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
                 timing["prox"] = timing.get("prox", 0.0) + fpp.prox_seconds
                 timing["pilot"] = fpp.seconds
                 methods.append(f"pilot[{R}x{int(pilot)}: {fpp.evaluations} maps]")
-                x, gx, res, evt, evs, _, _ = _piece_walk(G_info, G_anchor, xp, tol, J0=fpp.jacobian)
+                x, gx, res, evt, evs, _, _ = _piece_walk(G_info, G_anchor, xp, tol, J0=fpp.jacobian,
+                                                         tol_of=tol_of if tol_noise > 0 else None)
                 evals += evt + evs
                 iters += evt
                 methods.append(f"walk[{evt}+{evs}s]")
@@ -1048,17 +1168,18 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
             evals += ev2
             iters += it2
             methods.append(m2)
-        if res > tol and walk_at:
+        if not converged(x, res) and walk_at:
             # end game: Newton on the smooth pieces of the frozen map (selection-frozen surrogate)
-            xw, gw, rw, evt, evs, Jw, xJw = _piece_walk(G_info, G_anchor, x, tol)
+            xw, gw, rw, evt, evs, Jw, xJw = _piece_walk(G_info, G_anchor, x, tol,
+                                                        tol_of=tol_of if tol_noise > 0 else None)
             evals += evt + evs
             iters += evt
             methods.append(f"walk[{evt}+{evs}s]")
             if rw < res:
                 x, gx, res = xw, gw, rw
-        if res > tol and res <= accept_noise * noise(x):
+        if not converged(x, res) and res <= accept_noise * noise(x):
             rough = True  # fixed point to well within the integration noise: no more ladders
-        if res > tol and not rough:
+        if not converged(x, res) and not rough:
             # rough frozen map (prox minima switching, §10.6): the slow ladder from the best point —
             # damped to 1e-3, Anderson to tol, Newton — which wanders over more pieces of the map
             x3, gx3, res3, it3, ev3, m3, J3, xJ3 = _solve(G_full, x, tol, damped_exit=1e-3, newton_at=tol)
@@ -1067,9 +1188,9 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
             methods.append(f"retry[{m3}]")
             if res3 < res:
                 x, gx, res = x3, gx3, res3
-        if res > accept and not rough and res <= accept_noise * noise(x):
+        if res > accept and not rough and not converged(x, res) and res <= accept_noise * noise(x):
             rough = True
-        if res > accept and not rough:
+        if res > accept and not rough and not converged(x, res):
             # last resort: the whole slow ladder from the start (coarse stage to 1e-7 first), whose
             # different path over the pieces of a rough map can end in a fixed point the others missed
             xs_ = x_start
@@ -1084,13 +1205,13 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
             methods.append(f"restart[{m4}]")
             if res4 < res:
                 x, gx, res = x4, gx4, res4
-            if res > accept and res <= accept_noise * noise(x):
+            if res > accept and not converged(x, res) and res <= accept_noise * noise(x):
                 rough = True
     except np.linalg.LinAlgError as exc:
         raise ConvergenceError(_SYSTEM, params, float("nan"), f"linear algebra failed ({exc})",
                                "a larger λ, another start (x0), or more integration points") from None
     flags = []
-    if not (res <= accept or rough) or not np.isfinite(x).all():
+    if not (res <= accept or rough or converged(x, res)) or not np.isfinite(x).all():
         eta = noise_cache.get("value")
         what = "the fixed point did not converge" + (
             f" (integration noise of the map there {eta:.1e}: the residual must be below {accept:g} or "
@@ -1098,7 +1219,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         raise ConvergenceError(_SYSTEM, params, res, what,
                                "another start (x0, e.g. from a neighbouring α or λ), a larger λ, more points, "
                                "or branches=True to see other fixed points")
-    if res > tol:
+    if not converged(x, res):
         flags.append("residual_above_tol")
     if rough and res > accept:
         flags.append("rough_map")
@@ -1115,7 +1236,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     # x: equal to the frozen map's unless a sample's minimum switches within the difference step
     # (then the latter is meaningless anyway), at a fraction of its cost.
     if surrogate_jacobian:
-        offs = [d["offset"] for d in info["diags"]]
+        offs = [d["anchor"] for d in info["diags"]]
 
         def Gi(v):
             return rs_map(kern, rules, v, alpha, lam, Delta, form=form, timing=timing, anchor=offs)
@@ -1180,18 +1301,21 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     return RSFixedPoint(values, errs, E, E_err, tl, tl_err, tl + lam * (x[1] + x[4]) / (2 * alpha),
                         {k: float(v) for k, v in info["hats"].items()}, stability, pd_fail, mm, amb, res, iters,
                         evals, "+".join(methods), rules[0].method, seconds, timing.get("prox", 0.0), float(alpha),
-                        float(lam), float(Delta), tuple(flags), jacobian=J)
+                        float(lam), float(Delta), tuple(flags), jacobian=J,
+                        anchor=[d["anchor"] for d in info["diags"]], averages=av.mean(axis=0))
 
 
 def rs_learning_curve(kern: RSKernels, rules, alphas, lam, Delta, *, x0=None, model="spiked", nu=2.0,
                       progress=None, **kw) -> list:
-    """Fixed points along ``alphas`` (sorted as given) by continuation: each starts from the previous one."""
+    """Fixed points along ``alphas`` (sorted as given) by continuation: each starts from the previous
+    one (``rs_fixed_point(warm=previous)``: its point, Jacobian and prox selection)."""
     out = []
-    x = x0
+    prev = None
     for a in alphas:
-        fp = rs_fixed_point(kern, rules, a, lam, Delta, x0=x, model=model, nu=nu, progress=progress, **kw)
+        fp = rs_fixed_point(kern, rules, a, lam, Delta, x0=x0 if prev is None else None, warm=prev, model=model,
+                            nu=nu, progress=progress, **kw)
         out.append(fp)
-        x = np.array([fp.values[k] for k in UNKNOWNS])
+        prev = fp
     return out
 
 
@@ -1237,6 +1361,7 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
         raise ValueError("the λ grid needs at least 3 points")
     pts = {}
     x = x0
+    prev = None
     failed = []
     x_informed = informed_start(model, nu) if x0 is None else np.asarray(x0, float)
     for lam in grid[::-1]:
@@ -1245,12 +1370,12 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
         # from it never returns to the informed branch (linear_pure, L = 3, α = 2: E = 1.038 at an
         # unstable m = 0 point instead of 0.947).  Such a start, or a result that is unstable, is
         # solved again from the informed start, and the stable informed point is kept.
-        start = x
+        start, warm = x, prev
         if start is not None and min(abs(start[0]), abs(start[3])) < 1e-3:
-            start = x_informed
+            start, warm = x_informed, None
         try:
-            fp = rs_fixed_point(kern, rules, alpha, float(lam), Delta, x0=start, model=model, nu=nu, progress=progress,
-                                **kw)
+            fp = rs_fixed_point(kern, rules, alpha, float(lam), Delta, x0=start, warm=warm, model=model, nu=nu,
+                                progress=progress, **kw)
         except ConvergenceError:
             fp = None
         if (fp is None or fp.stability >= 1) and start is not x_informed:
@@ -1266,6 +1391,7 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
             continue
         pts[float(lam)] = fp
         x = np.array([fp.values[k] for k in UNKNOWNS])
+        prev = fp
     if not pts:
         raise ConvergenceError(_SYSTEM, {"alpha": alpha, "Delta": Delta}, float("nan"),
                                "no λ of the grid converged", "a different grid or more points")
@@ -1287,7 +1413,7 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
             if u in cache:
                 return cache[u].E_test
             try:
-                fp = rs_fixed_point(kern, rules, alpha, 10 ** u, Delta, x0=xb, model=model, nu=nu, **kw)
+                fp = rs_fixed_point(kern, rules, alpha, 10 ** u, Delta, x0=xb, warm=best, model=model, nu=nu, **kw)
             except ConvergenceError:
                 return math.inf
             cache[u] = fp

@@ -126,13 +126,14 @@ def test_nonconvergence_raises():
     kern = _kern("linear_uncentred")
     rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=128, replicates=2, seed=0)
     with pytest.raises(ConvergenceError, match="did not converge"):
-        NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1, tol=0.0, accept=0.0, accept_noise=0.0, coarse=False)
+        NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1, tol=0.0, accept=0.0, accept_noise=0.0, tol_noise=0.0,
+                          coarse=False)
 
 
 def test_result_fields_and_error_estimate():
     kern = _kern("linear_uncentred")
     rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=256, replicates=4, seed=1)
-    fp = NR.rs_fixed_point(kern, rules, 10.0, 1.0, 0.1)
+    fp = NR.rs_fixed_point(kern, rules, 10.0, 1.0, 0.1, tol_noise=0.0)
     row = fp.as_row()
     for k in ("E_test", "E_test_error", "training_loss", "m_k", "q_k", "V_k", "m_v", "q_v", "V_v", "stability",
               "pd_fail_fraction", "method", "iterations", "m_hat_k", "V_hat_v"):
@@ -227,8 +228,8 @@ def test_pilot_start_reaches_the_same_fixed_point():
     tolerance, as the ladder without a pilot — at fewer evaluations of the full map."""
     kern = NR.compile_rs_kernels("softmax", {2: RD.replica_kernels("softmax", 2)})
     rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=1024, replicates=4, seed=3)
-    plain = NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1, pilot=None)
-    multi = NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1, pilot=256)
+    plain = NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1, pilot=None, tol_noise=0.0)
+    multi = NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1, pilot=256, tol_noise=0.0)
     assert multi.method.startswith("pilot[4x256")
     for k in NR.UNKNOWNS:
         assert multi.values[k] == pytest.approx(plain.values[k], rel=1e-7, abs=1e-9)
@@ -258,3 +259,40 @@ def test_rough_map_is_accepted_within_its_noise_and_flagged():
     assert np.isfinite(fp.E_test) and fp.E_test_error > 0
     with pytest.raises(ConvergenceError, match="integration noise"):
         NR.rs_fixed_point(kern, rules, 2.0, 0.01, 0.1, accept_noise=0.0)
+
+
+def test_noise_relative_tolerance_moves_the_answer_by_a_sliver_of_its_error():
+    """The default stop (residual ≤ 1e-3 × the map's integration noise, ``tol_noise``) against the
+    strict one (``tol`` = 1e-9 only): every order parameter within 0.02 of its standard error of
+    the strict answer (the residual's effect is ≤ 1e-3 of the noise, amplified by (I − J)⁻¹ like the
+    error itself), no ``residual_above_tol`` flag, and not more map evaluations."""
+    kern = NR.compile_rs_kernels("softmax", {2: RD.replica_kernels("softmax", 2)})
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=1024, replicates=4, seed=3)
+    strict = NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1, tol_noise=0.0)
+    loose = NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1)
+    for k in NR.UNKNOWNS:
+        assert abs(loose.values[k] - strict.values[k]) <= 0.02 * strict.errors[k], k
+    assert abs(loose.E_test - strict.E_test) <= 0.02 * strict.E_test_error
+    assert "residual_above_tol" not in loose.flags
+    assert loose.evaluations <= strict.evaluations
+
+
+def test_warm_continuation_reaches_the_cold_fixed_points():
+    """``rs_learning_curve`` passes each fixed point on (``warm=``: predictor from its Jacobian and
+    averages, first Newton round on the surrogate anchored at its prox selection): the fixed points
+    are those of independent cold solves on the same rule, to the solver's tolerance, at fewer
+    evaluations of the multistart map; the continuation handle is not pickled."""
+    import pickle
+
+    kern = NR.compile_rs_kernels("softmax", {2: RD.replica_kernels("softmax", 2)})
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=2048, replicates=4, seed=5)
+    alphas = [10.0, 7.0, 5.0]
+    curve = NR.rs_learning_curve(kern, rules, alphas, 0.1, 0.1, tol_noise=0.0)
+    assert all(fp.method.startswith("warm-walk") for fp in curve[1:])
+    for fp in curve[1:]:
+        cold = NR.rs_fixed_point(kern, rules, fp.alpha, 0.1, 0.1, tol_noise=0.0)
+        for k in NR.UNKNOWNS:
+            assert fp.values[k] == pytest.approx(cold.values[k], rel=1e-6, abs=1e-8), (fp.alpha, k)
+    back = pickle.loads(pickle.dumps(curve[-1]))
+    assert back.anchor is None and back.E_test == curve[-1].E_test
+    assert curve[-1].anchor is not None and len(curve[-1].anchor) == 1
