@@ -1,27 +1,33 @@
 """Benchmark: RS learning curve of ridge ERM (docs/slr.md §10.6), softmax, spiked L = 2, ν = 2, λ = 0.1, Δ = 0.1.
 
 attnlimits: generated kernels on a frozen scrambled-Sobol rule, ray-screened multistart Newton prox,
-damped → Anderson → Newton outer solve with continuation in α, error by replicates (delta method).
-Baseline, measured in the same run with the same generated kernels and prox: the spec's §10.6 recipe
-— damped iteration (0.5) on **fresh** Monte Carlo samples every iteration, 60 iterations, 2·10⁴
-samples rising to 8·10⁴ for the last 20, E_test reported as the mean of the last 10 iterates with
-their standard error (sd/√10).
+continuation in α from the largest α down (each point warm-started from the previous one: predictor
+from its Jacobian, Newton on the selection-frozen surrogate, checks on the multistart map), error by
+replicates (delta method).
 
-The baseline uses the same (current) prox, so the ratio measures the method (frozen rule, outer
-solver, error estimate), not the prox; the prox's own speed-up is measured by the per-fixed-point
-figures at the end (compare with an older checkout).
+Baseline, measured in the same run with the same generated kernels and **the same prox**: the spec's
+§10.6 recipe — damped iteration (0.5) on **fresh** Monte Carlo samples every iteration, 60
+iterations, 2·10⁴ samples rising to 8·10⁴ for the last 20, E_test the mean of the last 10 iterates.
+Its standard error is the spread of ``--baseline-repeats`` independent runs pooled over α (the
+recipe's own sd/√10 ignores that damped iterates are correlated and is printed beside it).  The
+same prox in both makes the ratio one of the method (frozen rule, outer solver, error estimate).
 
-Equal standard error: the generated solver's rule size is chosen so that its E_test standard error
-matches the baseline's: the per-replicate spread is measured at two rule sizes (16 replicates each)
-at the first α, its power law in n fitted (RQMC: faster than n^{-1/2}), and the smallest power of two
-that reaches the baseline's SE used; the probes' cost is printed and added.  The baseline's SE is
-the spread of ``--baseline-repeats`` independent runs, pooled over α.  Printed: per-α E_test ± SE of both, wall and CPU (``time.process_time``) times and their
-ratios, the load average (the machine may be shared: CPU time is the more trustworthy figure).
-Also: the cost of one fixed point against L (2, 3, 5) and the share of time spent in the prox.
-One thread (``OMP_NUM_THREADS=1`` and ``threadpoolctl``).
+Equal standard error: the curve is solved on two rule sizes (``--points``, default 8192 and 16384,
+× 4 replicates), whose root-mean-square SEs over α bracket the baseline's; the cost at the
+baseline's SE is interpolated on log(CPU) against log(SE) between them (measured RQMC rate in
+between); if they do not bracket it, the nearer one is rescaled conservatively (SE ∝ n^-1/2 when
+ours is larger, no credit when smaller).
+
+The §10.6 prox as the spec writes it for L = 2 softmax (a 1201-point grid on u, then safeguarded
+Newton, 60 steps) is far slower than the multistart one; its cost per map is measured at 2·10⁴ and
+8·10⁴ samples, and the recipe's cost with it (60 maps per α, nothing else of weight) printed as a
+second, derived baseline.  Also: the cost of one fixed point against L (2, 3, 5), the share of time
+in the prox, and the cost per warm-started fixed point at 4 × 1024.  CPU times are
+``time.process_time`` of one thread (``OMP_NUM_THREADS=1`` and ``threadpoolctl``); the load average
+is printed (the machine may be shared).
 
 Run: OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_slr_replica.py [--alphas 1,2,...]
-     [--baseline-iters 60] [--baseline-repeats 2] [--skip-L] [--points-L 1024]
+     [--baseline-iters 60] [--baseline-repeats 2] [--points 8192,16384] [--skip-L] [--points-L 1024]
 """
 from __future__ import annotations
 
@@ -82,6 +88,58 @@ def _load():
     return "load average %.2f %.2f %.2f" % os.getloadavg()
 
 
+def _spec_prox_L2(mod, wchi, wz, y, V_k, V_v, *, chunk=4096, grid=1201, span=30.0, steps=60, **_):
+    """The §10.6 prox as the spec writes it for L = 2 softmax, on the generated F: χ = ω^χ + (u/2)(1, −1)
+    (softmax depends on χ₁ − χ₂ only), a grid of 1201 points on u ∈ [−30, 30], then safeguarded
+    Newton in u (only decreasing steps, |Δu| ≤ 1, 60 steps).  Same signature as the library's prox."""
+    n = wchi.shape[0]
+    w1, w2, z1, z2 = wchi[:, 0], wchi[:, 1], wz[:, 0], wz[:, 1]
+    us = np.linspace(-span, span, grid)[:, None]
+    u = np.empty(n)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for a in range(0, n, chunk):
+            b = min(n, a + chunk)
+            F = mod.F_value(w1[None, a:b] + us / 2, w2[None, a:b] - us / 2, w1[None, a:b], w2[None, a:b],
+                            z1[None, a:b], z2[None, a:b], y[None, a:b], V_k, V_v)[0]
+            u[a:b] = us[np.argmin(np.where(np.isfinite(F), F, np.inf), axis=0), 0]
+        for _ in range(steps):
+            F0, g1, g2, h11, h12, h22 = (np.broadcast_to(o, (n,)) for o in
+                                         mod.F_newton(w1 + u / 2, w2 - u / 2, w1, w2, z1, z2, y, V_k, V_v))
+            d1, d2 = (g1 - g2) / 2, (h11 - 2 * h12 + h22) / 4
+            step = np.clip(np.where(d2 > 0, -d1 / np.where(d2 > 0, d2, 1.0), -np.sign(d1)), -1.0, 1.0)
+            for _ in range(8):
+                un = u + step
+                Fn = np.broadcast_to(mod.F_value(w1 + un / 2, w2 - un / 2, w1, w2, z1, z2, y, V_k, V_v)[0], (n,))
+                ok = np.isfinite(Fn) & (Fn < F0)
+                u, F0, step = np.where(ok, un, u), np.where(ok, Fn, F0), np.where(ok, 0.0, step / 2)
+                if not (step != 0).any():
+                    break
+    return np.stack([w1 + u / 2, w2 - u / 2], axis=1), {
+        "prox_iterations": steps, "unconverged_fraction": 0.0, "ambiguous_fraction": 0.0,
+        "multi_minima_fraction": 0.0, "alt": (np.zeros(0, int), np.zeros((0, 2)))}
+
+
+def _map_seconds(kern, n, prox=None, reps=3, seed=123):
+    """CPU seconds of one map (the §10.6 recipe's unit of work) on n fresh samples at the informed start."""
+    import numeric.replica as NRm
+
+    rng = np.random.default_rng(seed)
+    x = informed_start("spiked", 2.0)
+    orig = NRm._prox_newton
+    if prox is not None:
+        NRm._prox_newton = prox
+    try:
+        ts = []
+        for _ in range(reps):
+            rules = _mc_rule(2.0, 2, n, rng)
+            with _Clock() as c:
+                rs_map(kern, rules, x, 4.0, 0.1, 0.1)
+            ts.append(c.cpu)
+    finally:
+        NRm._prox_newton = orig
+    return float(np.median(ts))
+
+
 def main():
     from threadpoolctl import threadpool_limits
 
@@ -90,11 +148,16 @@ def main():
     ap.add_argument("--baseline-iters", type=int, default=60)
     ap.add_argument("--baseline-repeats", type=int, default=2,
                     help="independent baseline runs; their spread is the baseline's standard error")
+    ap.add_argument("--points", default="8192,16384", help="rule sizes (per replicate, 4 replicates) to solve at")
     ap.add_argument("--skip-L", action="store_true")
     ap.add_argument("--points-L", type=int, default=1024)
     args = ap.parse_args()
     with threadpool_limits(1):
         _run(args)
+
+
+def _rms(v):
+    return float(np.sqrt(np.mean(np.square(v))))
 
 
 def _run(args):
@@ -103,10 +166,6 @@ def _run(args):
     kern = rs_kernels("softmax", 2)
     print(_load(), "(start)")
 
-    # The §10.6 recipe's own SE (sd of the last 10 iterates / √10) ignores that damped iterates are
-    # strongly correlated, so it understates the baseline's error by a large factor; calibrating to it
-    # asks for millions of points.  The baseline's error is measured instead by the spread of
-    # ``--baseline-repeats`` independent runs (the recipe's SE is printed beside it).
     with _Clock() as cb:
         runs = [baseline_curve(kern, alphas, lam, Delta, iters=args.baseline_iters, seed=k)
                 for k in range(args.baseline_repeats)]
@@ -115,61 +174,70 @@ def _run(args):
     E_runs = np.array([[e for e, _ in r] for r in runs])  # (repeats, alphas)
     naive = np.array([[s for _, s in r] for r in runs]).mean(axis=0)
     sd_run = E_runs.std(axis=0, ddof=1) if len(runs) > 1 else naive
-    base = [(float(E_runs[0, i]), float(sd_run[i])) for i in range(len(alphas))]
-    if len(runs) > 1:
-        # pooled over α (the error varies slowly with α): 10 α × (repeats − 1) degrees of freedom
-        pooled = float(np.sqrt(np.mean(sd_run ** 2)))
-        print(f"baseline SE of one run pooled over the {len(alphas)} alphas: {pooled:.1e} "
-              f"({len(alphas) * (len(runs) - 1)} degrees of freedom)", flush=True)
+    se_base = _rms(sd_run)  # pooled over α (the error varies slowly with α): α × (repeats − 1) dof
+    print(f"baseline SE of one run pooled over the {len(alphas)} alphas: {se_base:.1e} "
+          f"({len(alphas) * (len(runs) - 1)} degrees of freedom)", flush=True)
     print("baseline SE of one run: recipe (sd/√10 of the last iterates) " +
           ", ".join(f"{v:.1e}" for v in naive) + "; measured (sd over " + f"{len(runs)} runs) " +
           ", ".join(f"{v:.1e}" for v in sd_run), flush=True)
-    se_base = float(np.sqrt(np.mean(sd_run ** 2)))  # pooled (root mean square over α)
+    base = [(float(E_runs[0, i]), float(sd_run[i])) for i in range(len(alphas))]
 
-    # Calibrate the rule size to the baseline's standard error at the first α.  The frozen rule's
-    # error does not fall like N^-1/2 (RQMC on a smooth-in-most-places integrand: measured ≈ N^-0.8),
-    # so one probe rescaled by N^-1/2 overstates the size needed and the speed-up.  Instead the
-    # per-replicate spread σ(n) is measured at two sizes with 16 replicates each (15 degrees of
-    # freedom, against 3 for a 4-replicate rule), log σ fitted on log n, and the smallest power of
-    # two n with σ(n)/√4 ≤ the baseline's SE is used.  The probes' cost is reported and counted.
-    R_probe, sizes = 16, (256, 1024)
-    with _Clock() as cp:
-        sig = []
-        for n_ in sizes:
-            pr = rs_learning_curve("softmax", "spiked", 2.0, 2, alphas[:1], lam, Delta, points=n_,
-                                   replicates=R_probe)[0]
-            sig.append(pr.E_test_error * math.sqrt(R_probe))
-    slope = math.log(sig[1] / sig[0]) / math.log(sizes[1] / sizes[0])
-    need = sizes[1] * (se_base * 2 / sig[1]) ** (1 / slope)  # σ(n)/2 = se_base
-    points = int(2 ** max(8, math.ceil(math.log2(need))))
-    print(f"calibration: per-replicate sd of E_test {sig[0]:.2e} at n={sizes[0]}, {sig[1]:.2e} at n={sizes[1]} "
-          f"({R_probe} replicates each): sd ∝ n^{slope:.2f}; SE {se_base:.1e} needs n ≈ {need:.0f} -> rule "
-          f"{points} x 4", flush=True)
-    with _Clock() as co:
-        fps = rs_learning_curve("softmax", "spiked", 2.0, 2, alphas, lam, Delta, points=points, replicates=4)
-    print(f"learning curve softmax spiked L=2 nu=2 lam={lam} Delta={Delta}, {len(alphas)} alphas")
-    print(f"{'alpha':>7} {'baseline E':>12} {'SE':>8} {'attnlimits E':>13} {'SE':>8} {'maps':>5} {'diff/SE':>8}")
-    for a, (eb, sb), fp in zip(alphas, base, fps):
-        # diff/SE with the pooled baseline SE (one α's own spread has repeats − 1 degrees of freedom)
-        print(f"{a:7.3f} {eb:12.5f} {sb:8.1e} {fp.E_test:13.5f} {fp.E_test_error:8.1e} {fp.evaluations:5d} "
-              f"{(fp.E_test - eb) / math.hypot(se_base, fp.E_test_error):8.2f}")
-    se_ours = float(np.mean([f.E_test_error for f in fps]))
-    print(f"baseline (one run): wall {cb.wall:.1f} s, CPU {cb.cpu:.1f} s, mean SE {se_base:.1e}")
-    print(f"attnlimits ({points} x 4 Sobol): wall {co.wall:.1f} s, CPU {co.cpu:.1f} s, mean SE {se_ours:.1e} "
-          f"(the 4-replicate SEs have 3 degrees of freedom each); calibration probes: wall {cp.wall:.1f} s, "
-          f"CPU {cp.cpu:.1f} s")
-    for what, tb, to, tp in (("CPU", cb.cpu, co.cpu, cp.cpu), ("wall", cb.wall, co.wall, cp.wall)):
-        print(f"ratio {what} (baseline / attnlimits) = {tb / to:.1f}x at SE {se_ours:.1e} vs {se_base:.1e} "
-              f"(attnlimits SE / baseline SE = {se_ours / se_base:.2f}), {tb / (to + tp):.1f}x including the "
-              "calibration probes")
-    prox = sum(f.prox_seconds for f in fps) / sum(f.seconds for f in fps)
-    print(f"share of (wall) time in the prox: {100 * prox:.0f}%; per fixed point CPU {co.cpu / len(alphas):.2f} s, "
-          f"{np.mean([f.evaluations for f in fps]):.1f} map evaluations")
+    order = sorted(range(len(alphas)), key=lambda i: -alphas[i])  # continuation from the largest α down
+    measured = []
+    for points in [int(p) for p in args.points.split(",")]:
+        with _Clock() as co:
+            fps_desc = rs_learning_curve("softmax", "spiked", 2.0, 2, [alphas[i] for i in order], lam, Delta,
+                                         points=points, replicates=4)
+        fps = [None] * len(alphas)
+        for j, i in enumerate(order):
+            fps[i] = fps_desc[j]
+        se_o = _rms([f.E_test_error for f in fps])
+        measured.append((points, co, se_o))
+        print(f"\nlearning curve softmax spiked L=2 nu=2 lam={lam} Delta={Delta}, {len(alphas)} alphas, "
+              f"attnlimits on {points} x 4 Sobol (solved from alpha={alphas[order[0]]:g} down)")
+        print(f"{'alpha':>7} {'baseline E':>12} {'SE':>8} {'attnlimits E':>13} {'SE':>8} {'maps':>5} {'CPU s':>6} "
+              f"{'diff/SE':>8}")
+        for a, (eb, sb), fp in zip(alphas, base, fps):
+            # diff/SE with the pooled baseline SE (one α's own spread has repeats − 1 degrees of freedom)
+            print(f"{a:7.3f} {eb:12.5f} {sb:8.1e} {fp.E_test:13.5f} {fp.E_test_error:8.1e} {fp.evaluations:5d} "
+                  f"{fp.seconds:6.2f} {(fp.E_test - eb) / math.hypot(se_base, fp.E_test_error):8.2f}")
+        prox = sum(f.prox_seconds for f in fps) / sum(f.seconds for f in fps)
+        print(f"attnlimits ({points} x 4): wall {co.wall:.1f} s, CPU {co.cpu:.1f} s, RMS SE {se_o:.2e} (each SE "
+              f"from 4 replicates, 3 dof); prox {100 * prox:.0f}% of wall; {np.mean([f.evaluations for f in fps]):.1f} "
+              f"map evaluations (multistart + surrogate) per point", flush=True)
+    print(f"\nbaseline (one run): wall {cb.wall:.1f} s, CPU {cb.cpu:.1f} s, RMS SE {se_base:.2e}")
+    for points, co, se_o in measured:
+        print(f"ratio at {points} x 4: CPU {cb.cpu / co.cpu:.1f}x, wall {cb.wall / co.wall:.1f}x, at SE "
+              f"{se_o:.2e} vs {se_base:.2e} (ratio {se_o / se_base:.2f})")
+    # the cost at the baseline's SE
+    lo = [(p, c, s_) for p, c, s_ in measured if s_ >= se_base]
+    hi = [(p, c, s_) for p, c, s_ in measured if s_ < se_base]
+    if lo and hi:
+        (p1, c1, s1), (p2, c2, s2) = max(lo, key=lambda t: t[0]), min(hi, key=lambda t: t[0])
+        w = math.log(se_base / s1) / math.log(s2 / s1)
+        cpu_eq = math.exp((1 - w) * math.log(c1.cpu) + w * math.log(c2.cpu))
+        how = (f"interpolated between {p1} x 4 (SE {s1:.2e}, CPU {c1.cpu:.1f} s) and {p2} x 4 (SE {s2:.2e}, "
+               f"CPU {c2.cpu:.1f} s) on log CPU vs log SE")
+    else:
+        p1, c1, s1 = min(measured, key=lambda t: abs(math.log(t[2] / se_base)))
+        cpu_eq = c1.cpu * (s1 / se_base) ** 2 if s1 > se_base else c1.cpu
+        how = f"from {p1} x 4 rescaled conservatively (SE ∝ n^-1/2 if larger, no credit if smaller)"
+    print(f"RATIO AT EQUAL SE (CPU, baseline / attnlimits) = {cb.cpu / cpu_eq:.1f}x  [{how}]")
+    # the §10.6 recipe with the spec's own prox (1201-point grid): its 60 maps per α at measured cost
+    t_ours = {n: _map_seconds(kern, n) for n in (20000, 80000)}
+    t_spec = {n: _map_seconds(kern, n, prox=_spec_prox_L2, reps=1) for n in (20000, 80000)}
+    it = args.baseline_iters
+    per_alpha = {k: (it - 20) * t[20000] + 20 * t[80000] for k, t in (("ours", t_ours), ("spec", t_spec))}
+    spec_cpu = cb.cpu * per_alpha["spec"] / per_alpha["ours"]
+    print(f"one map (CPU s) at 2e4 / 8e4 samples: multistart prox {t_ours[20000]:.2f} / {t_ours[80000]:.2f}, "
+          f"§10.6 grid prox {t_spec[20000]:.2f} / {t_spec[80000]:.2f}; the recipe with the grid prox would take "
+          f"≈ {spec_cpu:.0f} s CPU per run (its measured run rescaled by the maps' cost), i.e. "
+          f"{spec_cpu / cpu_eq:.0f}x the attnlimits curve at equal SE (derived, not run)")
     print(_load(), "(after the curve)")
 
     if not args.skip_L:
         pl = args.points_L
-        print(f"cost of one fixed point vs L (softmax, spiked nu=2, alpha=4, lam=0.1, {pl} x 4 Sobol, from the "
+        print(f"\ncost of one fixed point vs L (softmax, spiked nu=2, alpha=4, lam=0.1, {pl} x 4 Sobol, from the "
               "informed start, error estimate included):")
         for L in (2, 3, 5):
             with _Clock() as ck:
@@ -179,6 +247,12 @@ def _run(args):
             print(f"  L={L}: CPU {cf.cpu:.2f} s, wall {cf.wall:.2f} s ({fp.evaluations} maps, prox "
                   f"{100 * fp.prox_seconds / fp.seconds:.0f}% of wall), E_test={fp.E_test:.4f} ± "
                   f"{fp.E_test_error:.1e}; kernel generation CPU {ck.cpu:.1f} s")
+        with _Clock() as cw:
+            fps = rs_learning_curve("softmax", "spiked", 2.0, 2, [alphas[i] for i in order], lam, Delta, points=pl,
+                                    replicates=4)
+        print(f"  L=2 along the curve at {pl} x 4 (warm-started from the previous alpha): CPU "
+              f"{cw.cpu / len(alphas):.2f} s per fixed point with its error estimate (first, cold one "
+              f"{fps[0].seconds:.2f} s wall); RMS SE {_rms([f.E_test_error for f in fps]):.1e}")
         print(_load(), "(end)")
 
 

@@ -976,7 +976,8 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
                    form: str = "jacobian",
                    compute_error: bool = True, coarse: bool = True, coarse_tol: float = 1e-3,
                    walk_at: float = 1e-3, surrogate_jacobian: bool = True, pilot: int | None = 1024,
-                   tol_noise: float = 1e-3, warm: "RSFixedPoint | None" = None, progress=None) -> RSFixedPoint:
+                   tol_noise: float = 1e-3, warm: "RSFixedPoint | None" = None, warm_reach: float = 1.5,
+                   progress=None) -> RSFixedPoint:
     r"""The RS fixed point at (α, λ, Δ) on the frozen rule ``rules`` (see :func:`make_rule`).
 
     Parameters
@@ -996,7 +997,9 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         starts the chord steps and its prox selection (``warm.anchor``) anchors the first piece-walk
         round, so neither the pilot nor a first multistart map is needed.  The answer is the same
         fixed point of the frozen map (every candidate is still checked on the map itself); only the
-        path changes.  Ignored when its anchor does not fit the rule.
+        path changes.  Ignored when its anchor does not fit the rule, and the regular path taken from
+        its point when the predictor's step exceeds ``warm_reach`` (relative, ∞-norm; measured along
+        the benchmark's α grid, ratio 1.4: 0.3–1.0; α 20 → 4: 7.4).
     tol_noise : float
         The solve also stops when the residual is below ``tol_noise`` times the map's integration
         noise at the point (see ``accept_noise``), if that is larger than ``tol``: the residual's
@@ -1069,8 +1072,13 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
             try:
                 g_new, _ = _update_from_averages(kern, warm.averages, xw, alpha, lam, form)
                 xp_ = _project(xw + np.linalg.solve(np.eye(xw.size) - warm.jacobian, g_new - xw))
-                if np.isfinite(xp_).all():
+                step_ = float(np.max(np.abs(xp_ - xw) / np.maximum(1.0, np.abs(xw))))
+                if np.isfinite(xp_).all() and step_ <= warm_reach:
                     x0 = xp_
+                else:
+                    # too far for the neighbour's selection and Jacobian (e.g. α 20 → 4): the
+                    # regular path (pilot, ladder) from the neighbour's point
+                    anchor0 = None
             except (np.linalg.LinAlgError, ValueError, ZeroDivisionError):
                 pass
     params = {"alpha": alpha, "lam": lam, "Delta": Delta}
