@@ -563,7 +563,6 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None):
         a_off = np.array(a_off, float)
         if a_idx.size:
             ch_a, _ = _prox_newton(mod, wchi[a_idx], wz[a_idx], y[a_idx], V_k, V_v, starts=wchi[a_idx] + a_off)
-            ch_a.shape = (a_idx.size, L)
             with np.errstate(over="ignore", invalid="ignore"):
                 Fm, Fa = (np.broadcast_to(mod.F_value(*_cols(c_), *_cols(wchi[a_idx]), *_cols(wz[a_idx]), y[a_idx],
                                                        V_k, V_v)[0], (a_idx.size,)) for c_ in (chi_hat[a_idx], ch_a))
@@ -658,7 +657,8 @@ def rs_map(kern: RSKernels, rules, x, alpha, lam, Delta, *, form="jacobian", rep
     Returns ``(G(x), info)`` with ``info`` holding the conjugates, the per-replicate averages and
     the prox diagnostics (``diags[i]["offset"]`` = χ̂ − ω^χ per sample of rule ``i``).
 
-    ``anchor`` (a list of such offsets, one per rule) evaluates instead the *selection-frozen
+    ``anchor`` (a list of such offsets, one per rule, or of ``diags[i]["anchor"]`` tuples, which add
+    each sample's other known minimum as a second start) evaluates instead the *selection-frozen
     surrogate* :math:`G_P`: the prox of each sample runs from :math:`\omega^\chi+` its anchor offset
     only, so it follows the minimum selected at the anchor point.  :math:`G_P` is smooth and equals
     :math:`G` on the piece P of the frozen map (the points where no sample's selected minimum
@@ -702,8 +702,9 @@ class RSFixedPoint:
     flags: tuple = ()
     #: ∂G/∂x at the fixed point (6×6, forward differences; ``stability`` is its spectral radius).
     jacobian: Any = field(default=None, repr=False, compare=False)
-    #: The prox selection at the fixed point (χ̂ − ω^χ per sample, one array per rule): the handle
-    #: by which a neighbouring solve on the same rule starts (``rs_fixed_point(warm=…)``).  Not
+    #: The prox selection at the fixed point, one ``(offsets, idx, other)`` per rule: χ̂ − ω^χ per
+    #: sample, and for the samples ``idx`` with a second local minimum its offset: the handle by
+    #: which a neighbouring solve on the same rule starts (``rs_fixed_point(warm=…)``).  Not
     #: pickled (it is as large as the rule).
     anchor: Any = field(default=None, repr=False, compare=False)
     #: The pooled channel averages at the fixed point (they do not depend on α or λ, so with the
