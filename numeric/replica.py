@@ -1317,7 +1317,13 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
 def rs_learning_curve(kern: RSKernels, rules, alphas, lam, Delta, *, x0=None, model="spiked", nu=2.0,
                       progress=None, **kw) -> list:
     """Fixed points along ``alphas`` (sorted as given) by continuation: each starts from the previous
-    one (``rs_fixed_point(warm=previous)``: its point, Jacobian and prox selection)."""
+    one (``rs_fixed_point(warm=previous)``: its point, Jacobian and prox selection).
+
+    Order matters for cost, not for the answer where the fixed point is unique: the first, cold
+    point costs most, and at small α (rough map) most of all, so solving from the largest α down is
+    cheaper (10 α in [1, 20], softmax spiked L = 2, 4×8192: 71 s CPU from α = 20 down, 105 s from
+    α = 1 up, the same fixed points).  Where several fixed points exist, continuation follows the
+    branch it starts on."""
     out = []
     prev = None
     for a in alphas:
