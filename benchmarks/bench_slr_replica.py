@@ -116,7 +116,7 @@ def _spec_prox_L2(mod, wchi, wz, y, V_k, V_v, *, chunk=4096, grid=1201, span=30.
                     break
     return np.stack([w1 + u / 2, w2 - u / 2], axis=1), {
         "prox_iterations": steps, "unconverged_fraction": 0.0, "ambiguous_fraction": 0.0,
-        "multi_minima_fraction": 0.0, "alt": (np.zeros(0, int), np.zeros((0, 2)))}
+        "multi_minima_fraction": 0.0}
 
 
 def _map_seconds(kern, n, prox=None, reps=3, seed=123):

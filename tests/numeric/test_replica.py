@@ -217,28 +217,6 @@ def test_surrogate_equals_map_at_its_anchor():
     g, info = NR.rs_map(kern, rules, x, 4.0, 0.1, 0.1)
     gs, _ = NR.rs_map(kern, rules, x, 4.0, 0.1, 0.1, anchor=[d["offset"] for d in info["diags"]])
     assert np.allclose(g, gs, rtol=1e-9, atol=1e-12)
-    # with each sample's other known minimum as a second start (the anchor tuples): still equal
-    # there, since the selected minimum is the lower one
-    anch = [d["anchor"] for d in info["diags"]]
-    gt, _ = NR.rs_map(kern, rules, x, 4.0, 0.1, 0.1, anchor=anch)
-    assert np.allclose(g, gt, rtol=1e-9, atol=1e-12)
-
-
-def test_surrogate_follows_a_known_second_minimum():
-    """A surrogate anchored at a sample's *other* minimum, with the selected one as its second
-    start, picks the lower again: the switch between two known minima is seen without a multistart."""
-    kern = _kern("softmax")
-    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=8192, replicates=2, seed=0)
-    x = np.array([0.833, 1.41, 3.33, 1.064, 1.194, 0.55])
-    g, info = NR.rs_map(kern, rules, x, 4.0, 0.1, 0.1)
-    off, idx, other = info["diags"][0]["anchor"]
-    assert idx.size > 0  # 3 of these 16384 samples have two minima (V_k = 3.3; about 1e-4 of them)
-    swapped = off.copy()
-    swapped[idx] = other
-    g1, _ = NR.rs_map(kern, rules, x, 4.0, 0.1, 0.1, anchor=[swapped])
-    g2, _ = NR.rs_map(kern, rules, x, 4.0, 0.1, 0.1, anchor=[(swapped, idx, off[idx])])
-    assert not np.allclose(g, g1, rtol=1e-9, atol=1e-12)  # the one-start surrogate keeps the worse minima
-    assert np.allclose(g, g2, rtol=1e-9, atol=1e-12)
 
 
 def test_fixed_point_is_reproducible():
