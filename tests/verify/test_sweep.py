@@ -416,7 +416,9 @@ def _reap(proc: subprocess.Popen) -> None:
 
 def test_ctrl_c_in_process_keeps_finished_points(tmp_path, client):
     out = tmp_path / "out"
-    text = 'command = "toy"\n[fixed]\nsleep = 0.2\n[axes]\nx = { start = 1, stop = 16, step = 1 }\n'
+    # 0.5 s per point (16 points on 2 workers: ≥ 4 s): with 0.2 s the whole grid could finish before
+    # the watcher thread saw three points on a loaded machine, and nothing was left to interrupt
+    text = 'command = "toy"\n[fixed]\nsleep = 0.5\n[axes]\nx = { start = 1, stop = 16, step = 1 }\n'
     running = threading.Event()
     running.set()
 
