@@ -421,10 +421,20 @@ def test_ctrl_c_in_process_keeps_finished_points(tmp_path, client):
     text = 'command = "toy"\n[fixed]\nsleep = 0.5\n[axes]\nx = { start = 1, stop = 16, step = 1 }\n'
     running = threading.Event()
     running.set()
+    sent = []
+
+    def enough():
+        # the table is read while workers write it: a partial file is "not yet", not an error that
+        # would end this thread silently (and leave nothing to interrupt the sweep)
+        try:
+            return n_ok(out) >= 3
+        except Exception:  # noqa: BLE001
+            return False
 
     def ctrl_c():
-        wait_for(lambda: n_ok(out) >= 3 or not running.is_set(), 60, "three finished points")
+        wait_for(lambda: enough() or not running.is_set(), 60, "three finished points")
         if running.is_set():
+            sent.append(time.monotonic())
             os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C does to this (main) thread
 
     th = threading.Thread(target=ctrl_c)
@@ -432,6 +442,7 @@ def test_ctrl_c_in_process_keeps_finished_points(tmp_path, client):
     try:
         with pytest.raises(KeyboardInterrupt) as ei:
             run_sweep(grid(text), out, client=client, progress=False)
+            raise AssertionError(f"the sweep ended without the interrupt (Ctrl-C sent: {bool(sent)})")
     finally:
         running.clear()
         th.join()
