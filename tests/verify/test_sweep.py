@@ -437,15 +437,20 @@ def test_ctrl_c_in_process_keeps_finished_points(tmp_path, client):
             sent.append(time.monotonic())
             os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C does to this (main) thread
 
+    # Python's own SIGINT handler for the duration: in the full suite an earlier test leaves another
+    # one installed (the interrupt was sent and swallowed: "Ctrl-C sent: True", twice in CI runs)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     th = threading.Thread(target=ctrl_c)
     th.start()
     try:
         with pytest.raises(KeyboardInterrupt) as ei:
             run_sweep(grid(text), out, client=client, progress=False)
-            raise AssertionError(f"the sweep ended without the interrupt (Ctrl-C sent: {bool(sent)})")
+            raise AssertionError(f"the sweep ended without the interrupt (Ctrl-C sent: {bool(sent)}, "
+                                 f"SIGINT handler before the test: {previous!r})")
     finally:
         running.clear()
         th.join()
+        signal.signal(signal.SIGINT, previous)
     s = ei.value.summary
     before = {r["point_key"]: r["attempt"] for r in ResultsTable(out).rows()}
     # workers write their points themselves, so the table may hold a point the client had not counted
