@@ -606,7 +606,7 @@ def _subrule(rule: RSRule, reps):
                   rule.xi0[sl], len(reps), rule.points, rule.method)
 
 
-def _update_from_averages(kern, av, x, alpha, lam, form="jacobian"):
+def _update_from_averages(kern, av, x, alpha, lam, form="stein"):
     """Conjugates then prior from averaged integrands (one vector ``av`` of :data:`_NAMES`)."""
     mod = next(iter(kern.modules.values()))
     m_k, q_k, _, m_v, q_v, _ = x
@@ -622,7 +622,7 @@ def _update_from_averages(kern, av, x, alpha, lam, form="jacobian"):
     return np.array([mk, qk, Vk, mv, qv, Vv], float), hats
 
 
-def rs_map(kern: RSKernels, rules, x, alpha, lam, Delta, *, form="jacobian", reps=None, timing=None, anchor=None):
+def rs_map(kern: RSKernels, rules, x, alpha, lam, Delta, *, form="stein", reps=None, timing=None, anchor=None):
     r"""One application of the frozen RS map G(x) (pooled over the replicates ``reps``, all by default).
 
     Returns ``(G(x), info)`` with ``info`` holding the conjugates, the per-replicate averages and
@@ -943,7 +943,7 @@ def _solve(G, x0, tol, *, max_damped=40, damping=0.5, damped_exit=1e-1, max_ande
 
 def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: float, *, x0=None, model="spiked",
                    nu=2.0, tol: float = 1e-9, accept: float = 1e-6, accept_noise: float = 0.05,
-                   form: str = "jacobian",
+                   form: str = "stein",
                    compute_error: bool = True, coarse: bool = True, coarse_tol: float = 1e-3,
                    walk_at: float = 1e-3, surrogate_jacobian: bool = True, pilot: int | None = 1024,
                    tol_noise: float = 1e-3, warm: "RSFixedPoint | None" = None, warm_reach: float = 1.5,
@@ -993,8 +993,10 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         where the map is nearly unstable (that point: spectral radius 0.98, E_test error 0.051 once
         the shift is added, against 7e-4 at its neighbours), so a ``rough_map`` result's error bar
         must be read before its value.
-    form : {"jacobian", "stein"}
-        Form of the V̂ and m̂ updates (§10.4).
+    form : {"stein", "jacobian"}
+        Form of the V̂ and m̂ updates (§10.4).  ``stein`` (default) is the derivative of the channel
+        free energy and right where the selected prox minimum jumps; ``jacobian`` (Stein's lemma with
+        the prox Jacobian) misses those jumps and is biased there (docs/slr.md §10.6).
     coarse : bool
         Run the damped stage on the first replicate only (cheaper; the full rule refines).
     coarse_tol : float

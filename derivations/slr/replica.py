@@ -315,27 +315,53 @@ def channel_integrands(L: int):
 
 
 @lru_cache(maxsize=None)
-def conjugate_update(form: str = "jacobian"):
+def conjugate_update(form: str = "stein"):
     r"""Conjugates from the averaged integrands (§10.4), per block :math:`b`.
 
-    ``jacobian``: :math:`\hat q=\alpha\,\overline{gg}`, :math:`\hat V=-\alpha\,\overline{dg}`,
-    :math:`\hat m=\alpha\,\overline{gx}+m\hat V`.  ``stein``: :math:`\partial g/\partial\omega` replaced by
-    :math:`\overline{g\xi}/s`, i.e. :math:`\hat V=-\alpha\,\overline{g\xi}/s` and
-    :math:`\hat m=\alpha(\overline{gx}-\tfrac ms\overline{g\xi})` — the derivative of the channel term in
-    :math:`m` at fixed :math:`q` before Stein's lemma.
+    ``stein`` (the default, and the RS equations themselves): the derivatives of the channel free
+    energy :math:`\Phi_b(m,q,V)=\mathbb E\,\mathcal M(\omega)`, :math:`\mathcal M` the Moreau envelope of
+    the per-sample loss (the prox objective at its minimum) and
+    :math:`\omega=m\,x^*+\sqrt{q-m^2}\,\xi` the cavity field.  By the envelope theorem
+    :math:`\partial\mathcal M/\partial\omega=-g` and :math:`\partial\mathcal M/\partial V=-\tfrac12\|g\|^2`, so
+
+    .. math:: \hat m=\alpha\,\mathbb E[g^\top\partial_m\omega],\quad
+              \hat V=-2\alpha\,\mathbb E[g^\top\partial_q\omega],\quad \hat q=\alpha\,\mathbb E\|g\|^2,
+
+    and SymPy takes :math:`\partial_m\omega,\partial_q\omega` here (giving
+    :math:`\hat m=\alpha(\overline{gx}-\tfrac ms\overline{g\xi})`, :math:`\hat V=-\alpha\overline{g\xi}/s`).
+    This needs only that :math:`\mathcal M` is continuous, which it is even where the selected prox
+    minimum jumps.
+
+    ``jacobian``: the same after Stein's lemma :math:`\mathbb E[\xi g]=s\,\mathbb E[\partial g/\partial\omega]`,
+    :math:`\hat V=-\alpha\,\overline{dg}`, :math:`\hat m=\alpha\,\overline{gx}+m\hat V`, with the prox
+    Jacobian's :math:`\partial g/\partial\omega`.  The lemma needs :math:`g` weakly differentiable; where
+    the selected minimum switches between samples :math:`g` jumps, the a.e. derivative misses the
+    jumps and this form is biased (measured: docs/slr.md §10.6; test
+    ``test_stein_form_is_the_derivative_of_the_channel_free_energy``).  Kept as a check where the prox
+    is single-valued.
 
     Returns ``(inputs, {"m_hat":..., "q_hat":..., "V_hat":...})`` with inputs
     ``(gg, dg, gx, gxi, m, s, alpha)``.
     """
     gg, dg, gx, gxi, mm = sp.symbols("gg dg gx gxi m", real=True)
     s = sp.Symbol("s", positive=True)
-    if form == "jacobian":
+    if form == "stein":
+        # ω = m x* + √(q − m²) ξ per coordinate; E[g ∂ω] is linear in the per-sample products g x*, g ξ
+        q, xs, xi = sp.symbols("q xstar xi", real=True)
+        omega = mm * xs + sp.sqrt(q - mm ** 2) * xi
+        on_s = {sp.sqrt(q - mm ** 2): s}
+
+        def average_g_times(d):
+            d = sp.expand(d.subs(on_s))
+            return d.coeff(xs) * gx + d.coeff(xi) * gxi
+
+        out = {"q_hat": alpha * gg, "V_hat": -2 * alpha * average_g_times(sp.diff(omega, q)),
+               "m_hat": alpha * average_g_times(sp.diff(omega, mm))}
+    elif form == "jacobian":
         Vh = -alpha * dg
         out = {"q_hat": alpha * gg, "V_hat": Vh, "m_hat": alpha * gx + mm * Vh}
-    elif form == "stein":
-        out = {"q_hat": alpha * gg, "V_hat": -alpha * gxi / s, "m_hat": alpha * (gx - mm / s * gxi)}
     else:
-        raise ValueError("form must be 'jacobian' or 'stein'")
+        raise ValueError("form must be 'stein' or 'jacobian'")
     return (gg, dg, gx, gxi, mm, s, alpha), out
 
 
