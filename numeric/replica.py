@@ -79,12 +79,14 @@ _SYSTEM = "slr RS fixed point (docs/slr.md §10)"
 class RSKernels:
     """Loaded generated kernels of one activation: ``modules[L]`` holds the functions of
     ``derivations.slr.replica.replica_kernels`` for length ``L``; ``affine`` says whether the exact
-    polynomial prox is available."""
+    polynomial prox is available; ``shift_invariant`` whether σ(χ + c1) = σ(χ) was proved (the
+    ``shift_invariant`` kernel is present), so that the multistart screens rays in 1⊥ only."""
 
     name: str
     modules: dict
     affine: bool
     sources: dict = field(default_factory=dict, repr=False)
+    shift_invariant: bool = False
 
 
 _LOADED: dict = {}
@@ -109,7 +111,8 @@ def compile_rs_kernels(name: str, kernel_sets: dict) -> RSKernels:
             _LOADED[key] = (load_module(src, f"attnlimits_slr_rs_{abs(hash(key))}"), src)
         mods[int(L)], srcs[int(L)] = _LOADED[key]
         affine = affine and hasattr(mods[int(L)], "affine_poly")
-    return RSKernels(name, mods, affine, srcs)
+    shift = all(hasattr(m_, "shift_invariant") for m_ in mods.values())
+    return RSKernels(name, mods, affine, srcs, shift_invariant=shift)
 
 
 # =============================================================================================
@@ -276,7 +279,7 @@ def _posdef(Hup, L):
 
 
 def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_starts=None, trace=None,
-                 dedup_tol=1e-4, dedup_min=32, starts=None, stats=None):
+                 dedup_tol=1e-4, dedup_min=32, starts=None, stats=None, shift_invariant=False):
     """Minimise F over χ for every sample; returns χ̂ (n, L) and diagnostics.
 
     Multistart (§10.6, screened): F is evaluated at ω^χ and at ω^χ + t√V_k d for the directions
@@ -284,6 +287,11 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_sta
     non-trivial directions are orthogonal to 1) and t ∈ ±{0.25, …, 10}; safeguarded Newton runs from
     ω^χ and from the best candidate of each ray (1 + L(L+1) starts; ``keep_starts`` keeps only the
     lowest few, ``"all"`` every candidate), and the lowest minimum is kept.
+    ``shift_invariant`` (σ(χ + c1) = σ(χ), proved by SymPy: softmax): the minimiser's offset lies in
+    1⊥ and an e_ℓ ray screens the points of the difference rays at t/√2 plus a penalty along 1, so
+    only the difference rays are screened, on the union of both grids: 1 + L(L−1) starts (3 instead
+    of 7 at L = 2).  Measured on 4×8192 softmax samples at three overlaps: the prox 1.6–2.3× faster,
+    the same minimum on all samples but one, where it is lower.
 
     Cost (none of it changes which minimum is found beyond the Newton tolerance): the arrays are
     laid out coordinate-major and compacted to the active starts; the Newton direction is the
@@ -302,13 +310,18 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_sta
     wcT = np.ascontiguousarray(wchi.T)  # (L, n)
     wzT = np.ascontiguousarray(wz.T)
     y = np.ascontiguousarray(y, dtype=float)
-    dirs = [np.eye(L)[ell] for ell in range(L)]
+    dirs = [] if shift_invariant else [np.eye(L)[ell] for ell in range(L)]
     for i in range(L):
         for j in range(i + 1, L):
             dirs.append((np.eye(L)[i] - np.eye(L)[j]) / math.sqrt(2))
     # candidates ordered ω^χ, then per direction the positive t's and the negative t's (ascending |t|),
     # so that every ray is one contiguous block of rows
     ts = np.array(_START_T)
+    if shift_invariant:
+        # σ(χ + c1) = σ(χ): the prox offset is orthogonal to 1, and a ray along e_ℓ screens the
+        # points of the difference rays at t/√2 (its component along 1 only adds penalty): those
+        # points join the difference rays' grids instead of making rays of their own
+        ts = np.unique(np.concatenate([ts, ts / math.sqrt(2)]))
     tpos, tneg = ts[ts > 0], ts[ts < 0]
     tord = np.concatenate([tpos, tneg])
     nt, npos = tord.size, tpos.size
@@ -541,7 +554,8 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None):
     if kern.affine:
         chi_hat, diag = _prox_affine(mod, wchi, wz, y, V_k, V_v)
     else:
-        chi_hat, diag = _prox_newton(mod, wchi, wz, y, V_k, V_v, starts=None if anchor is None else wchi + anchor)
+        chi_hat, diag = _prox_newton(mod, wchi, wz, y, V_k, V_v, starts=None if anchor is None else wchi + anchor,
+                                     shift_invariant=kern.shift_invariant)
     diag["offset"] = chi_hat - wchi
     t1 = time.perf_counter()
     if timing is not None:
@@ -753,8 +767,8 @@ def _fd_jacobian(G, x, gx, h=1e-6):
     return J
 
 
-def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, newton_tol=None, J0=None, anchor0=None, tol_of=None,
-                anchor0_tol=3e-3):
+def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, extra_rounds=4, newton_tol=None, J0=None, anchor0=None,
+                tol_of=None, anchor0_tol=3e-3):
     """Fixed point of a piecewise-smooth frozen map by Newton on its smooth pieces.
 
     The frozen map G is smooth except where a sample's selected prox minimum switches (§10.6: the
@@ -777,6 +791,11 @@ def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, newton_tol=None, J0=None,
     With ``tol_of``, a round anchored on G at x solves its surrogate to 0.1·``tol_of(x)`` (if that
     is above ``newton_tol``): the check on G then accepts it unless a sample switched.
 
+    After ``rounds`` rounds, up to ``extra_rounds`` more run while each round still divides G's
+    residual by at least 2: the walk converges linearly where a few samples switch their selection
+    in every round (measured: factor 0.15–0.25 per round at α = 1.4 on 4×8192), and stopping it
+    there sends the caller to a path that costs ten times more.
+
     Returns ``(x, G(x), residual, true evaluations, surrogate evaluations, J, x_J)``; ``J`` is the
     surrogate's last Jacobian, which equals G's within the piece.
     """
@@ -785,7 +804,8 @@ def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, newton_tol=None, J0=None,
     J = xJ = None
     newton_tol = tol if newton_tol is None else newton_tol
     rounds = rounds + (anchor0 is not None)
-    for k in range(rounds):
+    prev_res = np.inf
+    for k in range(rounds + extra_rounds):
         x = _project(x)
         if k == 0 and anchor0 is not None:
             offsets, res = anchor0, np.inf
@@ -797,6 +817,11 @@ def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, newton_tol=None, J0=None,
                 best = (res, x, gx, J, xJ)
             if res <= tol or tol_of is not None and res <= tol_of(x):
                 break
+            if k >= rounds and not res <= 0.5 * prev_res:
+                break
+            prev_res = res
+        if k == rounds + extra_rounds - 1:
+            break  # no round left to check a new point on G
 
         def Gp(v, offsets=offsets):
             return G_anchor(v, offsets)
@@ -1117,11 +1142,26 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
             # continuation: Newton on the surrogate anchored at the neighbouring point's selection,
             # with its Jacobian, then checks on the map itself
             x, gx, res, evt, evs, _, _ = _piece_walk(G_info, G_anchor, x0, tol, J0=warm.jacobian, anchor0=anchor0,
+                                                     rounds=2, extra_rounds=6,
                                                      tol_of=tol_of if tol_noise > 0 else None)
             evals += evt + evs
             iters += evt
             methods.append(f"warm-walk[{evt}+{evs}s]")
             pilot_ok = converged(x, res)
+            if not pilot_ok and np.isfinite(gx).all():
+                # the walk stalled between two pieces of a rough map (the fixed point of each piece lies
+                # in the other): once more from the damped point between x and G(x), whose selection
+                # differs — far cheaper than the regular path below (measured at α = 1 on 4×8192)
+                xd = _project(0.5 * (x + gx))
+                x2, gx2, res2, evt, evs, _, _ = _piece_walk(G_info, G_anchor, xd, tol, J0=warm.jacobian,
+                                                            rounds=2, extra_rounds=6,
+                                                            tol_of=tol_of if tol_noise > 0 else None)
+                evals += evt + evs
+                iters += evt
+                methods.append(f"walk[{evt}+{evs}s]")
+                if res2 < res:
+                    x, gx, res = x2, gx2, res2
+                pilot_ok = converged(x, res)
             if not pilot_ok:
                 # the neighbour's selection and Jacobian did not carry (a rough map near the new
                 # point): the regular path from the neighbour's point, keeping the better result

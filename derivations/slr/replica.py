@@ -185,6 +185,21 @@ def loss_hessian(act, L: int, extra=None):
     return chi, z, sig, ell, grad, H
 
 
+def shift_invariant(act, L: int, extra=None) -> bool:
+    r"""Whether SymPy proves :math:`\sigma(\chi+c\mathbf 1)=\sigma(\chi)` (softmax): then
+    :math:`\sum_j\partial\sigma_i/\partial\chi_j\equiv0`, the prox offset :math:`\hat\chi-\omega^\chi` is
+    orthogonal to :math:`\mathbf 1` (§10.3), and the multistart needs rays in :math:`\mathbf 1^\perp` only.
+    ``False`` when the simplification does not prove it (a user expression): the full multistart."""
+    a = check_activation(act)
+    L = int(L)
+    chi = _vec("chi", L)
+    sig = sigma_vector(a, L, chi, _extra_value(a, extra))
+    try:
+        return all(sp.simplify(sum(sp.diff(s_, c) for c in chi)) == 0 for s_ in sig)
+    except Exception:  # noqa: BLE001 — a simplification SymPy cannot do proves nothing
+        return False
+
+
 # =============================================================================================
 # §10.6: the exact prox of affine (linear) activations
 # =============================================================================================
@@ -419,6 +434,11 @@ def _replica_kernels_cached(key):
         share_exp=True)
     kernels["sigma"] = Kernel("sigma", list(chi), list(sig) + [sum(s_ * s_ for s_ in sig)],
                               doc=f"σ(χ) and ‖σ‖² of {name} (L={L}) for the test error (§10.5).")
+    if shift_invariant(name, L, extra):
+        # a flag, not a formula: present iff σ(χ + c1) = σ(χ) (proved above); the prox multistart
+        # then screens rays in 1⊥ only
+        kernels["shift_invariant"] = Kernel("shift_invariant", [y], [sp.S.One],
+                                            doc=f"1: σ of {name} (L={L}) is invariant under χ → χ + c1 (SymPy).")
     if a.kind == "affine":
         t, wchi2, wz2, chi_t, z_t, coeffs = affine_residual_polynomial(name, L)
         kernels["affine_poly"] = Kernel("affine_poly", list(wchi2) + list(wz2) + [y, V_k, V_v], coeffs,
@@ -451,7 +471,8 @@ def replica_kernels(act, L: int, extra=None) -> dict:
 
     ``F_value``, ``F_newton`` (reduced prox objective with gradient and Hessian), ``post`` (σ, ẑ,
     training residual and the loss Hessian at the prox point), ``sigma``, ``integrands``,
-    ``conjugates_jacobian``/``conjugates_stein``, ``prior``, ``test_error``, and for affine
+    ``conjugates_jacobian``/``conjugates_stein``, ``prior``, ``test_error``, ``shift_invariant`` (a
+    constant flag, present iff :func:`shift_invariant` proves it), and for affine
     activations ``affine_poly``/``affine_fields`` (exact prox).  Cached per (activation, L, extra).
     """
     if int(L) < 2:

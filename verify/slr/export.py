@@ -139,7 +139,8 @@ _RS_RUN = '''
 def load_kernels():
     """The generated kernels as :class:`RSKernels`, loaded as ``numeric.replica.compile_rs_kernels`` loads them."""
     mods = {L: load_module(src, f"attnlimits_slr_rs_L{L}") for L, src in KERNEL_SOURCES.items()}
-    return RSKernels(ACTIVATION, mods, all(hasattr(m, "affine_poly") for m in mods.values()), dict(KERNEL_SOURCES))
+    return RSKernels(ACTIVATION, mods, all(hasattr(m, "affine_poly") for m in mods.values()), dict(KERNEL_SOURCES),
+                     shift_invariant=all(hasattr(m, "shift_invariant") for m in mods.values()))
 
 
 def run(params, *, progress=None):
