@@ -45,3 +45,20 @@ def _restore_mpmath_precision():
     mpmath.mp.dps = 15
     yield
     mpmath.mp.dps = 15
+
+
+@pytest.fixture(autouse=True)
+def _restore_sigint_handler(request):
+    """Every test ends with the SIGINT handler it started with.  A test that leaves another one (an
+    in-process CLI entry point, an event loop) would swallow the Ctrl-C of a later test (seen in
+    ``test_ctrl_c_in_process_keeps_finished_points``): restore it and say which test did it."""
+    import signal
+    import warnings
+
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        warnings.warn(f"{request.node.nodeid} left SIGINT handler {after!r} (was {before!r}); restored",
+                      RuntimeWarning, stacklevel=1)
