@@ -155,17 +155,32 @@ R5 = {4.0: (0.378, dict(m_k=0.833, q_k=1.41, m_v=1.064, q_v=1.194, V_k=3.33, V_v
       10.0: (0.319, dict(m_k=1.27, q_k=2.52, m_v=1.042, q_v=1.108, V_k=1.60, V_v=0.158))}
 
 
+#: R5's order parameters that the Stein form (the default) does not reproduce within 2 %: at α = 10
+#: the reference agrees with the Jacobian form (q_k 2.526, V_k 1.598 on 4×16384 seed 0), i.e. it was
+#: made with the form that misses the jumps of g where the prox switches (docs/slr.md §10.6); the
+#: Stein form gives q_k 2.586 ± 0.009, V_k 1.647 ± 0.010 (seed 1: 2.572, 1.633): +2.3–2.9 %.
+R5_FORM_BIASED = {10.0: ("q_k", "V_k")}
+
+
 @pytest.mark.slow
-def test_spec_R5():
+@pytest.mark.parametrize("form", ["stein", "jacobian"])
+def test_spec_R5(form):
+    # 4 × 16384: on 4 × 4096 the integration error (3-dof SE ≈ 0.001–0.002) is too large for the stated
+    # ± 0.003 — measured α = 10, seeds 0/1: Stein 0.3229/0.3201, Jacobian 0.3207/0.3238 at 4 × 4096, Stein
+    # 0.3203/0.3208 at 4 × 16384
     kern = _kern("softmax")
-    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=4096, replicates=4, seed=0)
-    fps = NR.rs_learning_curve(kern, rules, sorted(R5), 0.1, 0.1, model="spiked", nu=2.0)
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=16384, replicates=4, seed=0)
+    fps = NR.rs_learning_curve(kern, rules, sorted(R5), 0.1, 0.1, model="spiked", nu=2.0, form=form)
     for fp in fps:
         E, ov = R5[fp.alpha]
-        print(f"R5 alpha={fp.alpha:g}: E_test={fp.E_test:.5f} ± {fp.E_test_error:.1e}", fp.values, fp.stability,
-              fp.pd_fail_fraction, fp.multi_minima_fraction, f"{fp.seconds:.1f}s")
+        print(f"R5 {form} alpha={fp.alpha:g}: E_test={fp.E_test:.5f} ± {fp.E_test_error:.1e}", fp.values,
+              fp.stability, fp.pd_fail_fraction, fp.multi_minima_fraction, f"{fp.seconds:.1f}s")
         assert abs(fp.E_test - E) <= 0.003, (fp.alpha, fp.E_test)  # stated ± 0.003
         for k, v in ov.items():
+            if form == "stein" and k in R5_FORM_BIASED.get(fp.alpha, ()):
+                # above the Jacobian-form reference by the form's difference (more than 3 SE), not within 2 %
+                assert fp.values[k] - v > 3 * fp.errors[k], (fp.alpha, k, fp.values[k], fp.errors[k])
+                continue
             assert fp.values[k] == pytest.approx(v, rel=0.02), (fp.alpha, k, fp.values[k])
         assert fp.pd_fail_fraction < 0.01
         assert fp.stability < 1
@@ -296,18 +311,20 @@ def test_pilot_start_reaches_the_same_fixed_point():
 
 @pytest.mark.slow
 def test_rough_map_is_accepted_within_its_noise_and_flagged():
-    """softmax spiked L=3, α=2, λ=0.01 on 4×1024 (seed 0): the frozen map is rough (prox minima
-    switch) and has no fixed point to 1e-6; the best point's residual (2.4e-4) is far below the
-    map's integration noise, so it is returned — flagged, with the residual in its error — and
-    refused when only the absolute criterion is allowed (``accept_noise=0``)."""
-    kern = NR.compile_rs_kernels("softmax", {3: RD.replica_kernels("softmax", 3)})
-    rules = NR.make_rule("spiked", 2.0, [(3, 1.0)], points=1024, replicates=4, seed=0)
-    fp = NR.rs_fixed_point(kern, rules, 2.0, 0.01, 0.1)
+    """softmax spiked L=2, α=2, λ=0.03 on 4×1024 (seed 0): the frozen map is rough (prox minima
+    switch) and has no fixed point to 1e-6; the best point's residual (1.6e-3) is below a quarter
+    of the map's integration noise, so it is returned — flagged, with the residual in its error —
+    and refused when only the absolute criterion is allowed (``accept_noise=0``).  (Until the
+    fourth pass this was softmax L=3, α=2, λ=0.01, which the 1⊥ multistart and the Stein form
+    turned into an exact, unstable fixed point.)"""
+    kern = NR.compile_rs_kernels("softmax", {2: RD.replica_kernels("softmax", 2)})
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=1024, replicates=4, seed=0)
+    fp = NR.rs_fixed_point(kern, rules, 2.0, 0.03, 0.1)
     assert "rough_map" in fp.flags and "residual_above_tol" in fp.flags
-    assert 1e-6 < fp.residual < 1e-3
+    assert 1e-6 < fp.residual < 1e-2
     assert np.isfinite(fp.E_test) and fp.E_test_error > 0
     with pytest.raises(ConvergenceError, match="integration noise"):
-        NR.rs_fixed_point(kern, rules, 2.0, 0.01, 0.1, accept_noise=0.0)
+        NR.rs_fixed_point(kern, rules, 2.0, 0.03, 0.1, accept_noise=0.0)
 
 
 def test_noise_relative_tolerance_moves_the_answer_by_a_sliver_of_its_error():
