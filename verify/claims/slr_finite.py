@@ -176,7 +176,8 @@ def _se_mean(rows, key):
 #: The open RS-vs-ERM finding outside R5 (docs/slr.md §12.1, ``benchmarks/study_rs_vs_erm.py``, run
 #: 2026-12-01): softmax, spiked L=2, ν=2, Δ=0.1, α=2; RS at 4×4096; ERM L-BFGS informed, E_test
 #: by §6.1 at the learned overlaps, mean ± SE over seeds.  Reported with C15 (not a check: the
-#: claim's rule is unchanged).
+#: claim's rule is unchanged).  The RS numbers here are of the Jacobian form, before the fourth pass
+#: made the Stein form the default; ``update`` says what the Stein form changes.
 OPEN_FINDING: dict = {'setting': 'softmax, spiked, L=2, nu=2, Delta=0.1, alpha=2',
  'points': {'λ=0.1': {'rs_E_test': 0.4852,
                       'rs_E_test_error': 0.0007,
@@ -242,7 +243,17 @@ OPEN_FINDING: dict = {'setting': 'softmax, spiked, L=2, nu=2, Delta=0.1, alpha=2
                'D=1600. Readings: many near-degenerate minima whose test error is not the RS one is the signature '
                'expected when replica symmetry breaks; alternatively the minimiser leaves the manifold the RS '
                'ansatz is restricted to (§10.1), or the RS prox selection (1.9% of samples with two prox minima) '
-               'biases the fixed point. Undecided.'}
+               'biases the fixed point. Undecided.',
+ 'update': 'Update (fourth pass, 2026-12-01): the RS numbers above are of the Jacobian form of §10.4, which '
+           'misses the jumps of g where the selected prox minimum switches (docs/slr.md §10.6). With the Stein '
+           'form (now the default) at λ=0.1, α=2: RS E_test 0.4946 ± 0.0022 (4×4096), 0.4955 ± 0.0009 '
+           '(4×16384), 0.4958 ± 0.0004 (4×65536); the Jacobian form 0.4852 (4×4096, used above), 0.4906 ± '
+           '0.0011, 0.4907 ± 0.0006: a plateau 0.005 apart, so a difference of the equations. ERM − RS at '
+           'D=1600 is then +0.0018 ± 0.0035 (Stein) against +0.0069 ± 0.0035 (Jacobian at 4×65536): the '
+           'λ=0.1 gap is explained by the Jacobian bias and the coarse rule — independent evidence, from '
+           'training, for the Stein form. At λ=0.01 the Stein-form solve from the informed start ends on an unstable fixed '
+           'point (spectral radius 1.07, E_test 1.52, 9.5 % of the samples with two prox minima; 4×4096): '
+           'no stable informed branch to compare with ERM there — still open.'}
 
 
 def open_finding_note() -> str:
@@ -256,7 +267,8 @@ def open_finding_note() -> str:
                      f"{f['erm_q_v']:.3f} vs RS {f['rs_q_v']:.3f} (largest D); distance to the manifold "
                      + ", ".join(f"{d:.3f} (D={D})" for D, d in f["distance_to_manifold"]) + f". {f['starts']}")
     return ("Open finding outside R5 (not a check of this claim; docs/slr.md §12.1, "
-            "benchmarks/study_rs_vs_erm.py): " + " | ".join(parts) + " " + OPEN_FINDING["conclusion"])
+            "benchmarks/study_rs_vs_erm.py): " + " | ".join(parts) + " " + OPEN_FINDING["conclusion"] + " "
+            + OPEN_FINDING["update"])
 
 
 # =============================================================================================
