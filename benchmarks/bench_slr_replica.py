@@ -12,7 +12,7 @@ Its standard error is the spread of ``--baseline-repeats`` independent runs pool
 recipe's own sd/√10 ignores that damped iterates are correlated and is printed beside it).  The
 same prox in both makes the ratio one of the method (frozen rule, outer solver, error estimate).
 
-Equal standard error: the curve is solved on two rule sizes (``--points``, default 8192 and 16384,
+Equal standard error: the curve is solved on two rule sizes (``--points``, default 4096 and 8192,
 × 4 replicates), whose root-mean-square SEs over α bracket the baseline's; the cost at the
 baseline's SE is interpolated on log(CPU) against log(SE) between them (measured RQMC rate in
 between); if they do not bracket it, the nearer one is rescaled conservatively (SE ∝ n^-1/2 when
@@ -27,7 +27,7 @@ in the prox, and the cost per warm-started fixed point at 4 × 1024.  CPU times 
 is printed (the machine may be shared).
 
 Run: OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_slr_replica.py [--alphas 1,2,...]
-     [--baseline-iters 60] [--baseline-repeats 2] [--points 8192,16384] [--skip-L] [--points-L 1024]
+     [--baseline-iters 60] [--baseline-repeats 2] [--points 4096,8192] [--skip-L] [--points-L 1024]
 """
 from __future__ import annotations
 
@@ -148,7 +148,7 @@ def main():
     ap.add_argument("--baseline-iters", type=int, default=60)
     ap.add_argument("--baseline-repeats", type=int, default=2,
                     help="independent baseline runs; their spread is the baseline's standard error")
-    ap.add_argument("--points", default="8192,16384", help="rule sizes (per replicate, 4 replicates) to solve at")
+    ap.add_argument("--points", default="4096,8192", help="rule sizes (per replicate, 4 replicates) to solve at")
     ap.add_argument("--skip-L", action="store_true")
     ap.add_argument("--points-L", type=int, default=1024)
     args = ap.parse_args()

@@ -1137,6 +1137,17 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     def converged(v, r):
         return r <= tol or (tol_noise > 0 and r <= tol_of(v))
 
+    counts = {"evals": 0, "iters": 0}
+
+    def walk(xs, **kw):
+        """A piece walk from xs, counted and labelled in ``methods``: (x, G(x), residual)."""
+        xw, gw, rw, evt, evs, _, _ = _piece_walk(G_info, G_anchor, xs, tol, tol_of=tol_of if tol_noise > 0 else None,
+                                                 **kw)
+        counts["evals"] += evt + evs
+        counts["iters"] += evt
+        methods.append(f"walk[{evt}+{evs}s]")
+        return xw, gw, rw
+
     rough = False
     try:
         x_start = x0
@@ -1157,13 +1168,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
                 # the walk stalled between two pieces of a rough map (the fixed point of each piece lies
                 # in the other): once more from the damped point between x and G(x), whose selection
                 # differs — far cheaper than the regular path below (measured at α = 1 on 4×8192)
-                xd = _project(0.5 * (x + gx))
-                x2, gx2, res2, evt, evs, _, _ = _piece_walk(G_info, G_anchor, xd, tol, J0=warm.jacobian,
-                                                            rounds=2, extra_rounds=6,
-                                                            tol_of=tol_of if tol_noise > 0 else None)
-                evals += evt + evs
-                iters += evt
-                methods.append(f"walk[{evt}+{evs}s]")
+                x2, gx2, res2 = walk(_project(0.5 * (x + gx)), J0=warm.jacobian, rounds=2, extra_rounds=6)
                 if res2 < res:
                     x, gx, res = x2, gx2, res2
                 pilot_ok = converged(x, res)
@@ -1211,11 +1216,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
             x, gx, res = kept
         if not converged(x, res) and walk_at and not rough:
             # end game: Newton on the smooth pieces of the frozen map (selection-frozen surrogate)
-            xw, gw, rw, evt, evs, Jw, xJw = _piece_walk(G_info, G_anchor, x, tol,
-                                                        tol_of=tol_of if tol_noise > 0 else None)
-            evals += evt + evs
-            iters += evt
-            methods.append(f"walk[{evt}+{evs}s]")
+            xw, gw, rw = walk(x)
             if rw < res:
                 x, gx, res = xw, gw, rw
         if not converged(x, res) and res <= accept_noise * noise(x):
@@ -1251,6 +1252,8 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     except np.linalg.LinAlgError as exc:
         raise ConvergenceError(_SYSTEM, params, float("nan"), f"linear algebra failed ({exc})",
                                "a larger λ, another start (x0), or more integration points") from None
+    evals += counts["evals"]
+    iters += counts["iters"]
     flags = []
     if not (res <= accept or rough or converged(x, res)) or not np.isfinite(x).all():
         eta = noise_cache.get("value")
