@@ -110,7 +110,7 @@ def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
     used only as a label) on compiled kernels ``kern`` and the frozen rule ``rules``.
 
     ``params`` as in :func:`verify.slr.replica.run_replica`: model, nu, L, alpha (list), lam (list
-    of numbers or ``["tune"]``), delta, branches, extra, metric, points, replicates, seed.
+    of numbers or ``["tune"]``), delta, branches, extra, metric, points, replicates, seed, form.
     Continuation in α per λ (a failed warm start is retried from the informed start); ``lam =
     tune`` gives the tuned λ* per α with the grid as ';'-joined text; ``metric = noisy`` adds Δ².
     """
@@ -126,6 +126,9 @@ def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
     for lam in (DEFAULT_LAMBDA_GRID if lams == "tune" else lams):
         check_setting(model, nu, None, lam, Delta)
     metric = params.get("metric", "excess")
+    form = params.get("form", "stein")
+    if form not in ("stein", "jacobian"):
+        raise InputError(f"--form must be 'stein' or 'jacobian', got {form!r}")
     base = {"activation": params["activation"], "model": model, "nu": float(params["nu"]), "L": str(L),
             "metric": metric, "points": int(params.get("points", 1024)),
             "replicates": int(params.get("replicates", 4)), "seed": int(params.get("seed", 0)),
@@ -134,7 +137,7 @@ def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
     if lams == "tune":
         for a in alphas:
             best, grid = rs_tune_lambda(kern, rules, a, Delta, grid=list(DEFAULT_LAMBDA_GRID), model=model, nu=nu,
-                                        progress=progress)
+                                        progress=progress, form=form)
             cols = {"lam_grid": ";".join(f"{g.lam:.6g}" for g in grid),
                     "E_grid": ";".join(f"{g.E_test:.6g}" for g in grid), "tuned": True}
             rows.append(replica_row(base, best, "informed", True, cols))
@@ -143,16 +146,17 @@ def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
             x = None
             for a in alphas:
                 if params.get("branches"):
-                    found = rs_branches(kern, rules, a, lam, Delta, model=model, nu=nu, progress=progress)
+                    found = rs_branches(kern, rules, a, lam, Delta, model=model, nu=nu, progress=progress, form=form)
                     for name, fp in found:
                         rows.append(replica_row(base, fp, name, name == "informed", {"n_branches": len(found)}))
                     continue
                 try:
-                    fp = rs_fixed_point(kern, rules, a, lam, Delta, x0=x, model=model, nu=nu, progress=progress)
+                    fp = rs_fixed_point(kern, rules, a, lam, Delta, x0=x, model=model, nu=nu, progress=progress,
+                                        form=form)
                 except ConvergenceError:
                     if x is None:
                         raise
-                    fp = rs_fixed_point(kern, rules, a, lam, Delta, model=model, nu=nu, progress=progress)
+                    fp = rs_fixed_point(kern, rules, a, lam, Delta, model=model, nu=nu, progress=progress, form=form)
                 x = [fp.values[k] for k in UNKNOWNS]
                 rows.append(replica_row(base, fp, "informed", True))
     if metric == "noisy":

@@ -252,6 +252,10 @@ REPLICA_COMMAND = Command(
         Param("points", "int", 1024, "Sobol points per replicate (power of 2)", check="positive"),
         Param("replicates", "int", 4, "independent scrambled replicates (error estimate)", check=">=2"),
         Param("seed", "int", 0, "seed of the scramblings"),
+        Param("form", "choice", "stein", "form of the conjugate update (§10.4): stein = the derivative of the RS "
+              "free energy (default); jacobian = after Stein's lemma with the prox Jacobian, which misses the "
+              "jumps of the prox selection (docs/slr.md §10.6; to reproduce references made with it)",
+              choices=("stein", "jacobian")),
     ),
     description=("Solves the RS saddle-point equations of ridge ERM (half_sum loss) for single-location regression "
                  "on a frozen scrambled-Sobol rule with a multistart safeguarded-Newton prox, damped -> Anderson -> "

@@ -51,3 +51,14 @@ def test_branches_flag_reports_informed_first():
     rows = V.run_replica(params)
     assert rows[0]["branch"] == "informed"
     assert all("n_branches" in r for r in rows)
+
+
+def test_form_option_reaches_the_solver():
+    # --form jacobian gives the API's form="jacobian" fixed point (to reproduce references made with it)
+    args = {"model": "spiked", "nu": "2", "L": "2", "activation": "linear_centred", "alpha": "4", "lam": "0.1",
+            "delta": "0.1", "points": "256"}
+    rows = {f: V.run_replica(V.REPLICA_COMMAND.parse({**args, "form": f}))[0] for f in ("stein", "jacobian")}
+    api = V.rs_fixed_point("linear_centred", "spiked", 2.0, 2, 4.0, 0.1, 0.1, points=256, form="jacobian")
+    assert rows["jacobian"]["E_test"] == pytest.approx(api.E_test, rel=1e-9)
+    assert rows["jacobian"]["E_test"] != rows["stein"]["E_test"]
+    assert V.REPLICA_COMMAND.parse(args)["form"] == "stein"
