@@ -1013,16 +1013,18 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         reported error in quadrature, and the flags say ``residual_above_tol`` and ``rough_map``.
         ``0`` restores the absolute ``accept`` only.  Default 0.25 (0.01, then 0.05 until 2026-12-01:
         softmax spiked L = 2, λ = 0.1 on 4×16384, seed 0, has no fixed point below 3.4 % of its noise
-        at α = 1.946 and below 8 % at α = 7.368).  What such a point is: the map jumps there (one
-        sample of 16384 with a heavy integrand switches its minimum, moving the update by 7e-4
-        relative and the replicate spread by 30 %: G(x) − x changes sign across the jump), so it has
-        no fixed point, but the point is one of the map with that sample's selection smoothed (a
-        fractional weight on its two minima), i.e. a generalised fixed point, to the residual; at
-        0.25 of the noise the added term grows the error bar by ≤ 3 % before (I − J)⁻¹.  The bound is on the residual of the map, not on its
-        effect on the answer: (I − J)⁻¹ can amplify the residual far more than the replicate spread
-        where the map is nearly unstable (that point: spectral radius 0.98, E_test error 0.051 once
-        the shift is added, against 7e-4 at its neighbours), so a ``rough_map`` result's error bar
-        must be read before its value.
+        at α = 1.946 and below 8 % at α = 7.368).  What such a point is: the map jumps there (a
+        sample with a heavy integrand switches its minimum — the replicate spread jumps by 30 %, the
+        mark of one or a few samples — moving the update by about 7e-4 relative; the walk cycles
+        across the jump), so it may have
+        no fixed point; the map with that sample's selection smoothed (a fractional weight on its
+        two minima) is continuous and has one within about the residual (a generalised fixed
+        point: reasoned, not computed); at 0.25 of the noise the added term grows the error bar by
+        ≤ 3 % before (I − J)⁻¹.  The bound is
+        on the residual of the map, not on its effect on the answer: (I − J)⁻¹ can amplify the
+        residual far more than the replicate spread where the map is nearly unstable (that point:
+        spectral radius 0.98, E_test error 0.051 once the shift is added, against 7e-4 at its
+        neighbours), so a ``rough_map`` result's error bar must be read before its value.
     form : {"stein", "jacobian"}
         Form of the V̂ and m̂ updates (§10.4).  ``stein`` (default) is the derivative of the channel
         free energy and right where the selected prox minimum jumps; ``jacobian`` (Stein's lemma with
