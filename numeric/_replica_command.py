@@ -132,7 +132,7 @@ def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
     base = {"activation": params["activation"], "model": model, "nu": float(params["nu"]), "L": str(L),
             "metric": metric, "points": int(params.get("points", 1024)),
             "replicates": int(params.get("replicates", 4)), "seed": int(params.get("seed", 0)),
-            "extra": params.get("extra")}
+            "extra": params.get("extra"), "form": form}
     rows = []
     if lams == "tune":
         for a in alphas:

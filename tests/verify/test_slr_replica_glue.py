@@ -61,4 +61,5 @@ def test_form_option_reaches_the_solver():
     api = V.rs_fixed_point("linear_centred", "spiked", 2.0, 2, 4.0, 0.1, 0.1, points=256, form="jacobian")
     assert rows["jacobian"]["E_test"] == pytest.approx(api.E_test, rel=1e-9)
     assert rows["jacobian"]["E_test"] != rows["stein"]["E_test"]
+    assert rows["jacobian"]["form"] == "jacobian" and rows["stein"]["form"] == "stein"  # provenance in every row
     assert V.REPLICA_COMMAND.parse(args)["form"] == "stein"
