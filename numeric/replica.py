@@ -990,11 +990,14 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         A neighbouring fixed point solved on the **same** rule (continuation; ``rs_learning_curve``
         and ``rs_tune_lambda`` pass the previous one): ``x0`` defaults to its point, its Jacobian
         starts the chord steps and its prox selection (``warm.anchor``) anchors the first piece-walk
-        round, so neither the pilot nor a first multistart map is needed.  The answer is the same
-        fixed point of the frozen map (every candidate is still checked on the map itself); only the
-        path changes.  Ignored when its anchor does not fit the rule, and the regular path taken from
-        its point when the predictor's step exceeds ``warm_reach`` (relative, ∞-norm; measured along
-        the benchmark's α grid, ratio 1.4: 0.3–1.0; α 20 → 4: 7.4).
+        round, so neither the pilot nor a first multistart map is needed.  Where the frozen map has a
+        fixed point the answer is the same (every candidate is still checked on the map itself; only
+        the path changes).  Where the walk stalls it is retried once from the damped point; if the best
+        point is then within ``accept_noise`` of the noise it is returned as ``rough_map`` without the
+        regular path, so on a rough map a warm and a cold solve may end at different points, each
+        within its (residual-inflated) error bar.  Ignored when its anchor does not fit the rule, and
+        the regular path taken from its point when the predictor's step exceeds ``warm_reach``
+        (relative, ∞-norm; measured along the benchmark's α grid, ratio 1.4: 0.3–1.0; α 20 → 4: 7.4).
     tol_noise : float
         The solve also stops when the residual is below ``tol_noise`` times the map's integration
         noise at the point (see ``accept_noise``), if that is larger than ``tol``: the residual's
