@@ -384,7 +384,7 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_sta
             gn = np.sqrt((g * g).sum(axis=0))
             gnorm[act] = gn
             keep = gn > thr
-            if dedup_tol and it >= 2 and keep.sum() >= dedup_min:
+            if dedup_tol and S > 1 and it >= 2 and keep.sum() >= dedup_min:
                 # a start whose iterate coincides with another start's of the same sample (in a convex
                 # region) follows that start into the same minimum: drop it, and copy the other's result
                 cand = np.zeros(M, bool)
@@ -433,7 +433,16 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_sta
             accepted = np.zeros(m, bool)
             xnew = xa.copy()
             todo = None
-            for _ in range(12):
+            flat = (adg <= 1e-15 * (1.0 + np.abs(Fa))) & ~bad & (dn * scale <= 1e-7 * (1 + np.abs(xa).max(axis=0)))
+            if flat.any():
+                # the predicted decrease is below the rounding of F, so no decrease can be measured
+                # (the search below would halve the step 12 times and fail): a Newton step below
+                # 1e-7 is taken in full there (the iterate is in the quadratic range), and the next
+                # iteration's gradient test decides
+                accepted[flat] = True
+                xnew[:, flat] = xa[:, flat] + d[:, flat]
+                todo = np.flatnonzero(~flat)
+            for _ in range(12 if todo is None or todo.size else 0):
                 if todo is None:
                     xt = xa + d
                     Ft = np.broadcast_to(mod.F_value(*xt, *wc, *wzz, yy, V_k, V_v)[0], (m,))
@@ -477,11 +486,14 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_sta
     Xr = X.T.reshape(n, S, L)
     ar = np.arange(n)
     chi_hat = Xr[ar, best]
-    second = order[:, min(1, S - 1)]
-    dist = np.abs(Xr[ar, second] - chi_hat).max(axis=1)
-    dF = Fend[ar, second] - Fend[ar, best]
-    ambiguous = (dist > 1e-3) & (dF < 1e-6 * (1 + np.abs(Fend[ar, best])))
-    distinct_minima = ((np.abs(Xr - chi_hat[:, None, :]).max(axis=2) > 1e-3) & np.isfinite(Fend)).any(axis=1)
+    if S > 1:
+        second = order[:, 1]
+        dist = np.abs(Xr[ar, second] - chi_hat).max(axis=1)
+        dF = Fend[ar, second] - Fend[ar, best]
+        ambiguous = (dist > 1e-3) & (dF < 1e-6 * (1 + np.abs(Fend[ar, best])))
+        distinct_minima = ((np.abs(Xr - chi_hat[:, None, :]).max(axis=2) > 1e-3) & np.isfinite(Fend)).any(axis=1)
+    else:  # one start per sample (the surrogate): nothing to compare
+        ambiguous = distinct_minima = np.zeros(n, bool)
     if not np.isfinite(Fend[ar, best]).all():
         raise ConvergenceError(_SYSTEM, {"V_k": V_k, "V_v": V_v}, float("nan"),
                                "the prox objective is not finite for some samples",

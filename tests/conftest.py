@@ -37,6 +37,10 @@ settings.load_profile(_profile)
 from numeric.threads import apply_threads, resolve_threads  # noqa: E402
 
 apply_threads(resolve_threads())
+# and the allocator setting it uses (freed temporaries reused; numeric/allocator.py)
+from numeric.allocator import tune_allocator  # noqa: E402
+
+tune_allocator()
 
 
 @pytest.fixture(autouse=True)

@@ -510,9 +510,11 @@ def _main(argv=None) -> int:
         parser.print_help()
         return 2
     from numeric import ConvergenceError
+    from numeric.allocator import tune_allocator
     from numeric.threads import apply_threads, resolve_threads
     from symbolic.result import InputError
 
+    tune_allocator()  # freed temporaries reused: the generated kernels 1.5-3x faster (numeric/allocator.py)
     name = args.command + (f" {args.subcommand}" if getattr(args, "subcommand", None) else "")
     try:
         args._threads = apply_threads(resolve_threads(getattr(args, "threads", None)))

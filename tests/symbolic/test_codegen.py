@@ -150,3 +150,37 @@ def test_shared_exponentials_compute_each_exp_once_and_keep_values(backend):
             args = (mpmath.mpf("0.7"), mpmath.mpf("-1.1"), mpmath.mpf("0.25"))
             for a, b in zip(mod.plain(*args), mod.shared(*args)):
                 assert abs(a - b) < mpmath.mpf(10) ** -37 * abs(a)
+
+
+def test_numpy_printer_writes_small_integer_powers_of_names_as_products():
+    """x**3 and x**(-2) of a name print as products (numpy's pow has fast paths for 2, 0.5, -1 only);
+    values agree with the mpmath printer's (exact powers) to a few ulp, on arrays and on scalars."""
+    a, b = sp.symbols("a b", real=True)
+    e = a**3 / b**2 + a**-1 - b**4 + (a + b)**3 + a ** sp.Rational(3, 2)
+    src = print_expr(e, "numpy")
+    assert "a**3" not in src and "b**(-2" not in src and "b**4" not in src
+    assert "(a*a*a)/(b*b)" in src and "(1/a)" in src and "(b*b*b*b)" in src
+    assert "(a + b)**3" in src  # a compound base is not repeated
+    mb = ModuleBuilder("t", "numpy")
+    mb.add_kernel(Kernel("f", [a, b], [e]))
+    mod = load_module(mb.source())
+    mm = ModuleBuilder("t", "mpmath")
+    mm.add_kernel(Kernel("f", [a, b], [e]))
+    ref = load_module(mm.source())
+    av, bv = np.array([0.3, 1.7, 4.0]), np.array([-2.5, 0.9, 1e-3])
+    (got,) = mod.f(av, bv)
+    with mpmath.workdps(40):
+        want = [float(ref.f(mpmath.mpf(float(p)), mpmath.mpf(float(q)))[0]) for p, q in zip(av, bv)]
+    assert np.allclose(got, want, rtol=1e-14, atol=0)
+    (g0,) = mod.f(0.3, -2.5)  # Python floats
+    assert isinstance(g0, float) and abs(g0 - want[0]) <= 1e-14 * abs(want[0])
+
+
+def test_allocator_tuning_is_idempotent_and_can_be_turned_off(monkeypatch):
+    import numeric.allocator as A
+
+    first = A.tune_allocator()
+    assert A.tune_allocator() is first and A.allocator_tuned() is first
+    monkeypatch.setattr(A, "_STATE", {"tuned": False})
+    monkeypatch.setenv(A.ENV_VAR, "0")
+    assert A.tune_allocator() is False and A.allocator_tuned() is False

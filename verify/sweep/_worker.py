@@ -21,6 +21,7 @@ from pathlib import Path
 __all__ = ["execute_point", "execute_chain", "PinThreads", "THREAD_ENV", "plain", "resolve_run", "thread_settings", "point_rows",
            "write_part", "canonical_params", "META_COLUMNS"]
 
+from numeric.allocator import tune_allocator
 from numeric.threads import THREAD_VARIABLES, apply_threads
 from symbolic.result import resolve as resolve_run  # noqa: F401  (light: no SymPy)
 
@@ -53,6 +54,7 @@ def _pin_threads() -> None:
     global _LIMITED
     if not _LIMITED:
         apply_threads(1)  # env variables, BLAS pools (threadpoolctl), torch if loaded
+        tune_allocator()  # freed temporaries reused (numeric/allocator.py)
         _LIMITED = True
     torch = sys.modules.get("torch")
     if torch is not None and torch.get_num_threads() != 1:
