@@ -12,6 +12,11 @@ Its standard error is the spread of ``--baseline-repeats`` independent runs pool
 recipe's own sd/√10 ignores that damped iterates are correlated and is printed beside it).  The
 same prox in both makes the ratio one of the method (frozen rule, outer solver, error estimate).
 
+Timing on a shared machine: the runs are interleaved — attnlimits' curves, baseline run 1, the curves
+again, baseline run 2, the curves again — and the curves are timed by the median of their rounds, the
+baseline by the mean of its runs (a slow spell of the host then reaches both; on 2026-12-02 one
+such spell made the same multistart map 60 % slower in one run than in the run before).
+
 Equal standard error: the curve is solved on two rule sizes (``--points``, default 4096 and 8192,
 × 4 replicates), whose root-mean-square SEs over α bracket the baseline's; the cost at the
 baseline's SE is interpolated on log(CPU) against log(SE) between them (measured RQMC rate in
@@ -26,7 +31,7 @@ in the prox, and the cost per warm-started fixed point at 4 × 1024.  CPU times 
 ``time.process_time`` of one thread (``OMP_NUM_THREADS=1`` and ``threadpoolctl``); the load average
 is printed (the machine may be shared).
 
-Run: OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_slr_replica.py [--alphas 1,2,...]
+Run: OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_slr_replica.py [--alphas 1,2,...] [--no-allocator-tuning]
      [--baseline-iters 60] [--baseline-repeats 2] [--points 4096,8192] [--skip-L] [--points-L 1024]
 """
 from __future__ import annotations
@@ -151,7 +156,13 @@ def main():
     ap.add_argument("--points", default="4096,8192", help="rule sizes (per replicate, 4 replicates) to solve at")
     ap.add_argument("--skip-L", action="store_true")
     ap.add_argument("--points-L", type=int, default=1024)
+    ap.add_argument("--no-allocator-tuning", action="store_true",
+                    help="leave glibc's malloc thresholds alone (numeric/allocator.py); both methods see the same")
     args = ap.parse_args()
+    if not args.no_allocator_tuning:
+        from numeric.allocator import tune_allocator
+
+        print(f"allocator tuning (numeric.allocator): {tune_allocator()}")
     with threadpool_limits(1):
         _run(args)
 
@@ -166,11 +177,33 @@ def _run(args):
     kern = rs_kernels("softmax", 2)
     print(_load(), "(start)")
 
-    with _Clock() as cb:
-        runs = [baseline_curve(kern, alphas, lam, Delta, iters=args.baseline_iters, seed=k)
-                for k in range(args.baseline_repeats)]
-    cb.wall /= len(runs)
-    cb.cpu /= len(runs)
+    order = sorted(range(len(alphas)), key=lambda i: -alphas[i])  # continuation from the largest α down
+    sizes = [int(p) for p in args.points.split(",")]
+    ours = {p: [] for p in sizes}  # (clock, fixed points) per round
+
+    def ours_round():
+        for points in sizes:
+            with _Clock() as co:
+                fps_desc = rs_learning_curve("softmax", "spiked", 2.0, 2, [alphas[i] for i in order], lam, Delta,
+                                             points=points, replicates=4)
+            ours[points].append((co, fps_desc))
+        print("  attnlimits round: " + ", ".join(f"{p} x 4 CPU {ours[p][-1][0].cpu:.1f} s" for p in sizes),
+              file=sys.stderr, flush=True)
+
+    # interleaved (ours, baseline, ours, baseline, ..., ours), so that a slow spell of a shared machine
+    # reaches both: ours is timed by the median of its rounds, the baseline by the mean of its runs
+    ours_round()
+    runs, cpus, walls = [], [], []
+    for k in range(args.baseline_repeats):
+        with _Clock() as ck:
+            runs.append(baseline_curve(kern, alphas, lam, Delta, iters=args.baseline_iters, seed=k))
+        cpus.append(ck.cpu)
+        walls.append(ck.wall)
+        ours_round()
+    cb = _Clock()
+    cb.cpu, cb.wall = float(np.mean(cpus)), float(np.mean(walls))
+    print("baseline runs CPU s: " + ", ".join(f"{c:.1f}" for c in cpus) + "; attnlimits rounds CPU s: " +
+          "; ".join(f"{p} x 4: " + ", ".join(f"{c.cpu:.1f}" for c, _ in ours[p]) for p in sizes))
     E_runs = np.array([[e for e, _ in r] for r in runs])  # (repeats, alphas)
     naive = np.array([[s for _, s in r] for r in runs]).mean(axis=0)
     sd_run = E_runs.std(axis=0, ddof=1) if len(runs) > 1 else naive
@@ -182,12 +215,12 @@ def _run(args):
           ", ".join(f"{v:.1e}" for v in sd_run), flush=True)
     base = [(float(E_runs[0, i]), float(sd_run[i])) for i in range(len(alphas))]
 
-    order = sorted(range(len(alphas)), key=lambda i: -alphas[i])  # continuation from the largest α down
     measured = []
-    for points in [int(p) for p in args.points.split(",")]:
-        with _Clock() as co:
-            fps_desc = rs_learning_curve("softmax", "spiked", 2.0, 2, [alphas[i] for i in order], lam, Delta,
-                                         points=points, replicates=4)
+    for points in sizes:
+        co = _Clock()
+        co.cpu = float(np.median([c.cpu for c, _ in ours[points]]))
+        co.wall = float(np.median([c.wall for c, _ in ours[points]]))
+        fps_desc = ours[points][0][1]  # deterministic: every round gives the same fixed points
         fps = [None] * len(alphas)
         for j, i in enumerate(order):
             fps[i] = fps_desc[j]
@@ -202,7 +235,8 @@ def _run(args):
             print(f"{a:7.3f} {eb:12.5f} {sb:8.1e} {fp.E_test:13.5f} {fp.E_test_error:8.1e} {fp.evaluations:5d} "
                   f"{fp.seconds:6.2f} {(fp.E_test - eb) / math.hypot(se_base, fp.E_test_error):8.2f}")
         prox = sum(f.prox_seconds for f in fps) / sum(f.seconds for f in fps)
-        print(f"attnlimits ({points} x 4): wall {co.wall:.1f} s, CPU {co.cpu:.1f} s, RMS SE {se_o:.2e} (each SE "
+        print(f"attnlimits ({points} x 4): wall {co.wall:.1f} s, CPU {co.cpu:.1f} s (median of "
+              f"{len(ours[points])} rounds), RMS SE {se_o:.2e} (each SE "
               f"from 4 replicates, 3 dof); prox {100 * prox:.0f}% of wall; {np.mean([f.evaluations for f in fps]):.1f} "
               f"map evaluations (multistart + surrogate) per point", flush=True)
     print(f"\nbaseline (one run): wall {cb.wall:.1f} s, CPU {cb.cpu:.1f} s, RMS SE {se_base:.2e}")

@@ -752,6 +752,10 @@ def _residual(g, x):
     return float(np.max(np.abs(g - x) / np.maximum(1.0, np.abs(x))))
 
 
+def _reldist(a, b):
+    return float(np.max(np.abs(np.asarray(a) - np.asarray(b)) / np.maximum(1.0, np.abs(np.asarray(b)))))
+
+
 def _fd_jacobian_with_averages(Gi, x, gx, av0, h=1e-6):
     """Forward-difference Jacobians of the map, ``∂G/∂x``, and of the pooled channel averages,
     ``∂ā/∂x`` (shape (n_quantities, 6)), from the same evaluations; ``Gi(v)`` returns ``rs_map``'s pair."""
@@ -780,7 +784,7 @@ def _fd_jacobian(G, x, gx, h=1e-6):
 
 
 def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, extra_rounds=4, newton_tol=None, J0=None, anchor0=None,
-                tol_of=None, anchor0_tol=3e-3):
+                tol_of=None, anchor0_tol=3e-3, jacobian=None, jacobian_at=3e-2, jac_out=None):
     """Fixed point of a piecewise-smooth frozen map by Newton on its smooth pieces.
 
     The frozen map G is smooth except where a sample's selected prox minimum switches (§10.6: the
@@ -807,6 +811,14 @@ def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, extra_rounds=4, newton_to
     residual by at least 2: the walk converges linearly where a few samples switch their selection
     in every round (measured: factor 0.15–0.25 per round at α = 1.4 on 4×8192), and stopping it
     there sends the caller to a path that costs ten times more.
+
+    ``jacobian(x, G(x), offsets) -> (J, extra)`` (finite differences of the surrogate anchored at x,
+    with whatever else the caller needs from the same evaluations): called once, in the first round
+    anchored on G at a point whose residual is ≤ ``jacobian_at``; that round's Newton then runs
+    with the exact Jacobian of its piece (two steps from a residual of 1e-3, against five or six
+    with a neighbour's Jacobian, whose sampling noise at 4×8192 is 10–20 %), and ``jac_out`` (a
+    dict) receives ``J``, ``extra``, ``x_J`` and ``evaluations`` so that the caller can reuse them at
+    the returned point instead of differencing again.  The evaluations are counted as surrogate ones.
 
     Returns ``(x, G(x), residual, true evaluations, surrogate evaluations, J, x_J)``; ``J`` is the
     surrogate's last Jacobian, which equals G's within the piece.
@@ -842,8 +854,17 @@ def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, extra_rounds=4, newton_to
             ntol = max(newton_tol, anchor0_tol)
         else:
             ntol = newton_tol if tol_of is None else max(newton_tol, 0.1 * tol_of(x))
+            if jacobian is not None and jac_out is not None and res <= jacobian_at and (
+                    jac_out.get("x_J") is None or _reldist(x, jac_out["x_J"]) > jac_out.get("reuse", 2e-2)):
+                Jx, extra, nev = jacobian(x, gx, offsets)
+                J, xJ = Jx, x.copy()
+                jac_out.update(J=Jx, extra=extra, x_J=x.copy(), evaluations=nev)
+                ev_sur += nev
+        # a round anchored on G at x: the surrogate equals G there (same selection, its prox starts
+        # at the minima G found), so G(x) is its value at the start
         xs, _, rs, _, evs, _, Jn, xJn = _solve(Gp, x, ntol, damped_exit=np.inf, newton_at=np.inf,
-                                                 max_newton=8, J0=J if J is not None else J0)
+                                                 max_newton=8, J0=J if J is not None else J0,
+                                                 g0=None if (k == 0 and anchor0 is not None) else gx)
         if Jn is not None:
             J, xJ = Jn, xJn
         ev_sur += evs
@@ -860,7 +881,7 @@ def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, extra_rounds=4, newton_to
 
 
 def _solve(G, x0, tol, *, max_damped=40, damping=0.5, damped_exit=1e-1, max_anderson=60, memory=5,
-           newton_at=1e-4, max_newton=8, label="", J0=None, broyden=True):
+           newton_at=1e-4, max_newton=8, label="", J0=None, broyden=True, g0=None):
     """Damped → Anderson → Newton ladder on a deterministic map G.
 
     Damped iteration until the relative residual is below ``damped_exit``; Anderson (type II,
@@ -872,7 +893,8 @@ def _solve(G, x0, tol, *, max_damped=40, damping=0.5, damped_exit=1e-1, max_ande
     by a finite-difference one as soon as a step with it fails to reduce the residual.  ``broyden``:
     every accepted step updates the chord Jacobian by the secant (Broyden) rank-one formula.  Returns
     ``(x, G(x), residual, iterations, evaluations, method, J, x_J)`` with the last Jacobian and the
-    point where it was computed (``None`` if Newton did not run).
+    point where it was computed (``None`` if Newton did not run).  ``g0``: G(x0) if already known
+    (x0 must then be inside the domain, :func:`_project`).
     """
     x = _project(x0)
     evals = [0]
@@ -882,7 +904,7 @@ def _solve(G, x0, tol, *, max_damped=40, damping=0.5, damped_exit=1e-1, max_ande
         return G(_project(v))
 
     methods = []
-    gx = Gc(x)
+    gx = Gc(x) if g0 is None else np.asarray(g0, float)
     res = _residual(gx, x)
     it = 0
     # damped
@@ -1057,7 +1079,11 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         Take ∂G/∂x at the returned point (stability and error estimate) by finite differences of
         the selection-frozen surrogate anchored there (see :func:`rs_map` ``anchor``): equal to
         the frozen map's within the piece (measured: eigenvalues agree to 1e-3), about 1/6 of the
-        cost.  ``False``: finite differences of the frozen map itself.
+        cost.  A piece walk takes this Jacobian once near the fixed point (residual ≤ 3e-2) for its
+        own Newton steps; it is reused at the returned point when that lies within 5e-2 (relative)
+        of where it was taken (measured on the benchmark curve: stability within 1 % and errors
+        within 2 % of a fresh one, below the Jacobian's own sampling noise).  ``False``: finite
+        differences of the frozen map itself, at the returned point.
     pilot : int or None
         Multilevel start for large rules: when the rule has more than ``2·pilot`` points per
         replicate, the fixed point is first solved on the nested rule made of the first ``pilot``
@@ -1115,6 +1141,8 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     last = {}
 
     def G_full(v):
+        if "x" in last and np.array_equal(last["x"], v):
+            return last["g"]  # the map is a deterministic function of v (no warm-started prox)
         g, inf = rs_map(kern, rules, v, alpha, lam, Delta, form=form, timing=timing)
         last.update(x=np.array(v, float), g=g, info=inf)
         return g
@@ -1155,11 +1183,28 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         return r <= tol or (tol_noise > 0 and r <= tol_of(v))
 
     counts = {"evals": 0, "iters": 0}
+    # the Jacobian of the surrogate taken inside a piece walk near the fixed point (its Newton steps
+    # use it), reused for the stability and the error at the returned point when that lies within
+    # ``reuse`` (relative) of where it was taken
+    jac_out: dict = {"reuse": 5e-2}
+
+    def jac_at(v, gv, offsets):
+        if not ("x" in last and np.array_equal(last["x"], v)):
+            G_full(v)
+        av0 = last["info"]["averages"].mean(axis=0)
+
+        def Gi(u):
+            return rs_map(kern, rules, u, alpha, lam, Delta, form=form, timing=timing, anchor=offsets)
+
+        Jv, Jav_v = _fd_jacobian_with_averages(Gi, v, gv, av0)
+        return Jv, Jav_v, v.size
+
+    wkw = {"jacobian": jac_at, "jac_out": jac_out} if surrogate_jacobian else {}
 
     def walk(xs, **kw):
         """A piece walk from xs, counted and labelled in ``methods``: (x, G(x), residual)."""
         xw, gw, rw, evt, evs, _, _ = _piece_walk(G_info, G_anchor, xs, tol, tol_of=tol_of if tol_noise > 0 else None,
-                                                 **kw)
+                                                 **wkw, **kw)
         counts["evals"] += evt + evs
         counts["iters"] += evt
         methods.append(f"walk[{evt}+{evs}s]")
@@ -1176,7 +1221,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
             # with its Jacobian, then checks on the map itself
             x, gx, res, evt, evs, _, _ = _piece_walk(G_info, G_anchor, x0, tol, J0=warm.jacobian, anchor0=anchor0,
                                                      rounds=2, extra_rounds=6,
-                                                     tol_of=tol_of if tol_noise > 0 else None)
+                                                     tol_of=tol_of if tol_noise > 0 else None, **wkw)
             evals += evt + evs
             iters += evt
             methods.append(f"warm-walk[{evt}+{evs}s]")
@@ -1185,7 +1230,8 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
                 # the walk stalled between two pieces of a rough map (the fixed point of each piece lies
                 # in the other): once more from the damped point between x and G(x), whose selection
                 # differs — far cheaper than the regular path below (measured at α = 1 on 4×8192)
-                x2, gx2, res2 = walk(_project(0.5 * (x + gx)), J0=warm.jacobian, rounds=2, extra_rounds=6)
+                x2, gx2, res2 = walk(_project(0.5 * (x + gx)), J0=jac_out.get("J", warm.jacobian), rounds=2,
+                                     extra_rounds=6)
                 if res2 < res:
                     x, gx, res = x2, gx2, res2
                 pilot_ok = converged(x, res)
@@ -1213,7 +1259,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
                 timing["pilot"] = fpp.seconds
                 methods.append(f"pilot[{R}x{int(pilot)}: {fpp.evaluations} maps]")
                 x, gx, res, evt, evs, _, _ = _piece_walk(G_info, G_anchor, xp, tol, J0=fpp.jacobian,
-                                                         tol_of=tol_of if tol_noise > 0 else None)
+                                                         tol_of=tol_of if tol_noise > 0 else None, **wkw)
                 evals += evt + evs
                 iters += evt
                 methods.append(f"walk[{evt}+{evs}s]")
@@ -1296,16 +1342,22 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     # ``surrogate_jacobian`` the differences are taken on the selection-frozen surrogate anchored at
     # x: equal to the frozen map's unless a sample's minimum switches within the difference step
     # (then the latter is meaningless anyway), at a fraction of its cost.
-    if surrogate_jacobian:
-        offs = [d["offset"] for d in info["diags"]]
-
-        def Gi(v):
-            return rs_map(kern, rules, v, alpha, lam, Delta, form=form, timing=timing, anchor=offs)
+    if surrogate_jacobian and jac_out.get("x_J") is not None and _reldist(x, jac_out["x_J"]) <= jac_out["reuse"]:
+        # taken by the piece walk near this point, on the surrogate of (nearly) this selection:
+        # the two differ by O(distance) and by the few samples that switched, far below the
+        # sampling noise of a Jacobian on this rule (10-20 % of its largest entry at 4×8192)
+        J, Jav = jac_out["J"], jac_out["extra"]
     else:
-        def Gi(v):
-            return rs_map(kern, rules, v, alpha, lam, Delta, form=form, timing=timing)
-    J, Jav = _fd_jacobian_with_averages(Gi, x, gx, av.mean(axis=0))
-    evals += x.size
+        if surrogate_jacobian:
+            offs = [d["offset"] for d in info["diags"]]
+
+            def Gi(v):
+                return rs_map(kern, rules, v, alpha, lam, Delta, form=form, timing=timing, anchor=offs)
+        else:
+            def Gi(v):
+                return rs_map(kern, rules, v, alpha, lam, Delta, form=form, timing=timing)
+        J, Jav = _fd_jacobian_with_averages(Gi, x, gx, av.mean(axis=0))
+        evals += x.size
     eig = np.linalg.eigvals(J)
     stability = float(np.max(np.abs(eig)))
     # observables
