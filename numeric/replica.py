@@ -321,7 +321,8 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_sta
     the same minimum on all samples but one, where it is lower.
 
     Cost (none of it changes which minimum is found beyond the Newton tolerance): the arrays are
-    laid out coordinate-major and compacted to the active starts; the Newton direction is the
+    laid out coordinate-major and compacted to the active starts; the kernels run in blocks of
+    :data:`_CHUNK` samples (cache-resident temporaries); the Newton direction is the
     closed-form (adjugate) solve for L ≤ 3; and a start whose iterate comes within ``dedup_tol``
     (relative, ∞-norm) of another live start of the same sample while its Hessian is positive
     definite is merged into it (it would follow it into the same minimum): it stops iterating and
