@@ -1217,7 +1217,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     # the Jacobian of the surrogate taken inside a piece walk near the fixed point (its Newton steps
     # use it; a later walk takes a new one only beyond ``reuse``), reused for the stability and the
     # error at the returned point when that lies within ``reuse_final`` (relative) of where it was
-    # taken (measured along the benchmark curve: within 1.1 % in stability and 2 % in every error
+    # taken (measured along the benchmark curve: within 1.1 % in stability and 2.1 % in every error
     # of a fresh Jacobian; at 5e-2, α = 1, 4 % and 6 %, and 18 % in q_k's error)
     jac_out: dict = {"reuse": 5e-2, "reuse_final": 2e-2}
 
