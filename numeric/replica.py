@@ -780,11 +780,9 @@ def _project(x):
 
 
 def _residual(g, x):
+    """Relative ∞-distance of g from x (max |g − x| / max(1, |x|)): the residual of G(x) = x, and the
+    distance between two points."""
     return float(np.max(np.abs(g - x) / np.maximum(1.0, np.abs(x))))
-
-
-def _reldist(a, b):
-    return float(np.max(np.abs(np.asarray(a) - np.asarray(b)) / np.maximum(1.0, np.abs(np.asarray(b)))))
 
 
 def _fd_jacobian_with_averages(Gi, x, gx, av0, h=1e-6):
@@ -886,7 +884,7 @@ def _piece_walk(G_info, G_anchor, x, tol, *, rounds=4, extra_rounds=4, newton_to
         else:
             ntol = newton_tol if tol_of is None else max(newton_tol, 0.1 * tol_of(x))
             if jacobian is not None and jac_out is not None and res <= jacobian_at and (
-                    jac_out.get("x_J") is None or _reldist(x, jac_out["x_J"]) > jac_out.get("reuse", 2e-2)):
+                    jac_out.get("x_J") is None or _residual(x, jac_out["x_J"]) > jac_out.get("reuse", 2e-2)):
                 Jx, extra, nev = jacobian(x, gx, offsets)
                 J, xJ = Jx, x.copy()
                 jac_out.update(J=Jx, extra=extra, x_J=x.copy(), evaluations=nev)
@@ -1375,7 +1373,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     # ``surrogate_jacobian`` the differences are taken on the selection-frozen surrogate anchored at
     # x: equal to the frozen map's unless a sample's minimum switches within the difference step
     # (then the latter is meaningless anyway), at a fraction of its cost.
-    if surrogate_jacobian and jac_out.get("x_J") is not None and _reldist(x, jac_out["x_J"]) <= jac_out["reuse_final"]:
+    if surrogate_jacobian and jac_out.get("x_J") is not None and _residual(x, jac_out["x_J"]) <= jac_out["reuse_final"]:
         # taken by the piece walk near this point, on the surrogate of (nearly) this selection:
         # the two differ by O(distance) and by the few samples that switched, far below the
         # sampling noise of a Jacobian on this rule (10-20 % of its largest entry at 4×8192)
