@@ -263,6 +263,20 @@ def _newton_direction(g, Hup, L):
         return out
 
 
+def _uphill_ray_starts(Fc, blocks, pick, off):
+    """The ray starts (n, S) that a one-dimensional screened profile puts in ω^χ's basin: the profile
+    rises from ω^χ to the ray's first point and that point is the ray's best (so, as far as the grid
+    sees, F rises from ω^χ along that half-line).  In one dimension Newton from such a start and from
+    ω^χ (always kept) end in the same minimum unless a basin narrower than the grid's first step lies
+    between them — one the ray start alone would not find reliably either."""
+    n, S = pick.shape
+    up = np.zeros((n, S), bool)
+    for j, (a, b) in enumerate(blocks[1:], start=1):
+        first = a + int(np.argmin(np.abs(off[a:b]).max(axis=1)))  # the ray's point nearest ω^χ
+        up[:, j] = (pick[:, j] == first) & ~(Fc[first] < Fc[0])
+    return up
+
+
 def _posdef(Hup, L):
     """Positive definiteness of each H of a batch (leading principal minors for L ≤ 3)."""
     if L == 2:
@@ -306,7 +320,7 @@ def _chunked(fn, cols, scalars, m, chunk=_CHUNK):
 
 
 def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_starts=None, trace=None,
-                 dedup_tol=1e-4, dedup_min=32, starts=None, stats=None, shift_invariant=False):
+                 dedup_tol=1e-4, dedup_min=32, starts=None, stats=None, shift_invariant=False, prune=True):
     """Minimise F over χ for every sample; returns χ̂ (n, L) and diagnostics.
 
     Multistart (§10.6, screened): F is evaluated at ω^χ and at ω^χ + t√V_k d for the directions
@@ -329,6 +343,17 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_sta
     receives the other start's final point, so the selection and the multi-minimum diagnostics see
     every start.  ``dedup_tol=0`` disables the merging.  Starts are never carried over between
     calls (no warm start), so the result is a deterministic function of the inputs.
+
+    ``prune`` (softmax-like at L = 2: shift-invariant, so the prox is one-dimensional — F splits into
+    a function of χ₁ − χ₂ plus a penalty along 1 minimised at ω^χ's component, and Newton stays on
+    that line): a ray start is not run when the screened profile rises from ω^χ to the ray's first
+    point and that point is the ray's best; it lies in ω^χ's basin as far as the grid sees, and
+    receives the final point of ω^χ's start (always run).  About half the Newton starts, 1.5× faster
+    prox.  Measured (prune against ``prune=False``): the same minimum on every one of 425 984
+    samples (13 overlaps along the benchmark curve and the tests' points, 4×8192); the
+    multi-minimum fraction falls slightly (1.62e-2 → 1.47e-2 at α = 1), as the pruned starts' own
+    higher minima are no longer seen.  Not applied in more dimensions, where rising along one line
+    says nothing of the basin (erf_fixed, L = 2: 35 of 212 992 samples would end higher).
 
     ``starts`` (n, L), if given, replaces the multistart by one given start per sample: that is the
     selection-frozen surrogate used by the outer solver's piece walk (:func:`rs_map` ``anchor``),
@@ -395,11 +420,17 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_sta
     gnorm = np.full(M, np.inf)
     alias = np.arange(M)
     dropped = np.zeros(M, bool)
-    act = np.arange(M)
-    xa = X.copy()
-    wc = wcT[:, samp]
-    wzz = wzT[:, samp]
-    yy = y[samp]
+    if starts is None and keep_starts is None and prune and shift_invariant and L == 2:
+        # a one-dimensional prox (see the docstring): an uphill ray start is not run, it receives the
+        # final point of ω^χ's start (column 0)
+        pr = np.flatnonzero(_uphill_ray_starts(Fc, blocks, pick, off).reshape(-1))
+        alias[pr] = (pr // S) * S
+        dropped[pr] = True
+    act = np.flatnonzero(~dropped)
+    xa = X[:, act]
+    wc = wcT[:, samp[act]]
+    wzz = wzT[:, samp[act]]
+    yy = y[samp[act]]
     thr = gtol * (1.0 + 1.0 / V_k)
     clip = max(1.0, math.sqrt(V_k))
     it = 0

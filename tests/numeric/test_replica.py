@@ -392,3 +392,25 @@ def test_shift_invariant_multistart_finds_the_full_multistarts_minima(L):
         F[inv] = np.broadcast_to(mod.F_value(*NR._cols(chi), *NR._cols(wchi), *NR._cols(wz), y, V_k, V_v)[0], (rule.n,))
     assert np.all(F[True] <= F[False] + 1e-9 * (1 + np.abs(F[False])))
     assert np.mean(F[True] < F[False] - 1e-9 * (1 + np.abs(F[False]))) <= 2e-3
+
+
+@pytest.mark.parametrize("act", ["softmax", "erf_fixed"])
+def test_pruned_ray_starts_give_the_same_minima(act):
+    """A one-dimensional prox (softmax, L = 2): the ray starts that the screened profile puts in
+    ω^χ's basin are not run — the same minimum on every sample as with them, at the α = 1 overlaps
+    of the benchmark curve (1.5 % two-minimum samples; measured on 425 984 samples at 13 overlaps:
+    none differs), with about half the Newton starts.  In two dimensions (erf_fixed) nothing is
+    pruned."""
+    mod, wchi, wz, y, V_k, V_v = _prox_inputs(act, 2, (0.2013, 0.2859, 8.526, 0.6359, 0.8522, 5.437), points=2048,
+                                              seed=1)
+    inv = _kern(act).shift_invariant
+    traces = {}
+    chi = {}
+    for pr in (False, True):
+        traces[pr] = []
+        chi[pr], _ = NR._prox_newton(mod, wchi, wz, y, V_k, V_v, shift_invariant=inv, prune=pr, trace=traces[pr])
+    assert np.abs(chi[True] - chi[False]).max() < 1e-6
+    if inv:
+        assert traces[True][0] < 0.75 * traces[False][0], (traces[True][0], traces[False][0])
+    else:
+        assert traces[True] == traces[False]
