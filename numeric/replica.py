@@ -320,7 +320,8 @@ def _chunked(fn, cols, scalars, m, chunk=_CHUNK):
 
 
 def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_starts=None, trace=None,
-                 dedup_tol=1e-4, dedup_min=32, starts=None, stats=None, shift_invariant=False, prune=True):
+                 dedup_tol=1e-4, dedup_min=32, starts=None, stats=None, shift_invariant=False, prune=True,
+                 one_step=False):
     """Minimise F over χ for every sample; returns χ̂ (n, L) and diagnostics.
 
     Multistart (§10.6, screened): F is evaluated at ω^χ and at ω^χ + t√V_k d for the directions
@@ -388,6 +389,16 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_sta
         S, M = 1, n
         samp = np.arange(n)
         X = np.array(starts, float).T.copy()
+        if one_step:
+            # one full Newton step from starts that are minima at a point O(h) away (finite differences
+            # of the surrogate): the step's error is O(h²), so the difference quotient's is O(h)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                out = _chunked(mod.F_newton, [*X, *wcT, *wzT, y], (V_k, V_v), n)
+                d = _newton_direction(np.stack(out[1:1 + L]), out[1 + L:], L)
+            if np.isfinite(d).all():
+                return (X + d).T, {"prox_iterations": 1, "unconverged_fraction": 0.0, "ambiguous_fraction": 0.0,
+                                   "multi_minima_fraction": 0.0}
+            # a singular Hessian at some start: the full safeguarded iteration instead
     else:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             # screening: every candidate ω^χ + off_s, broadcast (S0, n) without copies of ω^χ, ω^z, y
@@ -614,7 +625,7 @@ def _prox_affine(mod, wchi, wz, y, V_k, V_v):
 _INTEGRANDS = ("gg_k", "gg_v", "dg_k", "dg_v", "gx_k", "gx_v", "gxi_k", "gxi_v")
 
 
-def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None):
+def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, one_step=False):
     """Per-replicate averages of the channel integrands and observables at order parameters x."""
     m_k, q_k, V_k, m_v, q_v, V_v = (float(v) for v in x)
     mod = kern.modules[rule.L]
@@ -630,7 +641,7 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None):
         chi_hat, diag = _prox_affine(mod, wchi, wz, y, V_k, V_v)
     else:
         chi_hat, diag = _prox_newton(mod, wchi, wz, y, V_k, V_v, starts=None if anchor is None else wchi + anchor,
-                                     shift_invariant=kern.shift_invariant)
+                                     shift_invariant=kern.shift_invariant, one_step=one_step and anchor is not None)
     diag["offset"] = chi_hat - wchi
     t1 = time.perf_counter()
     if timing is not None:
@@ -668,13 +679,13 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None):
 _NAMES = _INTEGRANDS + ("A", "B", "train_half_sq", "pd_fail", "multi_minima")
 
 
-def _averages(kern, rules, x, Delta, reps=None, timing=None, anchor=None):
+def _averages(kern, rules, x, Delta, reps=None, timing=None, anchor=None, one_step=False):
     """P(L)-weighted per-replicate averages (R, n_quantities), with the prox diagnostics."""
     tot = None
     diags = []
     for rule in rules:
         per_rep, diag = _channel(kern, rule if reps is None else _subrule(rule, reps), x, Delta, timing,
-                                 None if anchor is None else anchor[len(diags)])
+                                 None if anchor is None else anchor[len(diags)], one_step)
         tot = rule.weight * per_rep if tot is None else tot + rule.weight * per_rep
         diags.append(diag)
     return tot, diags
@@ -710,7 +721,8 @@ def _update_from_averages(kern, av, x, alpha, lam, form="stein"):
     return np.array([mk, qk, Vk, mv, qv, Vv], float), hats
 
 
-def rs_map(kern: RSKernels, rules, x, alpha, lam, Delta, *, form="stein", reps=None, timing=None, anchor=None):
+def rs_map(kern: RSKernels, rules, x, alpha, lam, Delta, *, form="stein", reps=None, timing=None, anchor=None,
+           one_step=False):
     r"""One application of the frozen RS map G(x) (pooled over the replicates ``reps``, all by default).
 
     Returns ``(G(x), info)`` with ``info`` holding the conjugates, the per-replicate averages and
@@ -722,7 +734,7 @@ def rs_map(kern: RSKernels, rules, x, alpha, lam, Delta, *, form="stein", reps=N
     :math:`G` on the piece P of the frozen map (the points where no sample's selected minimum
     switches); the outer solver uses it for Newton steps and checks every candidate on :math:`G`.
     """
-    av, diags = _averages(kern, rules, x, Delta, reps, timing, anchor)
+    av, diags = _averages(kern, rules, x, Delta, reps, timing, anchor, one_step)
     gx, hats = _update_from_averages(kern, av.mean(axis=0), x, alpha, lam, form)
     return gx, {"hats": hats, "averages": av, "diags": diags}
 
@@ -818,7 +830,16 @@ def _residual(g, x):
 
 def _fd_jacobian_with_averages(Gi, x, gx, av0, h=1e-6):
     """Forward-difference Jacobians of the map, ``∂G/∂x``, and of the pooled channel averages,
-    ``∂ā/∂x`` (shape (n_quantities, 6)), from the same evaluations; ``Gi(v)`` returns ``rs_map``'s pair."""
+    ``∂ā/∂x`` (shape (n_quantities, 6)), from the same evaluations; ``Gi(v)`` returns ``rs_map``'s pair
+    and ``gx``, ``av0`` must be its own value at ``x``.
+
+    On the surrogate, ``Gi`` is ``rs_map(anchor=…, one_step=True)``: its prox is one Newton step from
+    the anchored minima.  At the anchor point that step is the implicit-function linearisation
+    (where ∇F = 0 the derivative of χ₀ − H⁻¹∇F is −H⁻¹∂∇F/∂x, the prox's own), so the quotient
+    is the surrogate's derivative to O(h) plus O(‖∇F‖) from samples not fully converged there —
+    hence the base value from the same one-step map, not from the full prox, whose difference from
+    it is the last Newton step's size, not O(h).  Half the cost of a full surrogate evaluation.
+    """
     n = x.size
     J = np.empty((n, n))
     Jav = np.empty((av0.size, n))
@@ -1251,15 +1272,12 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     jac_out: dict = {"reuse": 5e-2, "reuse_final": 2e-2}
 
     def jac_at(v, gv, offsets):
-        if not ("x" in last and np.array_equal(last["x"], v)):
-            G_full(v)
-        av0 = last["info"]["averages"].mean(axis=0)
-
         def Gi(u):
-            return rs_map(kern, rules, u, alpha, lam, Delta, form=form, timing=timing, anchor=offsets)
+            return rs_map(kern, rules, u, alpha, lam, Delta, form=form, timing=timing, anchor=offsets, one_step=True)
 
-        Jv, Jav_v = _fd_jacobian_with_averages(Gi, v, gv, av0)
-        return Jv, Jav_v, v.size
+        g1, inf1 = Gi(v)  # the one-step surrogate's own value at v (see _fd_jacobian_with_averages)
+        Jv, Jav_v = _fd_jacobian_with_averages(Gi, v, g1, inf1["averages"].mean(axis=0))
+        return Jv, Jav_v, v.size + 1
 
     wkw = {"jacobian": jac_at, "jac_out": jac_out} if surrogate_jacobian else {}
 
@@ -1414,12 +1432,17 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
             offs = [d["offset"] for d in info["diags"]]
 
             def Gi(v):
-                return rs_map(kern, rules, v, alpha, lam, Delta, form=form, timing=timing, anchor=offs)
+                return rs_map(kern, rules, v, alpha, lam, Delta, form=form, timing=timing, anchor=offs, one_step=True)
         else:
             def Gi(v):
                 return rs_map(kern, rules, v, alpha, lam, Delta, form=form, timing=timing)
-        J, Jav = _fd_jacobian_with_averages(Gi, x, gx, av.mean(axis=0))
-        evals += x.size
+        if surrogate_jacobian:
+            g1, inf1 = Gi(x)
+            J, Jav = _fd_jacobian_with_averages(Gi, x, g1, inf1["averages"].mean(axis=0))
+            evals += x.size + 1
+        else:
+            J, Jav = _fd_jacobian_with_averages(Gi, x, gx, av.mean(axis=0))
+            evals += x.size
     eig = np.linalg.eigvals(J)
     stability = float(np.max(np.abs(eig)))
     # observables
