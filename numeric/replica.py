@@ -202,9 +202,11 @@ def _unpack_sym(flat, L):
     return H
 
 
-def _pd_and_inverse_diagonal(P):
+def _pd_and_inverse_diagonal(P, shift=None):
     """For a batch of symmetric matrices ``P`` (n, m, m): whether each is positive definite and the
-    diagonal of its inverse, (n,) bool and (n, m).
+    diagonal of its inverse, (n,) bool and (n, m).  With ``shift`` (m,), ``P`` is instead the upper
+    triangle (row-major list of (n,) arrays, as the generated kernels return it) of
+    P − diag(``shift``): the elimination's coordinate-major array is filled from it directly.
 
     Gauss–Jordan without pivoting, vectorised over the batch (coordinate-major): its pivots are the
     ratios of consecutive leading principal minors, so P ≻ 0 iff every pivot is > 0 (Sylvester) —
@@ -212,8 +214,20 @@ def _pd_and_inverse_diagonal(P):
     for P ≻ 0 the elimination is stable.  Matrices that are not positive definite (or give a
     non-finite result) are inverted again by LU with pivoting (``numpy.linalg.inv``).
     """
-    n, m, _ = P.shape
-    A = np.ascontiguousarray(np.moveaxis(P, 0, -1), dtype=float).copy()  # (m, m, n)
+    if shift is None:
+        n, m, _ = P.shape
+        A = np.ascontiguousarray(np.moveaxis(P, 0, -1), dtype=float).copy()  # (m, m, n)
+    else:
+        m = len(shift)
+        n = np.broadcast_shapes(*[np.shape(f) for f in P])[0]
+        A = np.empty((m, m, n))
+        k = 0
+        for i in range(m):
+            for j in range(i, m):
+                A[i, j] = P[k]
+                A[j, i] = P[k]
+                k += 1
+            A[i, i] += shift[i]
     pd = np.ones(n, dtype=bool)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for k in range(m):
@@ -227,10 +241,11 @@ def _pd_and_inverse_diagonal(P):
             A[k, k] = 1.0 / p
             A -= f[:, None, :] * A[k][None, :, :]
     diag = np.stack([A[i, i] for i in range(m)], axis=1)
-    redo = ~pd | ~np.isfinite(diag).all(axis=1)
+    redo = ~pd | ~np.isfinite(sum(A[i, i] for i in range(m)))  # a NaN or ±inf entry makes the sum one
     if redo.any():
+        Pr = P[redo] if shift is None else _unpack_sym([np.broadcast_to(f, (n,))[redo] for f in P], m) + np.diag(shift)
         with np.errstate(all="ignore"):
-            diag[redo] = np.diagonal(np.linalg.inv(P[redo]), axis1=1, axis2=2)
+            diag[redo] = np.diagonal(np.linalg.inv(Pr), axis1=1, axis2=2)
     return pd, diag
 
 
@@ -650,11 +665,10 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, 
         out = _chunked(mod.post, [*_cols(chi_hat), *_cols(wz), y], (V_v,), n)
     z_hat = np.stack(out[L:2 * L], axis=1)
     resid = out[2 * L]
-    H = _unpack_sym(out[2 * L + 1:], 2 * L)
     vdiag = np.array([V_k] * L + [V_v] * L)
     # (I + 𝒱H)⁻¹ = (𝒱⁻¹ + H)⁻¹ 𝒱⁻¹: its block traces need only the diagonal of (𝒱⁻¹ + H)⁻¹, and
-    # the prox check 𝒱⁻¹ + H ≻ 0 comes from the same elimination
-    pd_ok, dinv = _pd_and_inverse_diagonal(np.diag(1.0 / vdiag)[None] + H)
+    # the prox check 𝒱⁻¹ + H ≻ 0 comes from the same elimination (H as its upper triangle)
+    pd_ok, dinv = _pd_and_inverse_diagonal(out[2 * L + 1:], 1.0 / vdiag)
     trK = dinv[:, :L].sum(axis=1) / V_k
     trZ = dinv[:, L:].sum(axis=1) / V_v
     pd_fail = ~pd_ok

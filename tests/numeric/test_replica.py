@@ -317,6 +317,12 @@ def test_batched_pd_check_and_inverse_diagonal(m):
     assert np.array_equal(pd, np.linalg.eigvalsh(P)[:, 0] > 0)
     ref = np.diagonal(np.linalg.inv(P), axis1=1, axis2=2)
     assert np.allclose(diag, ref, rtol=1e-9, atol=1e-12 * np.abs(ref).max())
+    # the packed form the channel passes: the upper triangle of P − diag(shift), and shift
+    shift = rng.uniform(0.5, 2.0, m)
+    Q = P - np.diag(shift)
+    pd2, diag2 = _pd_and_inverse_diagonal([Q[:, i, j] for i in range(m) for j in range(i, m)], shift)
+    assert np.array_equal(pd2, pd)
+    assert np.allclose(diag2, ref, rtol=1e-9, atol=1e-12 * np.abs(ref).max())
 
 
 def test_pilot_start_reaches_the_same_fixed_point():
