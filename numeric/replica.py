@@ -206,42 +206,58 @@ def _pd_and_inverse_diagonal(P, shift=None):
     """For a batch of symmetric matrices ``P`` (n, m, m): whether each is positive definite and the
     diagonal of its inverse, (n,) bool and (n, m).  With ``shift`` (m,), ``P`` is instead the upper
     triangle (row-major list of (n,) arrays, as the generated kernels return it) of
-    P − diag(``shift``): the elimination's coordinate-major array is filled from it directly.
+    P − diag(``shift``).
 
-    Gauss–Jordan without pivoting, vectorised over the batch (coordinate-major): its pivots are the
-    ratios of consecutive leading principal minors, so P ≻ 0 iff every pivot is > 0 (Sylvester) —
-    the same test as a positive smallest eigenvalue, at a fraction of ``eigvalsh``'s cost — and
-    for P ≻ 0 the elimination is stable.  Matrices that are not positive definite (or give a
+    LDLᵀ without pivoting, vectorised over the batch on (n,) arrays (the entries of L and D one by
+    one; m ≤ 10 here): P ≻ 0 iff every pivot D_j > 0 (the pivots are the ratios of consecutive
+    leading principal minors: Sylvester) — the same test as a positive smallest eigenvalue, at a
+    fraction of ``eigvalsh``'s cost — and for P ≻ 0 the factorisation is stable.  With M = L⁻¹ (unit
+    lower triangular), diag(P⁻¹)_i = Σ_k M_ki² / D_k.  About 1/m of a Gauss–Jordan inverse's work
+    (m = 4: 6.7 → 1.5 ms on 32 768 matrices).  Matrices that are not positive definite (or give a
     non-finite result) are inverted again by LU with pivoting (``numpy.linalg.inv``).
     """
     if shift is None:
         n, m, _ = P.shape
-        A = np.ascontiguousarray(np.moveaxis(P, 0, -1), dtype=float).copy()  # (m, m, n)
+        low = {(i, j): P[:, i, j] for i in range(m) for j in range(i + 1)}
     else:
         m = len(shift)
         n = np.broadcast_shapes(*[np.shape(f) for f in P])[0]
-        A = np.empty((m, m, n))
-        k = 0
+        low, k = {}, 0
         for i in range(m):
             for j in range(i, m):
-                A[i, j] = P[k]
-                A[j, i] = P[k]
+                low[j, i] = np.broadcast_to(np.asarray(P[k], float), (n,)) + shift[i] if i == j else P[k]
                 k += 1
-            A[i, i] += shift[i]
+    Lf, D = {}, []
     pd = np.ones(n, dtype=bool)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for k in range(m):
-            p = A[k, k].copy()
-            pd &= p > 0
-            A[k, k] = 1.0
-            A[k] /= p
-            f = A[:, k].copy()
-            f[k] = 0.0
-            A[:, k] = 0.0
-            A[k, k] = 1.0 / p
-            A -= f[:, None, :] * A[k][None, :, :]
-    diag = np.stack([A[i, i] for i in range(m)], axis=1)
-    redo = ~pd | ~np.isfinite(sum(A[i, i] for i in range(m)))  # a NaN or ±inf entry makes the sum one
+        for j in range(m):
+            dj = np.array(low[j, j], float)
+            for k in range(j):
+                dj -= Lf[j, k] * Lf[j, k] * D[k]
+            pd &= dj > 0
+            D.append(dj)
+            for i in range(j + 1, m):
+                v = np.array(low[i, j], float)
+                for k in range(j):
+                    v -= Lf[i, k] * Lf[j, k] * D[k]
+                Lf[i, j] = v / dj
+        Mi = {}
+        for j in range(m):
+            for i in range(j + 1, m):
+                v = -Lf[i, j]
+                for k in range(j + 1, i):
+                    v = v - Lf[i, k] * Mi[k, j]
+                Mi[i, j] = v
+        Dinv = [1.0 / d for d in D]
+        diag = np.empty((n, m))
+        tot = np.zeros(n)
+        for i in range(m):
+            acc = Dinv[i].copy()
+            for k in range(i + 1, m):
+                acc += Mi[k, i] * Mi[k, i] * Dinv[k]
+            diag[:, i] = acc
+            tot += acc
+    redo = ~pd | ~np.isfinite(tot)  # a NaN or ±inf entry makes the sum one
     if redo.any():
         Pr = P[redo] if shift is None else _unpack_sym([np.broadcast_to(f, (n,))[redo] for f in P], m) + np.diag(shift)
         with np.errstate(all="ignore"):
@@ -669,21 +685,22 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, 
     # (I + 𝒱H)⁻¹ = (𝒱⁻¹ + H)⁻¹ 𝒱⁻¹: its block traces need only the diagonal of (𝒱⁻¹ + H)⁻¹, and
     # the prox check 𝒱⁻¹ + H ≻ 0 comes from the same elimination (H as its upper triangle)
     pd_ok, dinv = _pd_and_inverse_diagonal(out[2 * L + 1:], 1.0 / vdiag)
-    trK = dinv[:, :L].sum(axis=1) / V_k
-    trZ = dinv[:, L:].sum(axis=1) / V_v
+    trK = sum(dinv[:, i] for i in range(L)) / V_k
+    trZ = sum(dinv[:, L + i] for i in range(L)) / V_v
     pd_fail = ~pd_ok
     ints = mod.integrands(*_cols(chi_hat), *_cols(z_hat), *_cols(wchi), *_cols(wz), *_cols(rule.chistar),
                           *_cols(rule.zstar), *_cols(rule.xi), *_cols(rule.xip), trK, trZ, V_k, V_v)
     sig = mod.sigma(*_cols(wchi))
-    sig_loc = np.stack([np.broadcast_to(s_, (n,)) for s_ in sig[:L]], axis=1)[np.arange(n), rule.eps]
-    cols = [np.broadcast_to(np.asarray(v, float), (n,)) for v in ints]
-    cols += [sig_loc, np.broadcast_to(sig[L], (n,)), 0.5 * resid ** 2, pd_fail.astype(float),
-             np.broadcast_to(np.asarray(diag["multi_minima_fraction"]), (n,))]
-    arr = np.stack(cols, axis=1)
-    if not np.isfinite(arr).all():
+    sig_loc = np.array(np.broadcast_to(sig[0], (n,)), float)  # σ_ε(ω^χ) at each sample's location ε
+    for ell in range(1, L):
+        np.copyto(sig_loc, sig[ell], where=rule.eps == ell)
+    cols = list(ints) + [sig_loc, sig[L], 0.5 * resid ** 2, pd_fail.astype(float), diag["multi_minima_fraction"]]
+    R, P = rule.replicates, rule.points
+    # per-replicate means column by column (contiguous, pairwise sums); a non-finite sample makes its mean one
+    per_rep = np.stack([np.broadcast_to(np.asarray(c, float), (n,)).reshape(R, P).mean(axis=1) for c in cols], axis=1)
+    if not np.isfinite(per_rep).all():
         raise ConvergenceError(_SYSTEM, dict(zip(UNKNOWNS, x)), float("nan"), "non-finite channel integrands",
                                "a larger λ, or check the activation for overflow at these overlaps")
-    per_rep = arr.reshape(rule.replicates, rule.points, -1).mean(axis=1)
     timing_post = time.perf_counter() - t1
     if timing is not None:
         timing["post"] = timing.get("post", 0.0) + timing_post
