@@ -46,7 +46,9 @@ Method (§10.6, with the two qualifications listed there)
   standard error of every reported quantity is the replicate standard deviation over :math:`\sqrt R`
   (checked against the per-replicate nonlinear fixed points, ``tests/numeric/test_replica_error.py``).
   J is taken by finite differences of the selection-frozen surrogate anchored at the solution
-  (equal to the frozen map's on its piece, about 1/6 of the cost).
+  (equal to the frozen map's on its piece), whose prox is then one Newton step from the anchored
+  minima (the implicit-function linearisation: more accurate than differencing a converged prox, and
+  a seven-evaluation Jacobian costs about half a multistart map at 4 × 8192).
 
 Cost: one map evaluation is one vectorised prox over ``replicates × points`` samples (about 90 % of
 the time); a fixed point takes about 12–15 full-rule evaluations' worth (softmax, spiked, L = 2:
@@ -1190,8 +1192,9 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     surrogate_jacobian : bool
         Take ∂G/∂x at the returned point (stability and error estimate) by finite differences of
         the selection-frozen surrogate anchored there (see :func:`rs_map` ``anchor``): equal to
-        the frozen map's within the piece (measured: eigenvalues agree to 1e-3), about 1/6 of the
-        cost.  A piece walk takes this Jacobian once near the fixed point (residual ≤ 3e-2) for its
+        the frozen map's within the piece (measured: eigenvalues agree to 1e-3), its prox one
+        Newton step from the anchored minima (:func:`_fd_jacobian_with_averages`); seven such
+        evaluations cost about half a multistart map.  A piece walk takes this Jacobian once near the fixed point (residual ≤ 3e-2) for its
         own Newton steps; it is reused at the returned point when that lies within 2e-2 (relative)
         of where it was taken (measured on the benchmark curve: stability within 1.1 % and every
         error within 2.1 % of a fresh one, below the Jacobian's own sampling noise).  ``False``: finite
