@@ -343,6 +343,35 @@ def test_batched_pd_check_and_inverse_diagonal(m):
     assert np.allclose(diag2, ref, rtol=1e-9, atol=1e-12 * np.abs(ref).max())
 
 
+def test_partial_maps_reach_the_same_fixed_point(monkeypatch):
+    """On a rough map (softmax spiked L = 2, λ = 0.1, α = 1.946 → 1.395 → 1.0 by continuation on
+    4×2048) the piece walk re-anchors on partial maps (the multistart only on the samples with
+    several minima) once samples switch; every decision is taken on the map, so the answer is a
+    fixed point of the same map: equal to the one without partial maps within 0.01 of its standard
+    error (both are fixed points to the noise tolerance of a map that jumps; measured 5e-8 apart in
+    E_test, SE 2e-3)."""
+    kern = _kern("softmax")
+    rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=2048, replicates=4, seed=0)
+    calls = {"rescreen": 0}
+    orig = NR.rs_map
+
+    def counting(*a, **k):
+        calls["rescreen"] += k.get("rescreen") is not None
+        return orig(*a, **k)
+
+    monkeypatch.setattr(NR, "rs_map", counting)
+    out = {}
+    for pm in (False, True):
+        fp = None
+        for a in (1.946, 1.395, 1.0):
+            fp = NR.rs_fixed_point(kern, rules, a, 0.1, 0.1, warm=fp, partial_maps=pm)
+        out[pm] = fp
+    assert calls["rescreen"] > 0
+    assert abs(out[True].E_test - out[False].E_test) <= 0.01 * out[False].E_test_error
+    for k in NR.UNKNOWNS:
+        assert abs(out[True].values[k] - out[False].values[k]) <= 0.01 * out[False].errors[k], k
+
+
 def test_pilot_start_reaches_the_same_fixed_point():
     """The multilevel start (fixed point on a nested prefix rule, then chord steps with its
     Jacobian on the full rule) ends at the full rule's fixed point: the same one, to the solver's
