@@ -391,7 +391,11 @@ def _prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_sta
 
     ``starts`` (n, L), if given, replaces the multistart by one given start per sample: that is the
     selection-frozen surrogate used by the outer solver's piece walk (:func:`rs_map` ``anchor``),
-    never the map itself.
+    never the map itself.  With ``starts``, ``newton_steps`` k > 0 takes k plain Newton steps from
+    them instead of the safeguarded iteration to ``gtol`` (for starts that are minima at a nearby
+    point: finite differences, k = 1, and the walk's loosely solved first round, k = 2); a sample
+    whose step is not finite (k ≥ 2: or whose H is not positive definite, or whose step exceeds the
+    clip) gets the safeguarded iteration.  The diagnostics of such a call are not measured (zeros).
     """
     n, L = wchi.shape
     wcT = np.ascontiguousarray(wchi.T)  # (L, n)
