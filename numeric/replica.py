@@ -51,8 +51,10 @@ Method (§10.6, with the two qualifications listed there)
   a seven-evaluation Jacobian costs about half a multistart map at 4 × 8192).
 
 Cost: one map evaluation is one vectorised prox over ``replicates × points`` samples (about 90 % of
-the time); a fixed point takes about 12–15 full-rule evaluations' worth (softmax, spiked, L = 2:
-about 1.5 s CPU at 4 × 1024 points, 5 s at 4 × 4096).  See ``benchmarks/bench_slr_replica.py``.
+the time); a fixed point takes two multistart maps and about ten cheaper surrogate evaluations along a
+curve (softmax, spiked, L = 2, 2026-12-02: 0.33–0.38 s CPU at 4 × 1024 points from the informed start,
+error included; 0.24 s per point along a learning curve; about 1 s per smooth point at 4 × 8192).
+See ``benchmarks/bench_slr_replica.py``.
 """
 from __future__ import annotations
 
@@ -1641,7 +1643,8 @@ def rs_learning_curve(kern: RSKernels, rules, alphas, lam, Delta, *, x0=None, mo
     Order matters for cost, not for the answer where the fixed point is unique: the first, cold
     point costs most, and at small α (rough map) most of all, so solving from the largest α down is
     cheaper (10 α in [1, 20], softmax spiked L = 2, 4×8192: 71 s CPU from α = 20 down, 105 s from
-    α = 1 up, the same fixed points).  Where several fixed points exist, continuation follows the
+    α = 1 up, the same fixed points, measured 2026-12-01 with the solver of then; 12 s from α = 20 down
+    now).  Where several fixed points exist, continuation follows the
     branch it starts on."""
     out = []
     prev = None
