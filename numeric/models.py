@@ -143,14 +143,26 @@ def cached_json(namespace: str, key: str, compute):
     except (OSError, ValueError):
         pass
     value = compute()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(value))
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    write_text_atomic(path, json.dumps(value))
     return value
+
+
+def write_text_atomic(path: Path, text: str) -> bool:
+    """Write ``text`` to ``path`` through a temporary file and ``os.replace`` (a reader sees the whole
+    file or none), creating the folder; best effort for caches: ``False`` (and no file left behind)
+    where the folder is not writable."""
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        return False
 
 
 def _cache_name(model) -> str:
@@ -169,13 +181,7 @@ def _cached_source(model, backend: str) -> str:
     except OSError:
         pass
     src = model_source(model, backend)
-    try:  # best effort: a read-only home only costs the regeneration next time
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(src)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    write_text_atomic(path, src)  # best effort: a read-only home only costs the regeneration next time
     return src
 
 

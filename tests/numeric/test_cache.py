@@ -31,3 +31,18 @@ def test_unwritable_cache_is_not_an_error(tmp_path, monkeypatch):
     monkeypatch.setattr(models, "_CACHE", {})
     mod = models.compile_model(R.model, "numpy")
     assert mod.curve(0.5, [0.1], a1=0.6, nu=0.45)[0]["E_attention"] > 0
+
+
+def test_write_text_atomic(tmp_path):
+    """The cache writer: whole file via a temporary and os.replace; False, with nothing left, where it cannot write."""
+    from numeric.models import write_text_atomic
+
+    target = tmp_path / "sub" / "m.py"
+    assert write_text_atomic(target, "x = 1\n") is True
+    assert target.read_text() == "x = 1\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["m.py"]
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    bad = blocker / "m.py"  # a folder under a plain file: mkdir fails
+    assert write_text_atomic(bad, "y = 2\n") is False
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "sub"]

@@ -16,7 +16,6 @@ what is checked and what is not).
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 from derivations.slr.result import AMP_COMMAND, BAYES_OPTIMAL_COMMAND  # noqa: F401  (declared with the result)
@@ -63,7 +62,7 @@ def bo_module(lengths, model: str = "spiked"):
 def bo_module_source(lengths, model: str = "spiked") -> str:
     """The text of the generated BO kernel module for ``lengths`` (on-disk cache, else generated)."""
     from derivations.slr import bayes_optimal as D
-    from numeric.models import cache_dir
+    from numeric.models import cache_dir, write_text_atomic
 
     Ls = tuple(sorted({int(L) for L in lengths}))
     folder = cache_dir()
@@ -79,13 +78,7 @@ def bo_module_source(lengths, model: str = "spiked") -> str:
     if src is None:
         src = D.module_source(Ls) if model == "spiked" else D.max_module_source(Ls)
         if path is not None:
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(src)
-                os.replace(tmp, path)
-            except OSError:
-                pass
+            write_text_atomic(path, src)  # best effort, as for the other generated modules
     return src
 
 
