@@ -78,6 +78,18 @@ def _split_channel(out, yn, omx, L, what):
     return t[:, :L], t[:, L:2 * L], t[:, 2 * L:3 * L], t[:, 3 * L:]
 
 
+def _data(X, y, delta, device):
+    """The device and the data as float64 tensors on it, checked: X (N, L, D), y (N,), Δ > 0."""
+    dev = resolve_device(device)
+    X = torch.as_tensor(X, dtype=torch.float64, device=dev)
+    y = torch.as_tensor(y, dtype=torch.float64, device=dev)
+    if X.ndim != 3 or y.shape != (X.shape[0],):
+        raise ValueError(f"X must have shape (N, L, D) and y shape (N,); got {tuple(X.shape)} and {tuple(y.shape)}")
+    if not delta > 0:
+        raise ValueError(f"delta must be > 0, got {delta}")
+    return dev, X, y
+
+
 def gamp(X, y, nu: float, delta: float, *, iterations: int = 60, damping: float = 0.5, tol: float = 1e-7,
          k_star=None, v_star=None, init: str = "zero", generator: torch.Generator | None = None,
          device="auto", progress=None) -> dict:
@@ -102,13 +114,7 @@ def gamp(X, y, nu: float, delta: float, *, iterations: int = 60, damping: float 
         (and ``m_k, m_v`` with the truth), ``iterations``, ``converged``, ``history`` (one dict per
         iteration: the empirical state evolution).
     """
-    dev = resolve_device(device)
-    X = torch.as_tensor(X, dtype=torch.float64, device=dev)
-    y = torch.as_tensor(y, dtype=torch.float64, device=dev)
-    if X.ndim != 3 or y.shape != (X.shape[0],):
-        raise ValueError(f"X must have shape (N, L, D) and y shape (N,); got {tuple(X.shape)} and {tuple(y.shape)}")
-    if not delta > 0:
-        raise ValueError(f"delta must be > 0, got {delta}")
+    dev, X, y = _data(X, y, delta, device)
     N, L, D = X.shape
     Xf = X.reshape(N * L, D)
     k = torch.zeros(D, dtype=torch.float64, device=dev)
@@ -263,13 +269,7 @@ def gamp_max(X, y, nu: float, delta: float, *, iterations: int = 80, damping: fl
     """
     from numeric.bayes_optimal import make_inner_rule
 
-    dev = resolve_device(device)
-    X = torch.as_tensor(X, dtype=torch.float64, device=dev)
-    y = torch.as_tensor(y, dtype=torch.float64, device=dev)
-    if X.ndim != 3 or y.shape != (X.shape[0],):
-        raise ValueError(f"X must have shape (N, L, D) and y shape (N,); got {tuple(X.shape)} and {tuple(y.shape)}")
-    if not delta > 0:
-        raise ValueError(f"delta must be > 0, got {delta}")
+    dev, X, y = _data(X, y, delta, device)
     N, L, D = X.shape
     inner = make_inner_rule([L], nu, int(inner_points), _finer=False)
     Xf = X.reshape(N * L, D)
