@@ -1687,8 +1687,8 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
     r"""Minimise E_test over λ at fixed α (§12), among the stable fixed points: a log grid (default 9
     points on 10⁻³…10, solved by continuation from large to small λ; a warm start with no alignment,
     m = 0, or an unstable result is solved again from the informed start), then a bounded 1-D
-    refinement in :math:`\log_{10}\lambda` between the neighbours of the best grid point (golden
-    section, ``xatol`` in decades).
+    refinement in :math:`\log_{10}\lambda` between the neighbours of the best grid point
+    (``scipy.optimize.minimize_scalar``, bounded Brent, ``xatol`` in decades).
 
     Returns ``(best RSFixedPoint, [grid RSFixedPoint...])``.  Grid points that do not converge
     are skipped and listed in the best point's flags.
@@ -1756,19 +1756,11 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
             cache[u] = fp
             return fp.E_test
 
-        gr = (math.sqrt(5) - 1) / 2
-        a_, b_ = lo, hi
-        c_, d_ = b_ - gr * (b_ - a_), a_ + gr * (b_ - a_)
-        fc, fd = f(c_), f(d_)
-        while b_ - a_ > xatol:
-            if fc < fd:
-                b_, d_, fd = d_, c_, fc
-                c_ = b_ - gr * (b_ - a_)
-                fc = f(c_)
-            else:
-                a_, c_, fc = c_, d_, fd
-                d_ = a_ + gr * (b_ - a_)
-                fd = f(d_)
+        from scipy.optimize import minimize_scalar
+
+        # Brent's bounded method (golden section with parabolic steps): interior points only, the
+        # failed solves as +inf; every solved point is a candidate below, not only its minimiser
+        minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": xatol})
         for fp in cache.values():
             if fp.E_test < best.E_test and (fp.stability < 1 or best.stability >= 1):
                 best = fp

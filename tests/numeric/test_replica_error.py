@@ -54,3 +54,25 @@ def test_lambda_tuning_leaves_the_trivial_branch():
     assert abs(fp.values["m_k"]) > 0.05 and fp.stability < 1, fp.values
     assert abs(by_lam[0.1].values["m_k"]) > 0.05  # (no stable point there: reported, not required)
     assert best.lam == pytest.approx(10 ** 0.5) and best.E_test < 0.97
+
+
+def test_lambda_tuning_refinement_brackets_and_improves():
+    """The bounded 1-D refinement (scipy's Brent) stays between the best grid point's neighbours, keeps
+    every solved point as a candidate, and ends at the E_test minimum of a smooth profile to ``xatol``:
+    checked against a dense scan of the same frozen map (independent of the refinement's path)."""
+    kern = NR.compile_rs_kernels("linear_pure", {3: RD.replica_kernels("linear_pure", 3)})
+    rules = NR.make_rule("spiked", 2.0, [(3, 1.0)], points=256, replicates=4, seed=0)
+    grid = [0.1, 10 ** 0.5, 10.0]
+    best0, pts = NR.rs_tune_lambda(kern, rules, 2.0, 0.1, grid=grid, refine=False)
+    best, _ = NR.rs_tune_lambda(kern, rules, 2.0, 0.1, grid=grid, refine=True, xatol=0.02)
+    assert 0.1 < best.lam < 10.0 and best.stability < 1
+    assert best.E_test <= best0.E_test
+    # a dense scan in log λ on both sides of the refined point, by continuation from it (same rule, same map)
+    u0 = math.log10(best.lam)
+    scan = []
+    for side in (-1, 1):
+        fp = best
+        for du in (0.02, 0.04, 0.07, 0.1, 0.15):
+            fp = NR.rs_fixed_point(kern, rules, 2.0, 10 ** (u0 + side * du), 0.1, warm=fp)
+            scan.append((round(u0 + side * du, 3), fp.E_test))
+    assert best.E_test <= min(e for _, e in scan) + 1e-6, (best.lam, best.E_test, scan)
