@@ -26,13 +26,16 @@ ours is larger, no credit when smaller).
 The §10.6 prox as the spec writes it for L = 2 softmax (a 1201-point grid on u, then safeguarded
 Newton, 60 steps) is far slower than the multistart one; its cost per map is measured at 2·10⁴ and
 8·10⁴ samples, and the recipe's cost with it (60 maps per α, nothing else of weight) printed as a
-second, derived baseline.  Also: the cost of one fixed point against L (2, 3, 5), the share of time
+second, derived baseline; ``--spec-prox-alphas`` also *runs* that recipe as written (its grid prox) at the
+given α and reports its measured CPU per α (about 8 min each) and E_test beside the library-prox run's
+(the two proxes find the same minima, so the estimator and its SE are the same).  Also: the cost of one fixed point against L (2, 3, 5), the share of time
 in the prox, and the cost per warm-started fixed point at 4 × 1024.  CPU times are
 ``time.process_time`` of one thread (``OMP_NUM_THREADS=1`` and ``threadpoolctl``); the load average
 is printed (the machine may be shared).
 
 Run: OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_slr_replica.py [--alphas 1,2,...] [--no-allocator-tuning]
-     [--baseline-iters 60] [--baseline-repeats 2] [--points 4096,8192] [--skip-L] [--points-L 1024]
+     [--baseline-iters 60] [--baseline-repeats 2] [--points 4096,8192] [--spec-prox-alphas 4] [--skip-L]
+     [--points-L 1024]
 """
 from __future__ import annotations
 
@@ -43,7 +46,7 @@ import time
 
 import numpy as np
 
-from numeric.replica import RSRule, UNKNOWNS, informed_start, make_rule, rs_map
+from numeric.replica import RSRule, informed_start, rs_map
 from verify.slr.replica import rs_kernels, rs_learning_curve
 
 
@@ -55,8 +58,20 @@ def _mc_rule(nu, L, n, rng):
                    rng.standard_normal((n, L)), rng.standard_normal(n), 1, n, f"mc {n}")]
 
 
-def baseline_curve(kern, alphas, lam, Delta, nu=2.0, L=2, iters=60, seed=0):
-    """§10.6 damped iteration on fresh MC samples (2e4, 8e4 for the last 20), mean ± SE of the last 10."""
+def baseline_curve(kern, alphas, lam, Delta, nu=2.0, L=2, iters=60, seed=0, prox=None):
+    """§10.6 damped iteration on fresh MC samples (2e4, 8e4 for the last 20), mean ± SE of the last 10.
+
+    ``prox`` (e.g. :func:`_spec_prox_L2`) replaces the library's prox for the run (the recipe as the spec
+    writes it); default the library's multistart prox, so that the ratio is one of the method."""
+    if prox is not None:
+        import numeric.replica as NRm
+
+        orig = NRm._prox_newton
+        NRm._prox_newton = prox
+        try:
+            return baseline_curve(kern, alphas, lam, Delta, nu, L, iters, seed)
+        finally:
+            NRm._prox_newton = orig
     rng = np.random.default_rng(seed)
     out = []
     for a in alphas:
@@ -154,6 +169,9 @@ def main():
     ap.add_argument("--baseline-repeats", type=int, default=2,
                     help="independent baseline runs; their spread is the baseline's standard error")
     ap.add_argument("--points", default="4096,8192", help="rule sizes (per replicate, 4 replicates) to solve at")
+    ap.add_argument("--spec-prox-alphas", default="",
+                    help="alphas at which to also *run* the recipe with the spec's own prox (1201-point grid, "
+                         "then safeguarded Newton; about 8 min CPU per alpha), e.g. 4")
     ap.add_argument("--skip-L", action="store_true")
     ap.add_argument("--points-L", type=int, default=1024)
     ap.add_argument("--no-allocator-tuning", action="store_true",
@@ -268,6 +286,22 @@ def _run(args):
           f"≈ {spec_cpu:.0f} s CPU per run (its measured run rescaled by the maps' cost), i.e. "
           f"{spec_cpu / cpu_eq:.0f}x the attnlimits curve at equal SE (derived, not run)")
     print(_load(), "(after the curve)")
+    if args.spec_prox_alphas:
+        # the recipe exactly as the spec writes it (its grid prox), run at a few α: measured, not derived
+        a_sp = [float(a) for a in args.spec_prox_alphas.split(",")]
+        with _Clock() as cs:
+            sp = baseline_curve(kern, a_sp, lam, Delta, iters=args.baseline_iters, seed=0, prox=_spec_prox_L2)
+        per_alpha_sp = cs.cpu / len(a_sp)
+        per_alpha_base = cb.cpu / len(alphas)
+        for a, (e_sp, s_sp) in zip(a_sp, sp):
+            j = min(range(len(alphas)), key=lambda i: abs(alphas[i] - a))
+            print(f"spec recipe with its grid prox, run at alpha={a:g} (seed 0): E_test {e_sp:.5f} (recipe sd/√10 "
+                  f"{s_sp:.1e}); the same recipe with the library's prox, seed 0, alpha={alphas[j]:g}: "
+                  f"{E_runs[0, j]:.5f}")
+        print(f"spec recipe with its grid prox: CPU {per_alpha_sp:.0f} s per alpha (measured at "
+              f"{args.spec_prox_alphas}), {per_alpha_sp / per_alpha_base:.1f}x the recipe with the library's prox "
+              f"({per_alpha_base:.1f} s per alpha); its estimator and so its SE are the same recipe's, so at equal SE: "
+              f"RATIO (spec recipe as written, measured per alpha) = {per_alpha_sp * len(alphas) / cpu_eq:.0f}x")
 
     if not args.skip_L:
         pl = args.points_L
