@@ -294,10 +294,15 @@ def _run(args):
         per_alpha_sp = cs.cpu / len(a_sp)
         per_alpha_base = cb.cpu / len(alphas)
         for a, (e_sp, s_sp) in zip(a_sp, sp):
-            j = min(range(len(alphas)), key=lambda i: abs(alphas[i] - a))
-            print(f"spec recipe with its grid prox, run at alpha={a:g} (seed 0): E_test {e_sp:.5f} (recipe sd/√10 "
-                  f"{s_sp:.1e}); the same recipe with the library's prox, seed 0, alpha={alphas[j]:g}: "
-                  f"{E_runs[0, j]:.5f}")
+            line = f"spec recipe with its grid prox, run at alpha={a:g} (seed 0): E_test {e_sp:.6f} (recipe sd/√10 {s_sp:.1e})"
+            if a in alphas:
+                j = alphas.index(a)
+                # the first α of a seed's run draws the same fresh samples in both runs
+                same = j == 0 and a_sp.index(a) == 0
+                line += (f"; the recipe with the library's prox, seed 0, same alpha: {E_runs[0, j]:.6f} "
+                         + ("(the same samples: the two proxes found the same minima if these agree)" if same else
+                            "(other samples: agree within the recipe's SE)"))
+            print(line)
         print(f"spec recipe with its grid prox: CPU {per_alpha_sp:.0f} s per alpha (measured at "
               f"{args.spec_prox_alphas}), {per_alpha_sp / per_alpha_base:.1f}x the recipe with the library's prox "
               f"({per_alpha_base:.1f} s per alpha); its estimator and so its SE are the same recipe's, so at equal SE: "
