@@ -26,10 +26,11 @@ ours is larger, no credit when smaller).
 The §10.6 prox as the spec writes it for L = 2 softmax (a 1201-point grid on u, then safeguarded
 Newton, 60 steps) is far slower than the multistart one; its cost per map is measured at 2·10⁴ and
 8·10⁴ samples, and the recipe's cost with it (60 maps per α, nothing else of weight) printed as a
-second, derived baseline; ``--spec-prox-alphas`` also *runs* that recipe as written (its grid prox) at the
-given α and reports its measured CPU per α (about 8 min each) and E_test beside the library-prox run's
-(the two proxes find the same minima, so the estimator and its SE are the same).  Also: the cost of one fixed point against L (2, 3, 5), the share of time
-in the prox, and the cost per warm-started fixed point at 4 × 1024.  CPU times are
+second, derived baseline; ``--spec-prox-alphas`` also *runs* that recipe as written (its grid prox)
+at the given α and reports its measured CPU per α (5–8 min each; it does not depend on α) and E_test
+beside the library-prox run's (the two proxes find the same minima, so the estimator and its SE are
+the same).  Also: the cost of one fixed point against L (2, 3, 5), the share of time in the prox,
+and the cost per warm-started fixed point at 4 × 1024.  CPU times are
 ``time.process_time`` of one thread (``OMP_NUM_THREADS=1`` and ``threadpoolctl``); the load average
 is printed (the machine may be shared).
 
@@ -171,7 +172,7 @@ def main():
     ap.add_argument("--points", default="4096,8192", help="rule sizes (per replicate, 4 replicates) to solve at")
     ap.add_argument("--spec-prox-alphas", default="",
                     help="alphas at which to also *run* the recipe with the spec's own prox (1201-point grid, "
-                         "then safeguarded Newton; about 8 min CPU per alpha), e.g. 4")
+                         "then safeguarded Newton; 5-8 min CPU per alpha), e.g. 1")
     ap.add_argument("--skip-L", action="store_true")
     ap.add_argument("--points-L", type=int, default=1024)
     ap.add_argument("--no-allocator-tuning", action="store_true",
