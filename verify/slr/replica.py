@@ -109,7 +109,8 @@ def rs_learning_curve(activation, model, nu, L, alphas, lam, Delta=0.1, *, extra
 
 def rs_tune_lambda(activation, model, nu, L, alpha, Delta=0.1, *, grid=DEFAULT_LAMBDA_GRID, extra=None, points=1024,
                    replicates=4, seed=0, **kw):
-    """λ minimising E_test at fixed α (§12): log grid (≥ 9 points, 1e-3…10), then golden-section refinement."""
+    """λ minimising E_test at fixed α (§12): log grid (≥ 9 points, 1e-3…10), then a bounded 1-D
+    refinement in log λ (scipy's bounded Brent)."""
     from numeric.replica import rs_tune_lambda as _tune
 
     if len(grid) < 3:
