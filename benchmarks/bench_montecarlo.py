@@ -1,4 +1,4 @@
-"""Benchmark of the Monte Carlo simulators of :mod:`verify.rmt_montecarlo` (spec §10).
+"""Benchmark of the Monte Carlo simulators of :mod:`attnlimits.verify.rmt_montecarlo` (spec §10).
 
 (a) A grid of 50 ridge parameters γ from ONE eigendecomposition of G = ΦᵀΦ/n per draw versus one
     Cholesky factorisation + solve per γ: wall time of both (solver only, on the same G; and the
@@ -24,8 +24,8 @@ import numpy as np
 import sympy as sp
 import torch
 
-from verify._torchutil import resolve_device
-from verify.rmt_montecarlo import (
+from attnlimits.verify._torchutil import resolve_device
+from attnlimits.verify.rmt_montecarlo import (
     attention_kernel,
     draw_tokens,
     probe_error_curve,

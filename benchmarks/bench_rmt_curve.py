@@ -64,8 +64,8 @@ import numpy as np  # noqa: E402
 from scipy.optimize import root  # noqa: E402
 from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 
-from derivations import attention_rmt as R  # noqa: E402
-from numeric import compile_model  # noqa: E402
+from attnlimits.derivations import attention_rmt as R  # noqa: E402
+from attnlimits.numeric import compile_model  # noqa: E402
 
 A1, NU = 0.6057055096021588, 0.3942944903978412  # tanh (see `attnlimits hermite --activation tanh`)
 KAPPA = 0.0

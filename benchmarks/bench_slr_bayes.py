@@ -1,4 +1,4 @@
-"""Benchmark of the SLR Bayes-risk quadratures of :mod:`numeric.bayes` (spec §7).
+"""Benchmark of the SLR Bayes-risk quadratures of :mod:`attnlimits.numeric.bayes` (spec §7).
 
 (a) Spiked ``L = 2``: ``bayes_risk`` in float64 (``scipy.integrate.quad`` split at the step, to
     1e-12) and at 30 digits (``mpmath.quad`` with split points), against the baselines measured in
@@ -21,9 +21,9 @@ import mpmath
 import numpy as np
 from scipy import integrate
 
-from derivations.slr.kernels import slr_kernels
-from numeric import bayes as NB
-from verify.slr import theory as TH
+from attnlimits.derivations.slr.kernels import slr_kernels
+from attnlimits.numeric import bayes as NB
+from attnlimits.verify.slr import theory as TH
 
 K = slr_kernels()
 

@@ -25,7 +25,7 @@ import time
 import numpy as np
 from scipy.optimize import minimize
 
-from verify.slr.theory import make_setting, numeric_activation, optimal_population_risk, population_risk
+from attnlimits.verify.slr.theory import make_setting, numeric_activation, optimal_population_risk, population_risk
 
 ACTS = ("softmax", "linear_uncentred", "erf_learned", "softplus_norm")
 TARGET = 1e-4
@@ -99,7 +99,7 @@ def strong_baseline(act, nu, L, n_gh):
 
 def _threads():
     try:
-        from numeric.threads import apply_threads
+        from attnlimits.numeric.threads import apply_threads
 
         return apply_threads(1)
     except ImportError:  # pragma: no cover

@@ -47,8 +47,8 @@ import time
 
 import numpy as np
 
-from numeric.replica import RSRule, informed_start, rs_map
-from verify.slr.replica import rs_kernels, rs_learning_curve
+from attnlimits.numeric.replica import RSRule, informed_start, rs_map
+from attnlimits.verify.slr.replica import rs_kernels, rs_learning_curve
 
 
 def _mc_rule(nu, L, n, rng):
@@ -65,7 +65,7 @@ def baseline_curve(kern, alphas, lam, Delta, nu=2.0, L=2, iters=60, seed=0, prox
     ``prox`` (e.g. :func:`_spec_prox_L2`) replaces the library's prox for the run (the recipe as the spec
     writes it); default the library's multistart prox, so that the ratio is one of the method."""
     if prox is not None:
-        import numeric.replica as NRm
+        import attnlimits.numeric.replica as NRm
 
         orig = NRm._prox_newton
         NRm._prox_newton = prox
@@ -87,7 +87,7 @@ def baseline_curve(kern, alphas, lam, Delta, nu=2.0, L=2, iters=60, seed=0, prox
             if it >= iters - 10:
                 av = dict(zip(("gg_k", "gg_v", "dg_k", "dg_v", "gx_k", "gx_v", "gxi_k", "gxi_v", "A", "B"),
                               info["averages"][0]))
-                # the generated §10.5 test error (derivations.slr.replica.test_error), not retyped here
+                # the generated §10.5 test error (attnlimits.derivations.slr.replica.test_error), not retyped here
                 Es.append(float(kern.modules[L].test_error(x[3], x[4], av["A"], av["B"], Delta, 0.0)[0]))
         out.append((float(np.mean(Es)), float(np.std(Es, ddof=1) / math.sqrt(len(Es)))))
     return out
@@ -142,7 +142,7 @@ def _spec_prox_L2(mod, wchi, wz, y, V_k, V_v, *, chunk=4096, grid=1201, span=30.
 
 def _map_seconds(kern, n, prox=None, reps=3, seed=123):
     """CPU seconds of one map (the §10.6 recipe's unit of work) on n fresh samples at the informed start."""
-    import numeric.replica as NRm
+    import attnlimits.numeric.replica as NRm
 
     rng = np.random.default_rng(seed)
     x = informed_start("spiked", 2.0)
@@ -179,9 +179,9 @@ def main():
                     help="leave glibc's malloc thresholds alone (numeric/allocator.py); both methods see the same")
     args = ap.parse_args()
     if not args.no_allocator_tuning:
-        from numeric.allocator import tune_allocator
+        from attnlimits.numeric.allocator import tune_allocator
 
-        print(f"allocator tuning (numeric.allocator): {tune_allocator()}")
+        print(f"allocator tuning (attnlimits.numeric.allocator): {tune_allocator()}")
     with threadpool_limits(1):
         _run(args)
 

@@ -1,4 +1,4 @@
-"""Benchmark of the finite-D ERM trainer (verify.slr.train, docs/slr.md §12).
+"""Benchmark of the finite-D ERM trainer (attnlimits.verify.slr.train, docs/slr.md §12).
 
 1. Batched seeds against a loop over seeds: the same run (softmax, spiked L=2, ν=2, Δ=0.1,
    λ=0.1, L-BFGS from the informed start), CPU, one thread; ratio loop / batched.
@@ -22,7 +22,7 @@ import time
 import numpy as np
 import torch
 
-from verify.slr.train import _Problem, memory_needed, train_erm
+from attnlimits.verify.slr.train import _Problem, memory_needed, train_erm
 
 SET = dict(model="spiked", nu=2.0, L=2, lam=0.1, delta=0.1, device="cpu", test=False)
 

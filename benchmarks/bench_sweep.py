@@ -41,9 +41,9 @@ def _stats(xs):
 
 
 def _timed_sweep(grid, client, workers, tmp: Path, repeats: int):
-    from verify.sweep.runner import run_sweep
+    from attnlimits.verify.sweep.runner import run_sweep
 
-    from verify.sweep.table import ResultsTable
+    from attnlimits.verify.sweep.table import ResultsTable
 
     times, inside = [], []
     for r in range(repeats):
@@ -69,8 +69,8 @@ def _log_count(log: Path) -> dict:
 
 def _fault(name, grid_text, grid_fn, client, tmp: Path, n: int, trigger):
     """Run the toy grid, fault it after ``trigger`` recorded points, rerun; return the figures."""
-    from verify.sweep.runner import run_sweep
-    from verify.sweep.table import ResultsTable
+    from attnlimits.verify.sweep.runner import run_sweep
+    from attnlimits.verify.sweep.table import ResultsTable
 
     out, log = tmp / f"fault-{name}", tmp / f"fault-{name}.log"
     text = grid_text.format(log=log)
@@ -101,10 +101,10 @@ def main(argv=None) -> int:
 
     from distributed import Client, LocalCluster
 
-    from verify.sweep import _toy
-    from verify.sweep import grid as G
-    from verify.sweep.runner import THREAD_ENV, run_sweep
-    from verify.sweep.table import ResultsTable
+    from attnlimits.verify.sweep import _toy
+    from attnlimits.verify.sweep import grid as G
+    from attnlimits.verify.sweep.runner import THREAD_ENV, run_sweep
+    from attnlimits.verify.sweep.table import ResultsTable
 
     _toy.register()
     toy_only = {"toy": _toy.TOY_RESULT}
@@ -127,7 +127,7 @@ def main(argv=None) -> int:
         g = toy_grid(f'command = "toy"\n[fixed]\nwork = {args.work}\n[axes]\n'
                      f'x = {{ start = 1, stop = {args.points}, step = 1 }}\n')
         t1 = time.perf_counter()
-        from verify.sweep._toyrun import toy
+        from attnlimits.verify.sweep._toyrun import toy
         toy(g.points[0])
         per_point = time.perf_counter() - t1
         serial = _timed_sweep(g, None, 0, tmp, args.repeats)
@@ -223,9 +223,9 @@ def main(argv=None) -> int:
             def kill_client(text, out, log):
                 gp = tmp / f"grid-{time.monotonic_ns()}.toml"
                 gp.write_text(text)
-                code = ("import sys; from verify.sweep import _toy, grid; "
+                code = ("import sys; from attnlimits.verify.sweep import _toy, grid; "
                         "grid.registry = lambda: {'toy': _toy.TOY_RESULT}; "
-                        "from verify.sweep.cli import main; sys.exit(main(sys.argv[1:]))")
+                        "from attnlimits.verify.sweep.cli import main; sys.exit(main(sys.argv[1:]))")
                 env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
                 proc = subprocess.Popen([sys.executable, "-c", code, str(gp), "--out", str(out), "--workers", "2",
                                          "--no-progress"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,

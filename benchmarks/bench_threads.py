@@ -2,7 +2,7 @@
 CPU-bound process beside it (the case that made ``verify --quick`` 2.5× slower than stated).
 
 Workloads, each timed in a fresh subprocess with the thread count set through attnlimits'
-``numeric.threads.apply_threads`` (BLAS via threadpoolctl, torch via ``set_num_threads``):
+``attnlimits.numeric.threads.apply_threads`` (BLAS via threadpoolctl, torch via ``set_num_threads``):
 
 - ``eigh``: numpy ``eigh`` of a 1000×1000 symmetric matrix (the RMT Monte Carlo's core);
 - ``torch-eigh``: the same in torch float64;
@@ -33,7 +33,7 @@ WORK = {
 
 
 def _time(work: str, threads: int) -> float:
-    code = ("import time, sys\nsys.path.insert(0, %r)\nfrom numeric.threads import apply_threads\n"
+    code = ("import time, sys\nsys.path.insert(0, %r)\nfrom attnlimits.numeric.threads import apply_threads\n"
             "apply_threads(%d)\n%s\nprint(dt)") % (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                                     threads, WORK[work])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

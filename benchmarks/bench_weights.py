@@ -1,9 +1,9 @@
-"""Benchmark of ``attnlimits weights`` (:func:`verify.weights.analyze_checkpoint`, spec §13).
+"""Benchmark of ``attnlimits weights`` (:func:`attnlimits.verify.weights.analyze_checkpoint`, spec §13).
 
 Baseline (labelled ``baseline``): the previous implementation, ``verify/weights.py`` at commit
 ``73757c0`` (alternating SVDs from tr B/p, a 41/201-point ``svdvals`` scan, bounded Brent refinements,
 full p×p SVDs of every head), read with ``git show`` from this repository and run in the same process,
-on the same checkpoint, with the same thread setting. Candidate: the current :mod:`verify.weights`
+on the same checkpoint, with the same thread setting. Candidate: the current :mod:`attnlimits.verify.weights`
 (safeguarded Newton on the eigenvalue form of phi_r, Weyl scan interval, thin-factor SVD of heads).
 The two sides alternate within each repeat; every case prints min/median/max wall time and the ratio of
 the medians, the median CPU time (``time.process_time``, steadier than wall time on a shared host) and its
@@ -48,7 +48,7 @@ def load_baseline() -> types.ModuleType:
         ).stdout
     except (OSError, subprocess.CalledProcessError) as exc:
         raise SystemExit(f"cannot read the baseline from git commit {BASELINE_COMMIT}: {exc}") from None
-    src = src.replace("from verify import _safetensors", "from verify.weights import _safetensors")
+    src = src.replace("from attnlimits.verify import _safetensors", "from attnlimits.verify.weights import _safetensors")
     mod = types.ModuleType("_weights_baseline")
     mod.__file__ = f"<git {BASELINE_COMMIT}:verify/weights.py>"
     sys.modules[mod.__name__] = mod
@@ -146,7 +146,7 @@ def main(argv=None) -> list[dict]:
 
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    import verify.weights as new
+    import attnlimits.verify.weights as new
 
     old = load_baseline()
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]

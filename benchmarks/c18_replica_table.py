@@ -15,7 +15,7 @@ import math
 import sys
 import time
 
-from verify.slr.replica import rs_tune_lambda
+from attnlimits.verify.slr.replica import rs_tune_lambda
 
 SETTINGS = [("spiked", 1.0), ("spiked", 2.0), ("max", math.inf)]
 ALPHAS = [1.0, 2.0, 4.0, 10.0, 20.0]

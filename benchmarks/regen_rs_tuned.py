@@ -1,4 +1,4 @@
-"""Regenerate ``verify.claims.slr_finite.RS_TUNED`` (the stored RS side of ``--quick`` C15b/C18).
+"""Regenerate ``attnlimits.verify.claims.slr_finite.RS_TUNED`` (the stored RS side of ``--quick`` C15b/C18).
 
 Per key (activation, model, ν, L, α): the 9-point λ grid 10⁻³…10 at Sobol 4×1024 (continuation from
 large to small λ, no refinement: the rule of ``TUNE_RULE``), λ* by RS E_test.  Prints the dict
@@ -9,13 +9,13 @@ literal to paste into ``verify/claims/slr_finite.py`` (one line per key) and the
 import sys
 import time
 
-from numeric.threads import apply_threads
+from attnlimits.numeric.threads import apply_threads
 
 
 def main():
     apply_threads(1)
-    from verify.claims.slr_finite import RS_TUNED, TUNE_RULE
-    from verify.slr.replica import rs_tune_lambda
+    from attnlimits.verify.claims.slr_finite import RS_TUNED, TUNE_RULE
+    from attnlimits.verify.slr.replica import rs_tune_lambda
 
     only = sys.argv[1:]  # optional activation names
     for key in sorted(RS_TUNED):

@@ -1,8 +1,8 @@
 r"""Phase diagram of the spiked- or max-SLR BO state evolution (issue 12, items 4 and 6): table + PNG.
 
-Runs :func:`verify.slr.bayes_optimal.phase_scan` (informed and uninformed starts, continuation in α) on the
-grid of :data:`verify.slr.phase.PHASE_COMMAND` (or the one given) and writes ``phase.csv`` and
-``phase.png`` (:func:`verify.slr.phase.plot_phase_diagram`) into ``--out``.
+Runs :func:`attnlimits.verify.slr.bayes_optimal.phase_scan` (informed and uninformed starts, continuation in α) on the
+grid of :data:`attnlimits.verify.slr.phase.PHASE_COMMAND` (or the one given) and writes ``phase.csv`` and
+``phase.png`` (:func:`attnlimits.verify.slr.phase.plot_phase_diagram`) into ``--out``.
 
     PYTHONPATH=$PWD OMP_NUM_THREADS=1 python benchmarks/study_bo_phase.py --out /tmp/bo_phase
     PYTHONPATH=$PWD OMP_NUM_THREADS=1 python benchmarks/study_bo_phase.py --model max --L 2 --nu 0.5,1,2,5,inf --out /tmp/bo_phase_max
@@ -16,7 +16,7 @@ from pathlib import Path
 
 
 def main(argv=None):
-    from verify.slr.phase import PHASE_COMMAND, phase_summary, run_phase
+    from attnlimits.verify.slr.phase import PHASE_COMMAND, phase_summary, run_phase
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for p in PHASE_COMMAND.parameters:

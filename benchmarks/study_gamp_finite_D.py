@@ -1,12 +1,12 @@
 r"""Finite-D study of GAMP against the BO state evolution (issue 12, item 3; claim C19-AMP's allowance).
 
-GAMP (:func:`verify.slr.amp.gamp`) on spiked-SLR data (:func:`verify.slr.sample_sequences`, teacher of spec §2)
+GAMP (:func:`attnlimits.verify.slr.amp.gamp`) on spiked-SLR data (:func:`attnlimits.verify.slr.sample_sequences`, teacher of spec §2)
 at ``D ∈ {250, 500, 1000, 2000}``, several seeds per D, one thread.  For every run the seven overlaps of the
 GAMP estimate are measured and the test error of the posterior-mean predictor (softmax attention with key
 :math:`\sqrt\nu\hat k` and value :math:`\hat v`, spec §11) is computed *exactly from the overlaps* by the §6.1
-formula (:func:`verify.slr.theory.population_risk_general`, exact at finite D for the orthonormal teacher, C5),
+formula (:func:`attnlimits.verify.slr.theory.population_risk_general`, exact at finite D for the orthonormal teacher, C5),
 so that no test-sampling noise enters.  Deviations from the state evolution
-(:func:`verify.slr.bayes_optimal.bo_state_evolution`):
+(:func:`attnlimits.verify.slr.bayes_optimal.bo_state_evolution`):
 
 - ``rms``  : :math:`\sqrt{\overline{(x_s-x_{SE})^2}}` over seeds (what one run deviates by);
 - ``bias`` : :math:`\bar x-x_{SE}` with its standard error over seeds;
@@ -40,9 +40,9 @@ QUANTITIES = ("m_k", "q_k", "m_v", "q_v", "E_test")
 
 
 def run_one(nu, L, alpha, delta, D, seed, *, iterations=60, damping=0.5, points=2 ** 15):
-    from verify.slr import overlaps, sample_sequences
-    from verify.slr.amp import gamp
-    from verify.slr.theory import make_setting, population_risk_general
+    from attnlimits.verify.slr import overlaps, sample_sequences
+    from attnlimits.verify.slr.amp import gamp
+    from attnlimits.verify.slr.theory import make_setting, population_risk_general
 
     gen = torch.Generator().manual_seed(int(seed))
     N = int(round(alpha * D))
@@ -79,7 +79,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="D ∈ {250, 500}, 3 seeds (smoke run)")
     a = ap.parse_args(argv)
     torch.set_num_threads(1)
-    from verify.slr.bayes_optimal import bo_state_evolution
+    from attnlimits.verify.slr.bayes_optimal import bo_state_evolution
 
     Ds = [int(x) for x in a.Ds.split(",")]
     seeds = [int(x) for x in a.seeds.split(",")]

@@ -1,12 +1,12 @@
 r"""Finite-D posterior sampling vs the BO state evolution (issue 12, items 1–2; claim C19-post).
 
-Collapsed Gibbs over the hidden locations (:func:`verify.slr.posterior.posterior_on_generated`: k and v
+Collapsed Gibbs over the hidden locations (:func:`attnlimits.verify.slr.posterior.posterior_on_generated`: k and v
 integrated out exactly, rank-one updates, Rao–Blackwellised posterior means) on spiked-SLR data at
 ``D ∈ {50, 100, 200}`` and R6 points (``L = 2, ν = 2, Δ = 0.1, α ∈ {1, 4, 10}``), several seeds, two chains
 per seed (one from the true locations, one from uniformly random locations), one thread.  Per (α, D):
 mean ± SE over seeds of ``m_k, q_k, m_v, q_v`` and of the test error of the posterior-mean predictor
 (§6.1, exact from the overlaps), their deviation from the state evolution
-(:func:`verify.slr.bayes_optimal.bo_state_evolution`), ``deviation·D``, and the mixing diagnostics
+(:func:`attnlimits.verify.slr.bayes_optimal.bo_state_evolution`), ``deviation·D``, and the mixing diagnostics
 (largest split-R̂ over the traces and seeds, largest informed − random gap of the trace means).
 
 Run (about 12 min on a shared, loaded 2-core machine)::
@@ -49,8 +49,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="α = 4, D ∈ {50, 100}, 3 seeds, 30 sweeps")
     a = ap.parse_args(argv)
     torch.set_num_threads(1)
-    from verify.slr.bayes_optimal import bo_state_evolution
-    from verify.slr.posterior import posterior_on_generated
+    from attnlimits.verify.slr.bayes_optimal import bo_state_evolution
+    from attnlimits.verify.slr.posterior import posterior_on_generated
 
     alphas = [float(x) for x in a.alphas.split(",")]
     Ds = [int(x) for x in a.Ds.split(",")]

@@ -24,11 +24,11 @@ import numpy as np
 
 
 def main():
-    from numeric.threads import apply_threads
+    from attnlimits.numeric.threads import apply_threads
 
     apply_threads(1)
-    import numeric.replica as NR
-    from verify.slr.replica import rs_kernels
+    import attnlimits.numeric.replica as NR
+    from attnlimits.verify.slr.replica import rs_kernels
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--activation", default="softmax")

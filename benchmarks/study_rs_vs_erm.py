@@ -6,7 +6,7 @@ and from several starts, compare training losses, and report the point as an ope
 
 At each point (softmax, spiked, L=2, Δ=0.1, α=2; ν=2 and λ ∈ {0.1, 0.01} by default):
 
-1. **RS** (:func:`verify.slr.replica.rs_fixed_point`, informed branch, Sobol ``--rs-points`` ×
+1. **RS** (:func:`attnlimits.verify.slr.replica.rs_fixed_point`, informed branch, Sobol ``--rs-points`` ×
    ``--rs-replicates``; also the small-overlap branch at the quick rule): E_test, overlaps,
    training loss E[½ r²] and training objective E[½ r²] + λ(q_k+q_v)/(2α) — the large-D limit of
    the ERM objective divided by N.
@@ -80,7 +80,7 @@ def fit_loglog(x, y, se):
 
 
 def rs_part(pt, rule, quick_rule):
-    from verify.slr.replica import rs_branches, rs_fixed_point
+    from attnlimits.verify.slr.replica import rs_branches, rs_fixed_point
 
     t0 = time.perf_counter()
     fp = rs_fixed_point(pt["activation"], pt["model"], pt["nu"], pt["L"], pt["alpha"], pt["lam"], pt["delta"], **rule)
@@ -114,7 +114,7 @@ def _seed_rows(res, N):
 
 
 def erm(pt, D, seeds, *, lam=None, init="informed", init_theta=None, n_test=4000):
-    from verify.slr.train import train_erm
+    from attnlimits.verify.slr.train import train_erm
 
     return train_erm(pt["activation"], model=pt["model"], nu=pt["nu"], L=pt["L"], alpha=pt["alpha"],
                      lam=pt["lam"] if lam is None else lam, D=D, seeds=seeds, seed=pt["seed"], delta=pt["delta"],

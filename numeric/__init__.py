@@ -1,13 +1,13 @@
 """Solvers generated from symbolic systems: fixed points, precision polish, sweeps, export.
 
-Code generation (:mod:`numeric.models`, imported on first use: it needs SymPy):
+Code generation (:mod:`attnlimits.numeric.models`, imported on first use: it needs SymPy):
 :func:`compile_model`, :func:`compile_system`, :class:`CompiledSystem`, :func:`export_model`,
 :func:`model_source`.
 
 Single-location regression (lazy re-exports, so that ``attnlimits rmt`` does not import them):
 :func:`make_setting`, :func:`optimal_population_risk`, :func:`population_risk`,
-:func:`population_AB`, :class:`PopulationOptimum` (:mod:`numeric.population`) and
-:func:`bayes_risk`, :func:`bayes_risk_varlen` (:mod:`numeric.bayes`).
+:func:`population_AB`, :class:`PopulationOptimum` (:mod:`attnlimits.numeric.population`) and
+:func:`bayes_risk`, :func:`bayes_risk_varlen` (:mod:`attnlimits.numeric.bayes`).
 """
 import importlib as _importlib
 from ._portable_solver import (

@@ -1,16 +1,16 @@
 r"""The ``attnlimits slr bayes-optimal`` command without names: validation, the curve, tidy rows — portable source.
 
-Shared by the in-process command (:func:`verify.slr.bayes_optimal.run_bayes_optimal` and
-:func:`verify.slr.bayes_optimal.bo_state_evolution`, which generate the kernels and pass the population
-Bayes risk of :mod:`verify.slr.theory`) and the exported standalone solver (``attnlimits export slr
+Shared by the in-process command (:func:`attnlimits.verify.slr.bayes_optimal.run_bayes_optimal` and
+:func:`attnlimits.verify.slr.bayes_optimal.bo_state_evolution`, which generate the kernels and pass the population
+Bayes risk of :mod:`attnlimits.verify.slr.theory`) and the exported standalone solver (``attnlimits export slr
 --solver bayes-optimal``, which carries the printed kernels); its text is copied into exported files
-with the project imports rewritten.  Both models: spiked-SLR (:func:`numeric.bayes_optimal.bo_fixed_point`)
-and max-SLR (:func:`numeric.bayes_optimal.bomax_fixed_point` with a frozen inner rule
-:func:`numeric.bayes_optimal.make_inner_rule` and a separate test-error rule).
+with the project imports rewritten.  Both models: spiked-SLR (:func:`attnlimits.numeric.bayes_optimal.bo_fixed_point`)
+and max-SLR (:func:`attnlimits.numeric.bayes_optimal.bomax_fixed_point` with a frozen inner rule
+:func:`attnlimits.numeric.bayes_optimal.make_inner_rule` and a separate test-error rule).
 
 - :func:`check_bo_inputs` — ν (finite for spiked, ``inf`` allowed for max), α, Δ
-- :func:`bo_points` — validated inputs, the frozen rule(s) (:func:`numeric.bayes_optimal.make_rule`)
-  and the curve :func:`numeric.bayes_optimal.bo_curve` (docs/slr.md §11)
+- :func:`bo_points` — validated inputs, the frozen rule(s) (:func:`attnlimits.numeric.bayes_optimal.make_rule`)
+  and the curve :func:`attnlimits.numeric.bayes_optimal.bo_curve` (docs/slr.md §11)
 - :func:`bo_rows` — the command's rows from those points
 - :func:`bo_run` — :func:`bo_points` then :func:`bo_rows` for the command's ``params``
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from symbolic.result import InputError
+from attnlimits.symbolic.result import InputError
 
 from .bayes_optimal import bo_curve, bomax_fixed_point, make_inner_rule, make_rule
 
@@ -50,7 +50,7 @@ def bo_points(mod, law, nu, alphas, delta, *, model: str = "spiked", points: int
               seed: int = 0, rule: str = "sobol", n_gh: int = 12, form: str = "ibp", starts=("uninformed", "informed"),
               population_bayes_risk=None, inner_points: int = 24, test_points: int = 2 ** 15, progress=None):
     r"""The BO curve on the generated module ``mod`` for the length law ``law`` (``((L, P(L)), …)``), one
-    selected :class:`~numeric.bayes_optimal.BOPoint` per α (docs/slr.md §11).
+    selected :class:`attnlimits.numeric.bayes_optimal.BOPoint` per α (docs/slr.md §11).
 
     ``model="spiked"``: ``mod`` is the spiked-SLR module, the test error uses ``population_bayes_risk``
     (:math:`E_B^{\rm pop}(\nu q_k)`).  ``model="max"``: ``mod`` is the max-SLR module, ν may be ``inf``;

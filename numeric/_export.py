@@ -5,14 +5,14 @@ computes.  Instead of keeping a second copy of a solver, the exporter copies the
 modules that make it (``inspect.getsource``) into the file and rewrites their imports of the
 project's packages:
 
-- :func:`module_text` — a whole module (say :mod:`numeric.replica`): module docstring,
+- :func:`module_text` — a whole module (say :mod:`attnlimits.numeric.replica`): module docstring,
   ``from __future__`` and ``__all__`` dropped; every ``import``/``from ... import`` of a project
   package (``symbolic``, ``numeric``, ``derivations``, ``verify``, or relative) is replaced by
   ``pass`` when the file defines the imported names itself; names the file does not carry
-  become stubs that raise when called (for example ``symbolic.codegen.ModuleBuilder`` inside
+  become stubs that raise when called (for example ``attnlimits.symbolic.codegen.ModuleBuilder`` inside
   ``compile_rs_kernels``, which an exported file never calls: its kernels are already printed).
 - :func:`extract` — some top-level definitions of a module (say ``sobol_normal`` of
-  :mod:`symbolic.gaussian`) with the module-level names and imports they use, transitively.
+  :mod:`attnlimits.symbolic.gaussian`) with the module-level names and imports they use, transitively.
 - :func:`assemble` — the file: a header docstring, the chunks in order, stubs, a ``main`` call;
   it refuses two chunks defining the same top-level name and checks, on the syntax tree, that
   the result imports no project package (:func:`project_imports`).
@@ -32,7 +32,7 @@ __all__ = ["ExportError", "PROJECT_PACKAGES", "module_text", "extract", "assembl
            "command_main",
            "third_party_imports", "top_level_names"]
 
-PROJECT_PACKAGES = ("symbolic", "numeric", "derivations", "verify")
+PROJECT_PACKAGES = ("attnlimits",)  # the one import package; its subpackages are the layers
 
 
 class ExportError(RuntimeError):
@@ -243,7 +243,7 @@ def literal(text: str) -> str:
 def command_main(argv=None):
     """Command line of an exported command (copied into exported files by :func:`extract`).
 
-    The file defines ``PARAMETERS`` (the command's :class:`symbolic.result.Param` specs, minus
+    The file defines ``PARAMETERS`` (the command's :class:`attnlimits.symbolic.result.Param` specs, minus
     those fixed at export time), ``FIXED`` (those values), ``TABLE``, ``DESCRIPTION``,
     ``EXAMPLES``, ``run(params, *, progress)`` and the CLI's ``_add_params`` and ``format_rows``;
     options are parsed and validated exactly as by ``attnlimits``, and the rows printed the same

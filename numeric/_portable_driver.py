@@ -1,6 +1,6 @@
 """The portable driver of every generated solver — written once, configured by data.
 
-Like :mod:`numeric._portable_solver`, this text is copied verbatim into each generated module
+Like :mod:`attnlimits.numeric._portable_solver`, this text is copied verbatim into each generated module
 (in-process and exported), after the backend runtime, the kernels and the fixed-point solver, and
 before the result's own *driver data* (a ``DRIVER`` dict and, where a result needs them, small
 hooks).  It contains no formula: it strings kernels together.
@@ -22,7 +22,7 @@ What it does, for the equation system named by ``DRIVER["system"]``:
 7. **presentation**: validated inputs, JSON with full digits, a table, and the command line of an
    exported file — built from ``DRIVER["cli"]``.
 
-Results name their kernels and options in ``DRIVER``; :class:`numeric.models.CompiledSystem`
+Results name their kernels and options in ``DRIVER``; :class:`attnlimits.numeric.models.CompiledSystem`
 uses :func:`continuation_sweep` for its ``sweep``.
 """
 import argparse

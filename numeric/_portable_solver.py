@@ -1,7 +1,7 @@
 """Fixed-point solving for generated systems — portable source.
 
 This module depends on nothing but the standard library: the numbers, linear solves and kernels
-come from a generated module ``rt`` (see :mod:`symbolic.codegen`) whose runtime provides ``num``,
+come from a generated module ``rt`` (see :mod:`attnlimits.symbolic.codegen`) whose runtime provides ``num``,
 ``solve``, ``isfinite``, ``absval``, ``spectral_radius`` and the kernels
 ``<name>_initial_guess/_update/_residual_jacobian/_update_jacobian/_invariants``.  The text of this
 file is copied verbatim into exported solvers, so the exported solver and the in-process one run

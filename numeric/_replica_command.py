@@ -1,10 +1,10 @@
 r"""The ``attnlimits slr replica`` command without names: validation and tidy rows — portable source.
 
 Everything of the command that does not need an activation *name* lives here, so that the
-in-process command (:func:`verify.slr.replica.run_replica`, which resolves names and generates the
+in-process command (:func:`attnlimits.verify.slr.replica.run_replica`, which resolves names and generates the
 kernels) and the exported standalone solver (``attnlimits export slr --solver replica``, which
 carries the kernels printed for one activation) run the same code.  This module imports only
-the standard library, numpy (through :mod:`numeric.replica`) and :class:`symbolic.result.InputError`;
+the standard library, numpy (through :mod:`attnlimits.numeric.replica`) and :class:`attnlimits.symbolic.result.InputError`;
 its text is copied into exported files with those imports rewritten.
 
 - :func:`length_law` — ``L`` (int, list = uniform law, dict ``{L: P(L)}``) → sorted ``((L, P), …)``
@@ -12,13 +12,13 @@ its text is copied into exported files with those imports rewritten.
 - :func:`check_rule_size` — points a power of 2, at least 2 replicates
 - :func:`parse_lams` — ``--lam`` values: numbers or ``["tune"]``
 - :func:`replica_rows` — the rows of one activation on given kernels and frozen rule (docs/slr.md §10, §12)
-- :func:`replica_run` — the frozen rule of ``params`` (:func:`numeric.replica.make_rule`), then the rows
+- :func:`replica_run` — the frozen rule of ``params`` (:func:`attnlimits.numeric.replica.make_rule`), then the rows
 """
 from __future__ import annotations
 
 import math
 
-from symbolic.result import InputError
+from attnlimits.symbolic.result import InputError
 
 from ._portable_solver import ConvergenceError
 from .replica import UNKNOWNS, make_rule, rs_branches, rs_fixed_point, rs_tune_lambda
@@ -109,7 +109,7 @@ def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
     """The rows of ``attnlimits slr replica`` for one activation (``params["activation"]``, a name
     used only as a label) on compiled kernels ``kern`` and the frozen rule ``rules``.
 
-    ``params`` as in :func:`verify.slr.replica.run_replica`: model, nu, L, alpha (list), lam (list
+    ``params`` as in :func:`attnlimits.verify.slr.replica.run_replica`: model, nu, L, alpha (list), lam (list
     of numbers or ``["tune"]``), delta, branches, extra, metric, points, replicates, seed, form.
     Continuation in α per λ (a failed warm start is retried from the informed start); ``lam =
     tune`` gives the tuned λ* per α with the grid as ';'-joined text; ``metric = noisy`` adds Δ².

@@ -7,7 +7,7 @@ of a few hundred KiB lands on pages the kernel must zero on first touch, and on 
 that costs far more than the arithmetic.  Measured on the 2-core CI-class machine (numpy 2.4, one
 thread, 32768 doubles): ``1/(x*x)`` 376 µs → 23 µs, ``exp(x)`` 333 → 185 µs; the generated prox
 objective with gradient and Hessian (softmax, L = 2) 23 → 6.9 ms per call (with the product form
-of small integer powers in :mod:`symbolic.codegen`).
+of small integer powers in :mod:`attnlimits.symbolic.codegen`).
 
 :func:`tune_allocator` raises both thresholds (``mallopt``) so that freed temporaries are reused:
 blocks up to 32 MiB come from the heap and up to 256 MiB of free heap is kept.  The cost is a

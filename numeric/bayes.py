@@ -1,10 +1,10 @@
 r"""Bayes risk of single-location regression and the [M] formulas, evaluated numerically.
 
-Every integrand is a kernel generated (NumPy/SciPy or mpmath, by :mod:`symbolic.codegen`) from the
-SymPy expressions of :mod:`derivations.slr.bayes` and :mod:`derivations.slr.predecessor`; the
+Every integrand is a kernel generated (NumPy/SciPy or mpmath, by :mod:`attnlimits.symbolic.codegen`) from the
+SymPy expressions of :mod:`attnlimits.derivations.slr.bayes` and :mod:`attnlimits.derivations.slr.predecessor`; the
 kernels arrive as an argument, ``kernels=`` — the SLR bundle
-:func:`derivations.slr.kernels.slr_kernels` — and no formula is retyped here (this module never
-imports a derivation).  Name-only wrappers with the same call forms are in :mod:`verify.slr`.
+:func:`attnlimits.derivations.slr.kernels.slr_kernels` — and no formula is retyped here (this module never
+imports a derivation).  Name-only wrappers with the same call forms are in :mod:`attnlimits.verify.slr`.
 Spec ``docs/slr.md`` §7 (quadratures), §8 (:math:`M_L`, Stein mean), §13 ([M]), claims
 C2, C3, C8, C10, C11, C20–C23.
 
@@ -15,7 +15,7 @@ Public API
 - :func:`bayes_risk_varlen` — :math:`\sum_LP(L)E_B(L)` (claim C23).
 - :func:`max_stein_mean` — :math:`\mu_L(\nu)=\nu E_B^{\max}(L,\nu)` (claim C8).
 - :func:`expected_max_gaussian` — :math:`M_L` (its closed form for small ``L`` is
-  ``derivations.slr.bayes.expected_max_exact``).
+  ``attnlimits.derivations.slr.bayes.expected_max_exact``).
 - :func:`zeta_erf2_value`, :func:`predecessor_manifold_risk`, :func:`predecessor_prop3` — [M].
 
 Methods (:attr:`BayesRisk.method`)
@@ -23,7 +23,7 @@ Methods (:attr:`BayesRisk.method`)
 ``"exact"``
     ``L = 1`` (0), ``ν = 0`` (:math:`1-1/L`), max-SLR ``ν = ∞`` (0).
 ``"quad-1d"`` / ``"mpmath-quad-1d"``
-    ``L = 2``: the one-dimensional forms (``derivations.slr.bayes.one_d_form``) by
+    ``L = 2``: the one-dimensional forms (``attnlimits.derivations.slr.bayes.one_d_form``) by
     ``scipy.integrate.quad`` or ``mpmath.quad``, split at the step and at ±8 widths around it.
 ``"laplace-lattice"`` / ``"mpmath-laplace-lattice"``
     ``L ≥ 3`` (or ``representation="laplace"``): the u-representation of §7,
@@ -147,8 +147,8 @@ def _check_inputs(model, nu, Lv, dps, tol):
 def _slr(kernels):
     """The SLR bundle passed as ``kernels=`` (a clear error when it is missing)."""
     if kernels is None or not hasattr(kernels, "parts") or "bayes_spiked" not in kernels.parts:
-        raise TypeError("numeric.bayes evaluates generated kernels: pass kernels=derivations.slr.kernels.slr_kernels() "
-                        "(or call the name-only wrappers of verify.slr, e.g. verify.slr.bayes_risk)")
+        raise TypeError("attnlimits.numeric.bayes evaluates generated kernels: pass kernels=attnlimits.derivations.slr.kernels.slr_kernels() "
+                        "(or call the name-only wrappers of attnlimits.verify.slr, e.g. attnlimits.verify.slr.bayes_risk)")
     return kernels
 
 
@@ -294,7 +294,7 @@ def _make_plan(Lv, digits, laws, extra=0.0):
 
 def _tail_extension(kernels, model, nu, Lv) -> float:
     r"""Extra tail exponent (nats): :math:`-\log` of the size of :math:`E_B`, estimated by
-    ``derivations.slr.bayes.spiked_asymptotic`` (spiked) or :math:`\log\nu` (max, where
+    ``attnlimits.derivations.slr.bayes.spiked_asymptotic`` (spiked) or :math:`\log\nu` (max, where
     :math:`E_B\approx M_L/\nu`)."""
     if model == "spiked":
         mod = _bayes_module(kernels, "spiked", "numpy")
@@ -526,8 +526,8 @@ def bayes_risk(model: str, nu, L: int, *, dps: int | None = None, tol: float = 1
     representation : {"auto", "1d", "laplace"}
         ``"auto"``: the one-dimensional form at ``L = 2``, the u-representation for ``L ≥ 3``.
     kernels : KernelBundle
-        The SLR kernels, :func:`derivations.slr.kernels.slr_kernels` (required; the wrapper
-        :func:`verify.slr.bayes_risk` passes them).
+        The SLR kernels, :func:`attnlimits.derivations.slr.kernels.slr_kernels` (required; the wrapper
+        :func:`attnlimits.verify.slr.bayes_risk` passes them).
 
     Returns
     -------
@@ -544,7 +544,7 @@ def bayes_risk(model: str, nu, L: int, *, dps: int | None = None, tol: float = 1
 
     Examples
     --------
-    >>> from derivations.slr.kernels import slr_kernels
+    >>> from attnlimits.derivations.slr.kernels import slr_kernels
     >>> round(bayes_risk("spiked", 1.0, 2, kernels=slr_kernels()).value, 5)
     0.32494
     >>> round(bayes_risk("max", 2.0, 3, kernels=slr_kernels()).value, 5)
@@ -608,7 +608,7 @@ def bayes_risk_varlen(model: str, nu, length_law: dict, *, dps: int | None = Non
 
     Examples
     --------
-    >>> from derivations.slr.kernels import slr_kernels
+    >>> from attnlimits.derivations.slr.kernels import slr_kernels
     >>> round(bayes_risk_varlen("spiked", 5.0, {1: 1/3, 2: 1/3, 3: 1/3}, kernels=slr_kernels()).value, 5)
     0.07655
     """
@@ -635,13 +635,13 @@ def bayes_risk_varlen(model: str, nu, length_law: dict, *, dps: int | None = Non
 def max_stein_mean(nu, L: int, *, dps: int | None = None, kernels=None):
     r""":math:`\mu_L(\nu)=\mathbb E[\chi^*_{\varepsilon^*}]=\nu\,E_B^{\max}(L,\nu)` (Stein, spec §8).
 
-    The formula is the generated ``stein_mean`` kernel (``derivations.slr.bayes.stein_mean``).
+    The formula is the generated ``stein_mean`` kernel (``attnlimits.derivations.slr.bayes.stein_mean``).
     ``ν = ∞`` gives :math:`M_L` (:func:`expected_max_gaussian`).  Accuracy: that of
     :func:`bayes_risk` times ν; cost: one :func:`bayes_risk` call.
 
     Examples
     --------
-    >>> from derivations.slr.kernels import slr_kernels
+    >>> from attnlimits.derivations.slr.kernels import slr_kernels
     >>> round(max_stein_mean(2.0, 2, kernels=slr_kernels()), 5)
     0.48002
     """
@@ -672,7 +672,7 @@ def expected_max_gaussian(L: int, *, dps: int | None = None, kernels=None):
 
     Examples
     --------
-    >>> from derivations.slr.kernels import slr_kernels
+    >>> from attnlimits.derivations.slr.kernels import slr_kernels
     >>> round(expected_max_gaussian(3, kernels=slr_kernels()), 6)
     0.846284
     """
@@ -705,7 +705,7 @@ def zeta_erf2_value(t, s, *, dps: int | None = None, kernels=None):
     r""":math:`\zeta(t,s)=\mathbb E_g[\mathrm{erf}(t+sg)^2]` by one-dimensional quadrature.
 
     The generated ``zeta`` kernel of ``kernels["predecessor"]`` (quadrature of the printed
-    integrand of :class:`symbolic.functions.zeta_erf2`, split at the zero :math:`g=-t/s` of the
+    integrand of :class:`attnlimits.symbolic.functions.zeta_erf2`, split at the zero :math:`g=-t/s` of the
     erf).  Float64: about 1e-15 absolute, under 1 ms; ``dps``: ``mpmath.quad`` at ``dps`` digits.
     """
     if dps is None:
@@ -719,13 +719,13 @@ def predecessor_manifold_risk(d, L, gamma2, lam, kappa, nu_M, *, dps: int | None
     r"""[M] excess risk on the manifold (Theorem 1, spec §13.2; claims C21, C22).
 
     Evaluates the generated ``manifold_risk`` kernel
-    (``derivations.slr.predecessor.manifold_excess_risk``) at :math:`\gamma=\sqrt{\gamma^2}`, with
+    (``attnlimits.derivations.slr.predecessor.manifold_excess_risk``) at :math:`\gamma=\sqrt{\gamma^2}`, with
     ζ by its generated quadrature.  Accuracy about 1e-15 absolute (float64) or ``dps`` digits;
     cost under 1 ms (float64).
 
     Examples
     --------
-    >>> from derivations.slr.kernels import slr_kernels
+    >>> from attnlimits.derivations.slr.kernels import slr_kernels
     >>> round(predecessor_manifold_risk(400, 10, 0.5, 0.1, 0.6, 0.8, kernels=slr_kernels()), 5)
     0.29364
     """
@@ -747,12 +747,12 @@ def predecessor_manifold_risk(d, L, gamma2, lam, kappa, nu_M, *, dps: int | None
 def predecessor_prop3(gamma2, eps, L, *, kernels=None) -> float:
     r"""[M] Proposition 3: :math:`\epsilon^2+\gamma^2-\gamma^4/(\gamma^2+L-1)` (claim C20).
 
-    Evaluated from the generated ``prop3`` kernel (``derivations.slr.predecessor.prop3_risk``);
+    Evaluated from the generated ``prop3`` kernel (``attnlimits.derivations.slr.predecessor.prop3_risk``);
     exact up to float64 rounding.
 
     Examples
     --------
-    >>> from derivations.slr.kernels import slr_kernels
+    >>> from attnlimits.derivations.slr.kernels import slr_kernels
     >>> round(predecessor_prop3(0.5, 0.1, 10, kernels=slr_kernels()), 5)
     0.48368
     """

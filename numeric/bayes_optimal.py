@@ -1,7 +1,7 @@
 r"""Bayes-optimal state evolution of spiked-SLR at finite :math:`\alpha` (``docs/slr.md`` §11), solved on a frozen rule.
 
 The equations come as generated kernels (module text from
-:func:`derivations.slr.bayes_optimal.module_source`, loaded by :func:`load_bo_module`; this module
+:func:`attnlimits.derivations.slr.bayes_optimal.module_source`, loaded by :func:`load_bo_module`; this module
 never imports :mod:`derivations`).  Per length :math:`L` the kernels give, at a point of the teacher
 measure written in standard normals :math:`(g_{1..L},h_{1..L},n)`, the integrands of
 :math:`\log Z_{\rm out}`, of :math:`\hat q_b/\alpha` in the integration-by-parts form (``ibp``, the
@@ -29,7 +29,7 @@ Starts: uninformed (:math:`q=0.01`) and informed (:math:`q=0.99`); with continua
 kept; the reported one maximises the RS free entropy
 :math:`\Phi=\sum_b[-q_b\hat q_b/2+\psi_P(\hat q_b)]+\alpha\Psi_{\rm out}`.
 
-Failures raise :class:`numeric.ConvergenceError`; non-finite integrands raise it too (never NaN).
+Failures raise :class:`attnlimits.numeric.ConvergenceError`; non-finite integrands raise it too (never NaN).
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ _MODULES: dict = {}
 
 def load_bo_module(source: str):
     """Load (once per text) the generated BO kernel module from its source text."""
-    from symbolic.codegen import load_module
+    from attnlimits.symbolic.codegen import load_module
 
     key = hashlib.sha256(source.encode()).hexdigest()
     mod = _MODULES.get(key)
@@ -85,7 +85,7 @@ class BORule:
 def make_rule(lengths, *, kind: str = "sobol", points: int = 2 ** 13, replicates: int = 8, seed: int = 0,
               n_gh: int = 12) -> BORule:
     """The frozen rule for the lengths ``lengths`` (iterable of ints)."""
-    from symbolic.gaussian import gauss_hermite_rule, sobol_normal
+    from attnlimits.symbolic.gaussian import gauss_hermite_rule, sobol_normal
 
     Ls = sorted({int(L) for L in lengths})
     if kind == "sobol":
@@ -310,11 +310,11 @@ def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, sta
     """Solve the BO state evolution at one α from ``x0`` (default: the ``start``'s q) on ``rule``.
 
     ``lengths`` is a tuple of (L, P(L)); ``population_bayes_risk(model, snr, L)`` returns an object
-    with ``.value`` (e.g. :func:`numeric.bayes.bayes_risk` given the derived kernels).
+    with ``.value`` (e.g. :func:`attnlimits.numeric.bayes.bayes_risk` given the derived kernels).
     """
     if population_bayes_risk is None:
-        raise TypeError("bo_fixed_point needs population_bayes_risk(model, snr, L) (e.g. verify.slr.bayes_risk, "
-                        "numeric.bayes.bayes_risk with the derived kernels)")
+        raise TypeError("bo_fixed_point needs population_bayes_risk(model, snr, L) (e.g. attnlimits.verify.slr.bayes_risk, "
+                        "attnlimits.numeric.bayes.bayes_risk with the derived kernels)")
     nu, alpha, delta = float(nu), float(alpha), float(delta)
     params = {"alpha": alpha, "nu": nu, "Delta": delta}
     if not (alpha > 0 and nu >= 0 and delta > 0 and math.isfinite(alpha) and math.isfinite(nu)):
@@ -348,7 +348,7 @@ def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, sta
         Gr = (hat_r * alpha - hat) * dq_dqhat
         dq = np.linalg.solve(np.eye(2) - J, Gr.T).T
         se_q = dq.std(axis=0, ddof=1) / math.sqrt(R)
-    # test error and its gradient in q (population Bayes risk by numeric.bayes)
+    # test error and its gradient in q (population Bayes risk by attnlimits.numeric.bayes)
     E = 0.0
     EB_mix = 0.0
     dE = np.zeros(2)
@@ -424,7 +424,7 @@ def bo_curve(mod, rule: BORule, lengths, nu, alphas, delta, *, starts=("uninform
 
 
 # =====================================================================================================
-# Max-SLR (docs/slr.md §11, max-SLR paragraph): kernels of derivations.slr.bayes_optimal.max_module_source
+# Max-SLR (docs/slr.md §11, max-SLR paragraph): kernels of attnlimits.derivations.slr.bayes_optimal.max_module_source
 # =====================================================================================================
 
 SYSTEM_MAX = "bayes-optimal state evolution (max-SLR, docs/slr.md §11)"
@@ -455,7 +455,7 @@ class InnerRule:
 
 def make_inner_rule(lengths, nu, n: int = 24, *, _finer: bool = True) -> InnerRule:
     """The inner rule for ``lengths`` at ``nu`` (``math.inf`` allowed) with ``n`` nodes per dimension."""
-    from symbolic.gaussian import gauss_hermite_rule
+    from attnlimits.symbolic.gaussian import gauss_hermite_rule
 
     finite = math.isfinite(float(nu))
     nodes, weights = {}, {}
@@ -515,7 +515,7 @@ def max_locations(mod, inner: InnerRule, L, nu, omx, Vk):
 def location_scaling(P, Bv):
     r"""Shift :math:`M=\log\sum_\varepsilon\tilde P_\varepsilon e^{B_\varepsilon}` (:math:`\tilde P=\max(P,10^{-300})`)
     and the factors :math:`E_\varepsilon=e^{B_\varepsilon-M}` of the scaled symbols
-    (``derivations.slr.bayes_optimal.max_scaled_symbols``); :math:`E_\varepsilon\le 10^{300}`."""
+    (``attnlimits.derivations.slr.bayes_optimal.max_scaled_symbols``); :math:`E_\varepsilon\le 10^{300}`."""
     A = np.stack([np.log(np.maximum(p, _P_FLOOR)) + b for p, b in zip(P, Bv)])
     Mx = np.max(A, axis=0)
     Mx = Mx + np.log(np.sum(np.exp(A - Mx), axis=0))

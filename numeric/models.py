@@ -1,7 +1,7 @@
-"""Compile and export solver modules for results described by a :class:`~symbolic.model.GeneratedModel`.
+"""Compile and export solver modules for results described by a :class:`attnlimits.symbolic.model.GeneratedModel`.
 
 :func:`compile_model` assembles, for one backend, the generated kernels of a result, the backend
-runtime, the portable fixed-point solver (:mod:`numeric._portable_solver`) and the result's
+runtime, the portable fixed-point solver (:mod:`attnlimits.numeric._portable_solver`) and the result's
 portable driver into one module text, and loads it.  :func:`export_model` writes the same text to
 a standalone file (runnable with only numpy, or only mpmath, installed).  The exported file and
 the in-process module are therefore the same program.
@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING
 from . import _portable_driver, _portable_solver
 
 if TYPE_CHECKING:  # pragma: no cover
-    from symbolic.model import GeneratedModel
+    from attnlimits.symbolic.model import GeneratedModel
 
 __all__ = ["compile_model", "model_source", "export_model", "compile_system", "CompiledSystem", "cache_dir",
            "cached_json"]
 
 _CACHE: dict = {}
 _LOCK = threading.Lock()
-BACKENDS = ("numpy", "mpmath")  #: the backends of :mod:`symbolic.codegen` (checked against it by a test)
+BACKENDS = ("numpy", "mpmath")  #: the backends of :mod:`attnlimits.symbolic.codegen` (checked against it by a test)
 
 
 def _load_module(source: str, name: str) -> types.ModuleType:
@@ -48,7 +48,7 @@ def model_source(model: GeneratedModel, backend: str = "numpy", *, constants: di
     Hermite data of the activation an exported file is specialised to.  With ``main=True`` the
     module ends in ``if __name__ == "__main__": sys.exit(main())``.
     """
-    from symbolic.codegen import ModuleBuilder, strip_module_header
+    from attnlimits.symbolic.codegen import ModuleBuilder, strip_module_header
 
     model = _resolve_model(model)
     if backend not in BACKENDS:
@@ -81,7 +81,7 @@ def cache_dir() -> Path | None:
 
 
 def _resolve_model(model):
-    """A :class:`~symbolic.model.GeneratedModel`, or ``"module:attribute"`` naming one."""
+    """A :class:`attnlimits.symbolic.model.GeneratedModel`, or ``"module:attribute"`` naming one."""
     if isinstance(model, str):
         mod, _, attr = model.partition(":")
         return getattr(importlib.import_module(mod), attr)
@@ -186,7 +186,7 @@ def _cached_source(model, backend: str) -> str:
 
 
 def _share_error_classes(mod) -> None:
-    """In-process modules raise :class:`numeric.ConvergenceError`/``InvariantError`` themselves.
+    """In-process modules raise :class:`attnlimits.numeric.ConvergenceError`/``InvariantError`` themselves.
 
     The generated text carries its own copy of the solver (so that exported files stand alone);
     its ``raise`` statements look the class names up in the module's globals at run time, so
@@ -199,7 +199,7 @@ def _share_error_classes(mod) -> None:
 def compile_model(model, backend: str = "numpy") -> types.ModuleType:
     """Generate and load the solver module of ``model`` for ``backend``.
 
-    ``model`` is a :class:`~symbolic.model.GeneratedModel` or ``"module:attribute"`` naming one
+    ``model`` is a :class:`attnlimits.symbolic.model.GeneratedModel` or ``"module:attribute"`` naming one
     (then a cached run imports neither the derivation nor SymPy).  Cached per process, and on disk
     (:func:`cache_dir`) keyed by a hash of the engine and derivation source files and the
     SymPy/mpmath versions: generating the kernels takes seconds the first time, loading a cached
@@ -234,19 +234,19 @@ def export_model(model: GeneratedModel, path: str | os.PathLike, backend: str = 
 
 
 class CompiledSystem:
-    """A generated solver for one :class:`~symbolic.system.EquationSystem`.
+    """A generated solver for one :class:`attnlimits.symbolic.system.EquationSystem`.
 
     Attributes
     ----------
     module : module
         The generated module (kernels, runtime, portable solver).
     kernels : SystemKernels
-        Kernel handles for :func:`numeric.solve_fixed_point`.
+        Kernel handles for :func:`attnlimits.numeric.solve_fixed_point`.
 
     Examples
     --------
     >>> import sympy as sp
-    >>> from symbolic.system import EquationSystem
+    >>> from attnlimits.symbolic.system import EquationSystem
     >>> x, a = sp.symbols("x a")
     >>> dottie = EquationSystem("dottie", [x], [a], [a * sp.cos(x)], {"x": x}, initial_guess=[0])
     >>> round(float(compile_system(dottie).solve({"a": 1}).values[x]), 12)
@@ -256,8 +256,8 @@ class CompiledSystem:
     def __init__(self, system, backend: str, derivative_params=()):
         import sympy as sp
 
-        from symbolic.codegen import Kernel, ModuleBuilder, load_module, strip_module_header
-        from symbolic.spectral import spectral_averages
+        from attnlimits.symbolic.codegen import Kernel, ModuleBuilder, load_module, strip_module_header
+        from attnlimits.symbolic.spectral import spectral_averages
 
         self.system, self.backend = system, backend
         mb = ModuleBuilder(title=f"Generated solver for {system.name}", backend=backend,
@@ -320,7 +320,7 @@ class CompiledSystem:
         Examples
         --------
         >>> import sympy as sp
-        >>> from symbolic.system import EquationSystem
+        >>> from attnlimits.symbolic.system import EquationSystem
         >>> x, a = sp.symbols("x a")
         >>> s = EquationSystem("dottie", [x], [a], [a * sp.cos(x)], {"x": x}, initial_guess=[0])
         >>> res = compile_system(s, derivative_params=[a]).sweep({"a": 1}, "a", [0.5, 0.6, 0.7])

@@ -1,11 +1,11 @@
 r"""Population risks and optima of single-location regression (docs/slr.md §6), generated.
 
-The attention weights arrive as generated kernels (a :class:`symbolic.bundle.KernelBundle` from
-``derivations.slr.kernels.activation_kernels``: the token map, the weight and their derivatives,
-printed from ``derivations.slr.vector_form``); the §6 formulas (optimal value vector, manifold
+The attention weights arrive as generated kernels (a :class:`attnlimits.symbolic.bundle.KernelBundle` from
+``attnlimits.derivations.slr.kernels.activation_kernels``: the token map, the weight and their derivatives,
+printed from ``attnlimits.derivations.slr.vector_form``); the §6 formulas (optimal value vector, manifold
 risk, residual covariance, :math:`c_\nu`, :math:`\mu_L(\nu)=\nu E_B`, the §8 closed forms) arrive
-in the SLR bundle ``kernels`` of the :class:`Setting` (``derivations.slr.kernels.slr_kernels``).
-This module never imports a derivation; name-only wrappers are in :mod:`verify.slr`.  It evaluates
+in the SLR bundle ``kernels`` of the :class:`Setting` (``attnlimits.derivations.slr.kernels.slr_kernels``).
+This module never imports a derivation; name-only wrappers are in :mod:`attnlimits.verify.slr`.  It evaluates
 
 .. math::  A(m_k, s_k) = \mathbb E[\sigma(\chi)_{\varepsilon^*}],\qquad
            B(m_k, s_k) = \mathbb E\|\sigma(\chi)\|^2,\qquad \chi = m_k\chi^* + s_k\eta,
@@ -76,7 +76,7 @@ class Setting:
     def _kernels(self):
         if self.kernels is None:
             raise SettingError("this Setting carries no kernels: build it with make_setting(..., "
-                               "kernels=derivations.slr.kernels.slr_kernels()) or verify.slr.make_setting")
+                               "kernels=attnlimits.derivations.slr.kernels.slr_kernels()) or attnlimits.verify.slr.make_setting")
         return self.kernels
 
     def population_module(self):
@@ -107,7 +107,7 @@ def make_setting(model: str, nu, L, *, kernels=None) -> Setting:
 
     ``L`` is an int, a list of ints (uniform over the list: variable length, §3.4) or a dict
     {L: P(L)}.  ν must be ≥ 0; ν = ∞ only for max-SLR (spec §2).  ``kernels`` is the SLR bundle
-    (``derivations.slr.kernels.slr_kernels()``), needed by every evaluation.
+    (``attnlimits.derivations.slr.kernels.slr_kernels()``), needed by every evaluation.
     """
     if model not in ("spiked", "max"):
         raise SettingError(f"unknown model {model!r}; choose 'spiked' or 'max'")
@@ -227,8 +227,8 @@ def numeric_activation(act, kernels=None) -> NumericActivation:
     if hasattr(act, "module") and hasattr(act, "meta"):
         return compile_activation(act)
     if kernels is None:
-        raise TypeError(f"activation {act!r}: pass its kernel bundle (derivations.slr.kernels.activation_kernels) "
-                        "or a Setting built with kernels (verify.slr.make_setting)")
+        raise TypeError(f"activation {act!r}: pass its kernel bundle (attnlimits.derivations.slr.kernels.activation_kernels) "
+                        "or a Setting built with kernels (attnlimits.verify.slr.make_setting)")
     return compile_activation(kernels.meta["activation"](act))
 
 
@@ -273,7 +273,7 @@ def _location_weights(x, nu):
 
 
 def _rule(setting: Setting, L: int, *, noise: bool, n_gh: int, qmc_points: int, replicates: int, seed: int) -> _Rule:
-    from symbolic.gaussian import gauss_hermite_rule, sobol_normal
+    from attnlimits.symbolic.gaussian import gauss_hermite_rule, sobol_normal
 
     if setting.model == "spiked":
         if L <= 3:
@@ -415,7 +415,7 @@ def population_risk(act, setting: Setting, m_k: float, q_k: float | None = None,
 
     With ``m_v`` and ``q_v`` omitted the value vector is optimal (:math:`m_v=A/B`,
     :math:`q_v=m_v^2`, :math:`E=1-A^2/B`; the generated ``optimal_value`` kernel of
-    ``derivations.slr.optimal_value_risk``).  Returns ``(risk, error)``.
+    ``attnlimits.derivations.slr.optimal_value_risk``).  Returns ``(risk, error)``.
     """
     A, B, dA, dB = population_AB(act, setting, m_k, q_k, extra=extra, **rule_kw)
     mod = setting.population_module()
@@ -434,11 +434,11 @@ def population_risk_general(act, setting: Setting, overlaps: dict, *, extra=None
     Student fields :math:`\chi_\ell=m_k\chi^*_\ell+m_{kv^*}z^*_\ell+a_\ell`,
     :math:`z_\ell=m_{vk^*}\chi^*_\ell+m_vz^*_\ell+b_\ell` with :math:`(a,b)` Gaussian of the residual
     covariance (the generated ``residual_covariance`` kernel of
-    ``derivations.slr.residual_covariance``); :math:`E=\mathbb E(z^*_{\varepsilon^*}-\sigma(\chi)^\top z)^2` (+Δ² under ``noisy``).
+    ``attnlimits.derivations.slr.residual_covariance``); :math:`E=\mathbb E(z^*_{\varepsilon^*}-\sigma(\chi)^\top z)^2` (+Δ² under ``noisy``).
     Returns ``(risk, standard error over replicates)``.  Raises :class:`SettingError` when the
     residual covariance is indefinite.
     """
-    from symbolic.gaussian import sobol_normal
+    from attnlimits.symbolic.gaussian import sobol_normal
 
     na = numeric_activation(act, setting.kernels)
     names = ("m_k", "q_k", "m_v", "q_v", "m_kvstar", "m_vkstar", "q_kv")
@@ -588,8 +588,8 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
         Value of a fixed extra scalar (``erf_fixed``'s c, ``softplus_norm``'s b); default 0.
     closed_form : bool
         Linear variants use the derived closed forms of §8
-        (:func:`derivations.slr.linear_closed_form`) with μ_L(ν) = ν E_B (max-SLR) or
-        M_L (ν = ∞) from :mod:`numeric.bayes`; ``False`` optimises them numerically like the others
+        (:func:`attnlimits.derivations.slr.linear_closed_form`) with μ_L(ν) = ν E_B (max-SLR) or
+        M_L (ν = ∞) from :mod:`attnlimits.numeric.bayes`; ``False`` optimises them numerically like the others
         (the cross-check of claim C6).
 
     Notes

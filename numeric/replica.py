@@ -1,9 +1,9 @@
 r"""Replica-symmetric fixed point of ridge ERM for single-location regression (docs/slr.md §10), generated.
 
-The equations come from :mod:`derivations.slr.replica` as generated kernels (this module never
+The equations come from :mod:`attnlimits.derivations.slr.replica` as generated kernels (this module never
 imports ``derivations``): the caller passes, per sequence length, the dict of
-:class:`symbolic.codegen.Kernel` objects returned by ``derivations.slr.replica.replica_kernels``;
-:func:`compile_rs_kernels` prints and loads them.  ``verify.slr.replica`` has the wrappers that
+:class:`attnlimits.symbolic.codegen.Kernel` objects returned by ``attnlimits.derivations.slr.replica.replica_kernels``;
+:func:`compile_rs_kernels` prints and loads them.  ``attnlimits.verify.slr.replica`` has the wrappers that
 take activation names.
 
 Method (§10.6, with the two qualifications listed there)
@@ -37,7 +37,7 @@ Method (§10.6, with the two qualifications listed there)
   itself, until its residual is below ``tol``.  If that stalls, the slower damped → Anderson →
   Newton ladder is retried from the best point.  Converged when :math:`\|G(x)-x\|_\infty\le`
   ``tol`` (default :math:`10^{-9}`, relative, far below the integration error).  Failure raises
-  :class:`numeric.ConvergenceError`.
+  :class:`attnlimits.numeric.ConvergenceError`.
 - **Error and stability.** The Jacobian :math:`J=\partial G/\partial x` at the solution gives the
   stability (spectral radius) and the replicate error by the delta method:
   :math:`\delta x_r=(I-J)^{-1}(G_r(x^*)-x^*)`; an observable of replicate r is evaluated at
@@ -82,7 +82,7 @@ _SYSTEM = "slr RS fixed point (docs/slr.md §10)"
 @dataclass
 class RSKernels:
     """Loaded generated kernels of one activation: ``modules[L]`` holds the functions of
-    ``derivations.slr.replica.replica_kernels`` for length ``L``; ``affine`` says whether the exact
+    ``attnlimits.derivations.slr.replica.replica_kernels`` for length ``L``; ``affine`` says whether the exact
     polynomial prox is available; ``shift_invariant`` whether σ(χ + c1) = σ(χ) was proved (the
     ``shift_invariant`` kernel is present), so that the multistart screens rays in 1⊥ only."""
 
@@ -98,7 +98,7 @@ _LOADED: dict = {}
 
 def compile_rs_kernels(name: str, kernel_sets: dict) -> RSKernels:
     """Print and load the kernels ``kernel_sets[L] = {kernel name: Kernel}`` (cached by source hash)."""
-    from symbolic.codegen import ModuleBuilder, expression_hash, load_module
+    from attnlimits.symbolic.codegen import ModuleBuilder, expression_hash, load_module
 
     mods, srcs, affine = {}, {}, True
     for L, ks in sorted(kernel_sets.items()):
@@ -107,7 +107,7 @@ def compile_rs_kernels(name: str, kernel_sets: dict) -> RSKernels:
         key = (name, int(L), h)
         if key not in _LOADED:
             mb = ModuleBuilder(f"RS kernels of {name}, L={L}", "numpy", h,
-                               description="Generated from derivations.slr.replica (docs/slr.md §10).")
+                               description="Generated from attnlimits.derivations.slr.replica (docs/slr.md §10).")
             for k in ks.values():
                 mb.add_kernel(k)
             mb.add_source("import scipy.special  # noqa: E402")
@@ -150,7 +150,7 @@ def make_rule(model: str, nu: float, lengths, *, points: int = 4096, replicates:
     Spiked (ε* = 1 by permutation equivariance): χ* = g + √ν e₁.  Max-SLR: χ* = g, ε* the argmax
     (ν = ∞) or drawn from softmax(νχ*) by an extra Sobol coordinate (finite ν).
     """
-    from symbolic.gaussian import sobol_normal
+    from attnlimits.symbolic.gaussian import sobol_normal
     from scipy.special import ndtr
 
     rules = []
@@ -1197,7 +1197,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     Parameters
     ----------
     kern : RSKernels
-        From :func:`compile_rs_kernels` (``verify.slr.replica.rs_kernels`` builds it from a name).
+        From :func:`compile_rs_kernels` (``attnlimits.verify.slr.replica.rs_kernels`` builds it from a name).
     rules : list of RSRule
         The frozen integration rule (one per length of the length law).
     alpha, lam, Delta : float

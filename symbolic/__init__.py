@@ -13,7 +13,7 @@ Public API
   :class:`IntegrationError`, :class:`NotPolynomialError`.
 - Code generation: :class:`Kernel`, :class:`ModuleBuilder`, :func:`load_module`,
   :func:`assert_exact`, :class:`GeneratedModel`.
-- Results as plug-ins: :class:`Result`, :class:`Command`, :class:`Param` (:mod:`symbolic.result`).
+- Results as plug-ins: :class:`Result`, :class:`Command`, :class:`Param` (:mod:`attnlimits.symbolic.result`).
 
 Names are imported on first use.
 """
@@ -39,7 +39,7 @@ __all__ = sorted(_WHERE)
 
 
 def __getattr__(name):
-    # imported on first use, so that light modules (symbolic.result) cost no SymPy import
+    # imported on first use, so that light modules (attnlimits.symbolic.result) cost no SymPy import
     if name in _WHERE:
         return getattr(_importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,7 +7,7 @@ whitelisted SymPy objects (``parse_expr`` evaluates its input, so the whitelist 
 makes it safe). Decimal literals become exact :class:`sympy.Rational` numbers, so no 53-bit
 ``Float`` ever enters an activation (see GUIDE.md §5).
 
-The public entry point is :func:`symbolic.hermite.parse_activation`; this module only knows
+The public entry point is :func:`attnlimits.symbolic.hermite.parse_activation`; this module only knows
 about the grammar, not about built-in activation names.
 """
 from __future__ import annotations

@@ -4,7 +4,7 @@
 It nests: an outer guard's timer is saved and restored, and an inner call that would outlive the
 outer deadline is either skipped (``skippable``) or run under the outer deadline alone.
 Signals reach only the main thread; elsewhere skippable calls are skipped and the rest run
-unguarded (so work must also be bounded by other means, as :mod:`symbolic.activations` does
+unguarded (so work must also be bounded by other means, as :mod:`attnlimits.symbolic.activations` does
 for mpmath evaluations).
 """
 from __future__ import annotations

@@ -5,12 +5,12 @@ Activations are SymPy expressions in the one real symbol :data:`t`, or strings p
 Max/Min/Abs/Heaviside/sign/Piecewise switch branch; the private decomposition into smooth pieces
 (one branch per interval between kinks), the check that :math:`f` is finite on the line and that
 :math:`\mathbb E f(\xi)^2` converges, and a bounded mpmath evaluator serve
-:mod:`symbolic.hermite`, which computes the Hermite coefficients.
+:mod:`attnlimits.symbolic.hermite`, which computes the Hermite coefficients.
 
 Bounded work
 ------------
 SymPy calls that can hang (``solveset``, simplifications) run under the one time guard of
-:mod:`symbolic._timeguard`. mpmath evaluations go through :func:`mpmath_function`, which refuses
+:mod:`attnlimits.symbolic._timeguard`. mpmath evaluations go through :func:`mpmath_function`, which refuses
 ``exp``/``sinh``/``cosh`` arguments above :data:`EXP_ARGUMENT_LIMIT` (and trigonometric arguments
 above :data:`TRIG_ARGUMENT_LIMIT`) with ``OverflowError`` instead of computing them: mpmath would
 otherwise spend minutes on, e.g., :math:`\exp(\exp(\exp(99)))`, a value no Gaussian integral can use

@@ -1,14 +1,14 @@
 """A bundle of generated kernels with plain metadata: what a derivation hands to ``numeric/``.
 
 The numeric layer never imports a derivation.  A derivation builds a :class:`KernelBundle` — named
-:class:`~symbolic.codegen.Kernel` objects (SymPy in, one output tuple out) plus plain metadata
+:class:`attnlimits.symbolic.codegen.Kernel` objects (SymPy in, one output tuple out) plus plain metadata
 (numbers, strings, tuples) and sub-bundles — and passes it as an argument; the numeric code calls
 ``bundle.module(backend).<kernel>(...)``.  Every module is generated once per backend by
-:class:`~symbolic.codegen.ModuleBuilder` (the one code-generation route) and cached on the
+:class:`attnlimits.symbolic.codegen.ModuleBuilder` (the one code-generation route) and cached on the
 bundle.
 
 >>> import sympy as sp
->>> from symbolic.codegen import Kernel
+>>> from attnlimits.symbolic.codegen import Kernel
 >>> x = sp.Symbol("x", real=True)
 >>> b = KernelBundle("square", (Kernel("sq", [x], [x**2]),))
 >>> b.module("numpy").sq(3.0)

@@ -1,6 +1,6 @@
 """Code generation: SymPy expressions → readable NumPy, mpmath or PyTorch Python source.
 
-One printer per backend turns scalar expressions, :class:`~symbolic.spectral.SpectralAverage`
+One printer per backend turns scalar expressions, :class:`attnlimits.symbolic.spectral.SpectralAverage`
 nodes and small matrix expressions (``MatMul``, ``Inverse``, ``KroneckerProduct``,
 ``BlockMatrix``...) into plain Python.  Generated functions are assembled into a module source by
 :class:`ModuleBuilder`; the same text is loaded in-process (:func:`load_module`) and written out by
@@ -12,17 +12,17 @@ Conventions of generated kernels
 - Spectral averages are sums over ``_nodes = (t, w)``: arrays of nodes and weights (NumPy), or
   sequences of ``mpf`` (mpmath).  Integrands of one kernel share common subexpressions.
 - Matrix expressions call the backend runtime (``_mm``, ``_inv``, ``_kron``, ``_block``...), found
-  in :mod:`symbolic._runtime_numpy` / :mod:`symbolic._runtime_mpmath`; symbolic dimensions such as
+  in :mod:`attnlimits.symbolic._runtime_numpy` / :mod:`attnlimits.symbolic._runtime_mpmath`; symbolic dimensions such as
   ``r`` become ordinary arguments.
 - Every expression is checked by :func:`assert_exact` first: a ``Float`` would silently cap the
   mpmath path at 53 bits.
-- The special functions of :mod:`symbolic.functions` print to their stable forms on every
-  backend; a function listed in :data:`symbolic.functions.RUNTIME_FUNCTIONS` (``zeta_erf2``)
+- The special functions of :mod:`attnlimits.symbolic.functions` print to their stable forms on every
+  backend; a function listed in :data:`attnlimits.symbolic.functions.RUNTIME_FUNCTIONS` (``zeta_erf2``)
   prints a call to a helper that :class:`ModuleBuilder` adds to the module once.
 - Backend ``"torch"`` (elementwise kernels only: no spectral averages, no matrices) prints
   ``torch.*`` calls; the generated module needs ``torch`` (imported by the module itself), and
   gradients come from autograd.  It is the printer of the Monte Carlo attention weights
-  (:mod:`verify.slr`), so the simulated predictor is the derived one.
+  (:mod:`attnlimits.verify.slr`), so the simulated predictor is the derived one.
 """
 from __future__ import annotations
 
@@ -164,7 +164,7 @@ def _matrix_methods(base):
 
 
 class _NumpyPrinter(_matrix_methods(NumPyPrinter)):
-    # stable forms of the functions of symbolic.functions
+    # stable forms of the functions of attnlimits.symbolic.functions
     def _print_Softplus(self, e):
         return f"numpy.logaddexp(0, {self._print(e.args[0])})"
 

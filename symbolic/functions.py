@@ -16,7 +16,7 @@ function                  NumPy                                        mpmath
 ``zeta_erf2(t, s)``       generated quadrature ``_zeta_erf2``          generated ``mpmath.quad``
 ========================  ==========================================  =============================
 
-The PyTorch printer (:mod:`symbolic.codegen`, backend ``"torch"``) prints the same stable forms
+The PyTorch printer (:mod:`attnlimits.symbolic.codegen`, backend ``"torch"``) prints the same stable forms
 (``torch.logaddexp``, ``torch.sigmoid``, ``torch.special.ndtr`` and the log-domain switch of
 ``LogSoftplus``), so the Monte Carlo evaluates the formulas the quadratures evaluate.
 

@@ -153,7 +153,7 @@ def _sympify(value: Any) -> sympy.Basic:
     if isinstance(value, str):
         raise TypeError(
             f"strings are not accepted ({value[:40]!r}); build SymPy expressions (or parse text "
-            "with symbolic.parse_activation)"
+            "with attnlimits.symbolic.parse_activation)"
         )
     return sympy.sympify(value, strict=True)
 

@@ -37,7 +37,7 @@ How the expectations are computed
    gives ReLU's :math:`\nu\approx0.3400` instead of :math:`0.340845`, spec §4.1).
 
 Parsing, the built-in activations, kinks and the smooth pieces live in
-:mod:`symbolic.activations` (re-exported here); the one time guard is :mod:`symbolic._timeguard`.
+:mod:`attnlimits.symbolic.activations` (re-exported here); the one time guard is :mod:`attnlimits.symbolic._timeguard`.
 
 Activations whose second Gaussian moment diverges (growth like :math:`e^{t^2/4}` or faster), which
 are singular on the real line, or which take complex values are refused with
@@ -59,7 +59,7 @@ import sympy
 from sympy import S
 
 from ._timeguard import with_time_limit as _with_time_limit
-from .activations import (  # re-exported: the public names keep their symbolic.hermite spelling
+from .activations import (  # re-exported: the public names keep their attnlimits.symbolic.hermite spelling
     BUILTIN_ACTIVATIONS,
     ActivationError,
     _as_activation,
@@ -683,7 +683,7 @@ def hermite_coefficients(f: sympy.Expr | str, dps: int = 30, parseval_order: int
 
 def _bounded(fn: Callable[[], Any], expr: sympy.Expr, dps: int):
     """Run ``fn`` under the total budget :data:`_TOTAL_BUDGET` (a backstop: the evaluation limits of
-    :func:`symbolic.activations.mpmath_function` already refuse the known hangs at once)."""
+    :func:`attnlimits.symbolic.activations.mpmath_function` already refuse the known hangs at once)."""
     ok, res = _with_time_limit(fn, _TOTAL_BUDGET)
     if not ok:
         text = str(expr)

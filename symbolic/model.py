@@ -2,10 +2,10 @@
 
 A :class:`GeneratedModel` gathers everything the numeric layer needs to build a solver module for
 one result without importing the result's package: the generated kernels (from the derivation's
-:class:`~symbolic.system.EquationSystem` and closed forms), named constants, and the text of a
+:class:`attnlimits.symbolic.system.EquationSystem` and closed forms), named constants, and the text of a
 *portable driver* — plain Python that runs inside the generated module and strings the kernels
 together (solve, implicit derivative, observables, presentation).  The same module text is loaded
-in-process and written out by :func:`numeric.export_model`.
+in-process and written out by :func:`attnlimits.numeric.export_model`.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ class GeneratedModel:
     description : str
         Longer docstring text (formulas, references).
     build_kernels : callable
-        Returns the list of :class:`~symbolic.codegen.Kernel` (called once, lazily).
+        Returns the list of :class:`attnlimits.symbolic.codegen.Kernel` (called once, lazily).
     driver_path : pathlib.Path
         File holding the portable driver source (read as text, never imported).
     constants : dict

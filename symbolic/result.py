@@ -5,15 +5,15 @@ A result (one paper's theory) is declared once, as data, by its derivation packa
     RESULT = Result(
         name="rmt", title="...", references=(...),
         commands=(Command(name="", help="...", parameters=(Param("c", "float", check="positive"), ...),
-                          run="verify.rmt_commands:rmt"),),
-        claims="verify.claims.attention_rmt",
-        model="derivations.attention_rmt:model",
+                          run="attnlimits.verify.rmt_commands:rmt"),),
+        claims="attnlimits.verify.claims.attention_rmt",
+        model="attnlimits.derivations.attention_rmt:model",
     )
 
 and registered under the ``attnlimits.results`` entry-point group in ``pyproject.toml``::
 
     [project.entry-points."attnlimits.results"]
-    rmt = "derivations.attention_rmt.result:RESULT"
+    rmt = "attnlimits.derivations.attention_rmt.result:RESULT"
 
 so that a third-party package adds a result without editing attnlimits.  Everything here is
 plain data: building the command-line parser from a :class:`Result` imports no SymPy and none of
@@ -209,7 +209,7 @@ class Result:
     """A registered result: name, title, references, commands, claims module, generated model.
 
     ``claims`` is the module (or a tuple of modules) that registers the result's claims (imported
-    by ``attnlimits verify``); ``model`` names its :class:`~symbolic.model.GeneratedModel` (or ``None``);
+    by ``attnlimits verify``); ``model`` names its :class:`attnlimits.symbolic.model.GeneratedModel` (or ``None``);
     ``export`` names ``export(params, path) -> str`` (a one-line summary) for
     ``attnlimits export <name>``, with ``export_parameters`` its options (``-o/--output`` is added),
     ``export_help`` its description and ``export_examples`` the command lines its ``--help`` shows.

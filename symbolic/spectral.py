@@ -3,7 +3,7 @@
 A :class:`SpectralAverage` is a SymPy node ``<phi(t)>`` = ∫ phi(t) dmu(t) over a limiting spectral
 law.  It behaves like a scalar in SymPy: it can be differentiated with respect to any symbol that
 the law does not depend on (differentiation passes under the integral), and the code generator
-(:mod:`symbolic.codegen`) turns it into quadrature over the law's nodes.
+(:mod:`attnlimits.symbolic.codegen`) turns it into quadrature over the law's nodes.
 
 The law implemented here is the one of docs/attention_rmt.md §5 and §9: ``T = Z_perpᵀ Z_perp / n``
 (n × n) with ``p/n = c``.  In the limit ``T = c S`` where ``S = Zᵀ Z / p`` follows the

@@ -8,9 +8,9 @@ An :class:`EquationSystem` is the one object from which a result's solver is gen
 - :meth:`EquationSystem.parameter_derivative` is ``∂F/∂θ``; with the Jacobian it gives the implicit
   derivative ``dx/dθ = −(∂F/∂x)⁻¹ ∂F/∂θ`` and, by the chain rule, exact derivatives of observables
   (:meth:`EquationSystem.observable_derivatives`) — no finite differences;
-- :meth:`EquationSystem.kernels` turns all of it into generated code (:mod:`symbolic.codegen`).
+- :meth:`EquationSystem.kernels` turns all of it into generated code (:mod:`attnlimits.symbolic.codegen`).
 
-Spectral averages (:class:`~symbolic.spectral.SpectralAverage`) may appear anywhere; derivatives
+Spectral averages (:class:`attnlimits.symbolic.spectral.SpectralAverage`) may appear anywhere; derivatives
 pass under them.
 """
 from __future__ import annotations

@@ -34,11 +34,11 @@ settings.load_profile(_profile)
 
 # The thread setting the command line uses (1 on small machines; ATTNLIMITS_THREADS overrides):
 # threaded BLAS/torch on a busy 2-core machine is many times slower (benchmarks/bench_threads.py).
-from numeric.threads import apply_threads, resolve_threads  # noqa: E402
+from attnlimits.numeric.threads import apply_threads, resolve_threads  # noqa: E402
 
 apply_threads(resolve_threads())
 # and the allocator setting it uses (freed temporaries reused; numeric/allocator.py)
-from numeric.allocator import tune_allocator  # noqa: E402
+from attnlimits.numeric.allocator import tune_allocator  # noqa: E402
 
 tune_allocator()
 

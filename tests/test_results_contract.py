@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from symbolic.result import REQUIRED, Result, discover_results, register_result, resolve
+from attnlimits.symbolic.result import REQUIRED, Result, discover_results, register_result, resolve
 
 PLUGINS = Path(__file__).parent / "plugins"
 
@@ -56,7 +56,7 @@ def test_discovered_and_declared(name):
 
 @pytest.mark.parametrize("name", _names())
 def test_cli_is_built_from_the_registry(name, capsys):
-    from verify.cli import main
+    from attnlimits.verify.cli import main
 
     res = discover_results()[name]
     for cmd in res.commands:
@@ -72,7 +72,7 @@ def test_cli_is_built_from_the_registry(name, capsys):
 
 @pytest.mark.parametrize("name", _names())
 def test_claims_registered_with_sizes_and_sources(name):
-    from verify.claims import REGISTRY, load_claims
+    from attnlimits.verify.claims import REGISTRY, load_claims
 
     res = discover_results()[name]
     load_claims({name: res})
@@ -84,8 +84,8 @@ def test_claims_registered_with_sizes_and_sources(name):
 
 
 def test_toy_runs_end_to_end(tmp_path, capsys):
-    from verify.claims import Context, REGISTRY, load_claims, run_claims
-    from verify.cli import main
+    from attnlimits.verify.claims import Context, REGISTRY, load_claims, run_claims
+    from attnlimits.verify.cli import main
 
     assert main(["toy", "--a", "0.5,1", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -114,7 +114,7 @@ def test_toy_runs_end_to_end(tmp_path, capsys):
 
 
 def test_toy_bad_input_is_one_line(capsys):
-    from verify.cli import main
+    from attnlimits.verify.cli import main
 
     assert main(["toy", "--a", "-1"]) == 2
     err = capsys.readouterr().err
@@ -123,7 +123,7 @@ def test_toy_bad_input_is_one_line(capsys):
 
 def test_vector_option_may_start_negative(capsys):
     """Issue: ``--wk -0.5,0.5,0`` was refused as an unknown option (exit 2)."""
-    from verify.cli import main
+    from attnlimits.verify.cli import main
 
     rc = main(["rmt", "--activation", "relu", "--c", "3", "--snr", "1.2", "--gamma", "0.5",
                "--wk", "-0.5,0.5,0", "--wq", "0.8,0,0", "--json"])

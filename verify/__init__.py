@@ -2,14 +2,14 @@
 
 Re-exports are lazy so that ``attnlimits rmt`` does not pay for importing torch.
 
-- Monte Carlo of the random-matrix result (:mod:`verify.rmt_montecarlo`): ``simulate_attention``,
+- Monte Carlo of the random-matrix result (:mod:`attnlimits.verify.rmt_montecarlo`): ``simulate_attention``,
   ``probe_error_explicit``, ``probe_errors_cholesky``, ``noise_kernel_stieltjes``,
-  ``AttentionMCResult``, ``torch_activation``; estimates (:mod:`verify.stats`): ``mean_se``,
-  ``MCEstimate``; devices (:mod:`verify._torchutil`): ``resolve_device``.
-- Claims (:mod:`verify.claims`): ``REGISTRY``, ``Claim``, ``Check``, ``Context``, ``select``,
+  ``AttentionMCResult``, ``torch_activation``; estimates (:mod:`attnlimits.verify.stats`): ``mean_se``,
+  ``MCEstimate``; devices (:mod:`attnlimits.verify._torchutil`): ``resolve_device``.
+- Claims (:mod:`attnlimits.verify.claims`): ``REGISTRY``, ``Claim``, ``Check``, ``Context``, ``select``,
   ``run_claims``.
-- Reports (:mod:`verify.report`): ``format_table``, ``write_report``.
-- Weights (:mod:`verify.weights`): ``analyze_checkpoint``, ``fit_identity_plus_low_rank``,
+- Reports (:mod:`attnlimits.verify.report`): ``format_table``, ``write_report``.
+- Weights (:mod:`attnlimits.verify.weights`): ``analyze_checkpoint``, ``fit_identity_plus_low_rank``,
   ``extract_heads``, ``load_state_dict``, ``CheckpointError``.
 """
 from __future__ import annotations

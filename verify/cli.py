@@ -1,6 +1,6 @@
 """The ``attnlimits`` command line, built from the result registry.
 
-Results (found through the ``attnlimits.results`` entry-point group, :mod:`symbolic.result`)
+Results (found through the ``attnlimits.results`` entry-point group, :mod:`attnlimits.symbolic.result`)
 contribute their commands: ``attnlimits <result> [<command>] --param ...`` and
 ``attnlimits export <result> ...``; ``attnlimits verify`` runs the claims of every registered
 result.  The tools ``hermite`` and ``weights`` belong to the engine.  Nothing here names a
@@ -73,8 +73,8 @@ def _add_command(sub, cmd, result, name):
 
 
 def build_parser(results=None) -> argparse.ArgumentParser:
-    """The argument parser; ``results`` (name → :class:`~symbolic.result.Result`) defaults to the registry."""
-    from symbolic.result import discover_results
+    """The argument parser; ``results`` (name → :class:`attnlimits.symbolic.result.Result`) defaults to the registry."""
+    from attnlimits.symbolic.result import discover_results
 
     results = discover_results() if results is None else results
     first = []
@@ -135,7 +135,7 @@ def build_parser(results=None) -> argparse.ArgumentParser:
     p.set_defaults(_handler=_need_export_result)
 
     # --- sweep ---------------------------------------------------------------------------------
-    from verify.sweep.cli import add_subparser as _add_sweep
+    from attnlimits.verify.sweep.cli import add_subparser as _add_sweep
 
     p = _add_sweep(sub)
     _add_common(p, json_option=False)
@@ -227,7 +227,7 @@ def build_parser(results=None) -> argparse.ArgumentParser:
 
 
 def _results():
-    from symbolic.result import discover_results
+    from attnlimits.symbolic.result import discover_results
 
     return discover_results()
 
@@ -307,7 +307,7 @@ def format_rows(rows, columns=(), fmt="table") -> str:
 
 
 def _run_command(args) -> int:
-    from symbolic.result import resolve
+    from attnlimits.symbolic.result import resolve
 
     res = _results()[args._result]
     cmd = res.command(args._command)
@@ -327,7 +327,7 @@ def _run_command(args) -> int:
 
 
 def _run_export(args) -> int:
-    from symbolic.result import InputError, resolve
+    from attnlimits.symbolic.result import InputError, resolve
 
     res = _results()[args._result]
     values = _collect(args, res.export_parameters)
@@ -349,7 +349,7 @@ def _cmd_hermite(args) -> int:
         raise CLIError("--dps must be between 5 and 500")
     if len(args.activation) > 500:
         raise CLIError(f"--activation is too long ({len(args.activation)} characters; at most 500)")
-    from symbolic.hermite import hermite_coefficients
+    from attnlimits.symbolic.hermite import hermite_coefficients
 
     h = hermite_coefficients(args.activation, dps=args.dps)
     with mpmath.workdps(args.dps):
@@ -404,8 +404,8 @@ def _check_out_dir(path, option="--out"):
 def _cmd_verify(args) -> int:
     import time
 
-    from verify.claims import Context, citation, run_claims, select
-    from verify.report import format_table, write_report
+    from attnlimits.verify.claims import Context, citation, run_claims, select
+    from attnlimits.verify.report import format_table, write_report
 
     try:
         claims = select(args.claims, args.tag)
@@ -419,7 +419,7 @@ def _cmd_verify(args) -> int:
     _check_device(args.device)
     if not args.no_report:
         _check_out_dir(args.out)
-    from verify._torchutil import resolve_device
+    from attnlimits.verify._torchutil import resolve_device
 
     try:
         device = str(resolve_device(args.device))
@@ -463,7 +463,7 @@ def _int_list(text, name):
 
 
 def _cmd_weights(args) -> int:
-    from verify.weights import DEFAULT_RANKS, CheckpointError, analyze_checkpoint
+    from attnlimits.verify.weights import DEFAULT_RANKS, CheckpointError, analyze_checkpoint
 
     ranks = _int_list(args.ranks, "--ranks") or DEFAULT_RANKS
     layers = _int_list(args.layers, "--layers")
@@ -489,7 +489,7 @@ def _join_negative_values(argv: list[str]) -> list[str]:
     """``--wk -0.5,0.5`` → ``--wk=-0.5,0.5``: argparse would take ``-0.5,0.5`` for an option.
 
     The same rule as exported solvers (one definition, in the portable driver)."""
-    from numeric._portable_driver import _join_negative_values as join
+    from attnlimits.numeric._portable_driver import _join_negative_values as join
 
     return join(argv)
 
@@ -509,10 +509,10 @@ def _main(argv=None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
-    from numeric import ConvergenceError
-    from numeric.allocator import tune_allocator
-    from numeric.threads import apply_threads, resolve_threads
-    from symbolic.result import InputError
+    from attnlimits.numeric import ConvergenceError
+    from attnlimits.numeric.allocator import tune_allocator
+    from attnlimits.numeric.threads import apply_threads, resolve_threads
+    from attnlimits.symbolic.result import InputError
 
     tune_allocator()  # freed temporaries reused: the generated kernels 1.5-3x faster (numeric/allocator.py)
     name = args.command + (f" {args.subcommand}" if getattr(args, "subcommand", None) else "")
@@ -525,7 +525,7 @@ def _main(argv=None) -> int:
     except Exception as exc:  # noqa: BLE001 - user-facing errors are one line; others re-raised below
         expected = (CLIError, InputError, ConvergenceError, ValueError, ArithmeticError, OSError, MemoryError)
         try:
-            from symbolic.hermite import ActivationError
+            from attnlimits.symbolic.hermite import ActivationError
 
             expected += (ActivationError,)
         except ImportError:  # pragma: no cover
@@ -559,7 +559,7 @@ def _sigint_outside_imports(signum, frame):  # pragma: no cover - exercised by a
     raise KeyboardInterrupt
 
 
-def console_main() -> None:  # pragma: no cover - the `attnlimits` entry point and ``python -m verify.cli``
+def console_main() -> None:  # pragma: no cover - the `attnlimits` entry point and ``python -m attnlimits``
     """Run :func:`main` and exit with its status.  Ctrl-C during an import is deferred to its end
     (:func:`_sigint_outside_imports`), and after a Ctrl-C the process ends at once with 130
     (``os._exit`` after flushing): the interpreter's shutdown could otherwise re-raise SIGINT."""

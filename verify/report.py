@@ -1,7 +1,7 @@
 r"""Report writer for ``attnlimits verify``: a terminal table, Markdown, JSON, tidy CSV and PNG plots.
 
-Input is the list of :class:`verify.claims.base.ClaimResult` returned by
-:func:`verify.claims.base.run_claims`.
+Input is the list of :class:`attnlimits.verify.claims.base.ClaimResult` returned by
+:func:`attnlimits.verify.claims.base.run_claims`.
 
 Outputs (GUIDE §3: results go to a folder the user chooses, with the parameters, seeds and versions
 that made them)
@@ -23,7 +23,7 @@ that made them)
     versions (Python, attnlimits, numpy, scipy, sympy, mpmath, torch, matplotlib), CUDA availability
     and device name, platform and a UTC time stamp. No host name.
 
-Comparison rule shown in the tables (``docs/attention_rmt.md`` §10, :class:`~verify.claims.base.Check`):
+Comparison rule shown in the tables (``docs/attention_rmt.md`` §10, :class:`attnlimits.verify.claims.base.Check`):
 a check passes iff :math:`|\text{value}-\text{theory}|\le\max(\text{tol},k\,\text{SE})+\text{allowance}`
 (the *threshold* column); interval checks pass iff
 :math:`\text{lo}-\text{thr}\le\text{value}\le\text{hi}+\text{thr}`.
@@ -33,7 +33,7 @@ directly, so the user's global matplotlib backend is never changed.
 
 Example
 -------
->>> from verify.report import format_table, write_report          # doctest: +SKIP
+>>> from attnlimits.verify.report import format_table, write_report          # doctest: +SKIP
 >>> print(format_table(results))                                    # doctest: +SKIP
 >>> write_report(results, "verify-report", meta={"mode": "quick", "seed": 0})  # doctest: +SKIP
 """

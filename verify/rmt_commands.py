@@ -1,8 +1,8 @@
 """``attnlimits rmt`` and ``attnlimits export rmt``: run functions of the attention-vs-ridge result.
 
-Parameters are declared in :data:`derivations.attention_rmt.result.RMT_COMMAND`.  The work is done
-by the generated solver (:func:`numeric.compile_model` of
-:data:`derivations.attention_rmt.equations.model`); this module resolves the activation's
+Parameters are declared in :data:`attnlimits.derivations.attention_rmt.result.RMT_COMMAND`.  The work is done
+by the generated solver (:func:`attnlimits.numeric.compile_model` of
+:data:`attnlimits.derivations.attention_rmt.equations.model`); this module resolves the activation's
 Hermite data and the diagonal constant, validates the input and returns tidy rows.
 """
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 import sys
 
-from symbolic.result import InputError
+from attnlimits.symbolic.result import InputError
 
 __all__ = ["run_rmt", "format_rmt", "export_rmt", "MAX_COORDINATES", "C_LIMITS", "GAMMA_LIMITS"]
 
-MODEL = "derivations.attention_rmt.equations:model"
+MODEL = "attnlimits.derivations.attention_rmt.equations:model"
 MAX_COORDINATES = 512  #: longest w_K / w_Q (the reduced geometry is r×r with r their length)
 C_LIMITS = (1e-3, 1e3)  #: c outside this range is refused (the validated range is narrower: a warning)
 GAMMA_LIMITS = (1e-10, 1e10)
@@ -23,14 +23,14 @@ WEIGHT_LIMIT = 1e6
 
 
 def _hermite(activation: str, dps: int):
-    from symbolic.hermite import hermite_coefficients
+    from attnlimits.symbolic.hermite import hermite_coefficients
 
     return hermite_coefficients(activation, dps=dps)
 
 
 def _hermite_numbers(activation: str, dps: int) -> tuple[str, str]:
     """a₁ and ν of the centred activation as exact decimal text, cached on disk (no SymPy when cached)."""
-    from numeric.models import cached_json
+    from attnlimits.numeric.models import cached_json
 
     def compute():
         import mpmath
@@ -56,8 +56,8 @@ def _kappa(params, activation, dps):
     if kappa is None:
         if p is None:
             raise InputError("--diagonal keep needs --kappa K (e.g. a measured diagonal mean) or --p P")
-        from derivations.attention_rmt import diagonal_constant
-        from symbolic.hermite import t
+        from attnlimits.derivations.attention_rmt import diagonal_constant
+        from attnlimits.symbolic.hermite import t
 
         h = _hermite(activation, dps)
         with mpmath.workdps(dps):
@@ -90,7 +90,7 @@ def _validate(params):
 
 def run_rmt(params: dict, *, progress=None) -> list[dict]:
     """E_attention and E_ridge along the γ grid, one row per γ (in the order given)."""
-    from numeric import compile_model
+    from attnlimits.numeric import compile_model
 
     _validate(params)
     digits = params["digits"]
@@ -124,7 +124,7 @@ def run_rmt(params: dict, *, progress=None) -> list[dict]:
 
 def format_rmt(rows: list[dict], params: dict, fmt: str) -> str:
     """JSON with full digits (mpmath) or round-trip floats, or the γ table with its parameters."""
-    from numeric import compile_model
+    from attnlimits.numeric import compile_model
 
     digits = params.get("digits")
     mod = compile_model(MODEL, "mpmath" if digits else "numpy")
@@ -144,8 +144,8 @@ def export_rmt(params: dict, path: str) -> str:
     """Write a standalone solver specialised to one activation; returns a one-line summary."""
     import mpmath
 
-    from derivations.attention_rmt import model
-    from numeric import export_model
+    from attnlimits.derivations.attention_rmt import model
+    from attnlimits.numeric import export_model
 
     h = _hermite(params["activation"], 50)
     with mpmath.workdps(50):

@@ -1,9 +1,9 @@
 r"""Monte Carlo simulators of the random-matrix result: the interpolation error of nonlinear attention
 (spec §2, §3, §10).
 
-Estimates (:class:`~verify.stats.MCEstimate`, :func:`~verify.stats.mean_se`) live in :mod:`verify.stats`,
-device and seed helpers (:func:`~verify._torchutil.resolve_device`, :func:`~verify._torchutil.draw_seed`)
-in :mod:`verify._torchutil`; both are shared with the SLR simulators.
+Estimates (:class:`attnlimits.verify.stats.MCEstimate`, :func:`attnlimits.verify.stats.mean_se`) live in :mod:`attnlimits.verify.stats`,
+device and seed helpers (:func:`attnlimits.verify._torchutil.resolve_device`, :func:`attnlimits.verify._torchutil.draw_seed`)
+in :mod:`attnlimits.verify._torchutil`; both are shared with the SLR simulators.
 
 Everything runs in PyTorch, float64, on device ``"auto"`` (CUDA when available, else CPU). Every
 random number comes from an explicit :class:`torch.Generator`: draw ``i`` under master seed ``s``
@@ -52,7 +52,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import torch
 
-from verify._torchutil import (
+from attnlimits.verify._torchutil import (
     DTYPE,
     TORCH_NAMESPACE,
     bytes_per_draw,
@@ -62,7 +62,7 @@ from verify._torchutil import (
     memory_budget_bytes,
     resolve_device,
 )
-from verify.stats import MCEstimate, mean_se
+from attnlimits.verify.stats import MCEstimate, mean_se
 
 __all__ = [
     "AttentionMCResult",
@@ -98,7 +98,7 @@ def torch_activation(expr) -> Callable[[torch.Tensor], torch.Tensor]:
     expr : sympy.Expr or str
         The **centred** activation (the caller has already subtracted :math:`a_0=\\mathbb E f(\\xi)`),
         e.g. ``tanh(t)``, ``Max(t, 0) - 1/sqrt(2*pi)``, ``(t**2 - 1)/sqrt(2)``. Its single free
-        symbol is the argument (normally ``symbolic.hermite.t``); a constant expression gives a
+        symbol is the argument (normally ``attnlimits.symbolic.hermite.t``); a constant expression gives a
         constant function. Strings are parsed with :func:`sympy.sympify`.
 
     Returns

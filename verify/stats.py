@@ -1,7 +1,7 @@
 r"""Monte Carlo estimates: mean and standard error over independent draws (spec §10).
 
-Shared by the Monte Carlo simulators of both results (:mod:`verify.rmt_montecarlo`,
-:mod:`verify.slr`) and by the claims. NumPy only.
+Shared by the Monte Carlo simulators of both results (:mod:`attnlimits.verify.rmt_montecarlo`,
+:mod:`attnlimits.verify.slr`) and by the claims. NumPy only.
 
 With :math:`N` draws :math:`x_1,\dots,x_N`, the estimate is :math:`\bar x` with standard error
 :math:`s/\sqrt N` (:math:`s` the ``ddof=1`` standard deviation); a claim agrees with theory when

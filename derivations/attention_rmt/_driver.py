@@ -1,7 +1,7 @@
 """Hooks of the attention_rmt solver — portable source, runs inside the generated module.
 
-The solver is the portable driver of :mod:`numeric._portable_driver`, configured by the
-``DRIVER`` data of :func:`derivations.attention_rmt.equations.driver_data`.  What is specific to
+The solver is the portable driver of :mod:`attnlimits.numeric._portable_driver`, configured by the
+``DRIVER`` data of :func:`attnlimits.derivations.attention_rmt.equations.driver_data`.  What is specific to
 this result and is not data lives here, without any formula:
 
 - :func:`geometry` — the reduced geometry ``(m, Γ, Ω, r)`` from SNR and the coordinates of
@@ -10,8 +10,8 @@ this result and is not data lives here, without any formula:
 - :func:`curve` — the result's call signature around :func:`sweep_curve`;
 - :func:`run_cli` — the body of an exported file's command line.
 
-This text is never imported as part of the package: :func:`numeric.compile_model` and
-:func:`numeric.export_model` append it to the generated module, so the in-process solver and an
+This text is never imported as part of the package: :func:`attnlimits.numeric.compile_model` and
+:func:`attnlimits.numeric.export_model` append it to the generated module, so the in-process solver and an
 exported file run the same code.
 """
 import sys

@@ -35,9 +35,9 @@ import functools
 import sympy as sp
 from sympy.matrices.expressions.matexpr import MatrixElement
 
-from symbolic.matexpr import directional_derivative
-from symbolic.spectral import MarchenkoPasturLaw, SpectralAverage, replace_averages_by_moments
-from symbolic.system import EquationSystem, Invariant
+from attnlimits.symbolic.matexpr import directional_derivative
+from attnlimits.symbolic.spectral import MarchenkoPasturLaw, SpectralAverage, replace_averages_by_moments
+from attnlimits.symbolic.system import EquationSystem, Invariant
 
 __all__ = [
     "t", "c", "gamma", "a1", "nu", "kappa", "snr", "A11", "A12", "A22",
@@ -330,8 +330,8 @@ def diagonal_constant(f_centred: sp.Expr, var: sp.Symbol, p, dps: int = 30):
     """
     import mpmath
 
-    from symbolic.hermite import hermite_coefficients
-    from symbolic.hermite import t as xi
+    from attnlimits.symbolic.hermite import hermite_coefficients
+    from attnlimits.symbolic.hermite import t as xi
 
     p = sp.sympify(p)
     g = f_centred.subs(var, sp.sqrt(p) + sp.sqrt(2) * xi)
@@ -354,7 +354,7 @@ def _outer_margins():
 
 
 def _build_kernels():
-    from symbolic.codegen import Kernel
+    from attnlimits.symbolic.codegen import Kernel
 
     Gam1, Om1 = reduced_geometry_rank1()
     GamL, OmL = reduced_geometry_general()
@@ -385,7 +385,7 @@ def _model_expressions():
 
 
 def driver_data() -> dict:
-    """What the portable driver (:mod:`numeric._portable_driver`) does with the kernels: plain data.
+    """What the portable driver (:mod:`attnlimits.numeric._portable_driver`) does with the kernels: plain data.
 
     Sweep γ from large to small with Hermite extrapolation of (γA₁₁, A₁₂, A₂₂) in log γ; the
     traces q₀…q₅ and their γ-rates feed the outer Woodbury stage ``rmt_outer`` (§6) whose margins
@@ -439,7 +439,7 @@ def driver_data() -> dict:
 def _make_model():
     from pathlib import Path
 
-    from symbolic.model import GeneratedModel
+    from attnlimits.symbolic.model import GeneratedModel
 
     return GeneratedModel(
         name="attention_rmt",
@@ -457,4 +457,4 @@ def _make_model():
     )
 
 
-model = _make_model()  #: the :class:`~symbolic.model.GeneratedModel` of this result
+model = _make_model()  #: the :class:`attnlimits.symbolic.model.GeneratedModel` of this result

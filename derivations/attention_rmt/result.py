@@ -1,13 +1,13 @@
 """The attention-vs-ridge result as a plug-in: commands, parameters, references (plain data).
 
 Registered under the ``attnlimits.results`` entry-point group (``pyproject.toml``).  Reading
-this module imports no SymPy; the equations are :mod:`derivations.attention_rmt.equations`.
+this module imports no SymPy; the equations are :mod:`attnlimits.derivations.attention_rmt.equations`.
 """
-from symbolic.result import Command, Param, Result
+from attnlimits.symbolic.result import Command, Param, Result
 
 __all__ = ["RESULT", "REFERENCES", "RMT_COMMAND", "BUILTIN_ACTIVATION_NAMES"]
 
-#: What a computation with this result rests on (printed by ``verify.claims.citation``).
+#: What a computation with this result rests on (printed by ``attnlimits.verify.claims.citation``).
 REFERENCES = (
     "Liao, Liu, Hou, Zou, Ling. On the Interpolation Error of Nonlinear Attention versus "
     "Linear Regression. arXiv:2506.18656 (v1: A Random Matrix Analysis of In-context Memorization for "
@@ -19,7 +19,7 @@ REFERENCES = (
 )
 
 #: Names accepted by ``--activation`` besides SymPy expressions in ``t`` (checked against
-#: :data:`symbolic.hermite.BUILTIN_ACTIVATIONS` by a test).
+#: :data:`attnlimits.symbolic.hermite.BUILTIN_ACTIVATIONS` by a test).
 BUILTIN_ACTIVATION_NAMES = ("abs", "cos", "erf", "he2", "he3", "identity", "relu", "sigmoid", "sin", "tanh")
 
 _ACTIVATION = Param("activation", "str", default="tanh",
@@ -28,8 +28,8 @@ _ACTIVATION = Param("activation", "str", default="tanh",
 RMT_COMMAND = Command(
     name="",
     help="limiting interpolation error of attention vs ridge regression",
-    run="verify.rmt_commands:run_rmt",
-    formatter="verify.rmt_commands:format_rmt",
+    run="attnlimits.verify.rmt_commands:run_rmt",
+    formatter="attnlimits.verify.rmt_commands:format_rmt",
     description=(
         "Limiting interpolation error E(gamma) of nonlinear attention (docs/attention_rmt.md §6)\n"
         "and of ridge regression (Proposition 2, §7) for p/n -> c.  Tokens X = mu y^T + Z with\n"
@@ -66,9 +66,9 @@ RESULT = Result(
     title="Interpolation error of nonlinear attention vs ridge regression (p/n -> c)",
     references=REFERENCES,
     commands=(RMT_COMMAND,),
-    claims="verify.claims.attention_rmt",
-    model="derivations.attention_rmt.equations:model",
-    export="verify.rmt_commands:export_rmt",
+    claims="attnlimits.verify.claims.attention_rmt",
+    model="attnlimits.derivations.attention_rmt.equations:model",
+    export="attnlimits.verify.rmt_commands:export_rmt",
     export_parameters=(
         _ACTIVATION,
         Param("backend", "choice", default="numpy", choices=("numpy", "mpmath"), help="numpy (default) or mpmath"),

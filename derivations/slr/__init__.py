@@ -3,20 +3,20 @@ r"""Single-location regression (SLR): the model and its equations, written once 
 Source: Duranthon, Marion, Boyer, Loureiro, Zdeborová, arXiv:2509.21936 ([D]); the predecessor
 Marion, Berthier, Biau, Boyer, arXiv:2410.01537 ([M]).  Modules:
 
-- :mod:`derivations.slr.population` — data models, attention variants, risks, linear closed
+- :mod:`attnlimits.derivations.slr.population` — data models, attention variants, risks, linear closed
   forms, quoted-vs-derived statements (population level);
-- :mod:`derivations.slr.bayes` — ratio condition, posterior, Nishimori and Stein identities,
+- :mod:`attnlimits.derivations.slr.bayes` — ratio condition, posterior, Nishimori and Stein identities,
   quadrature representations of the Bayes risk, asymptotics;
-- :mod:`derivations.slr.predecessor` — [M]'s manifold risk, ζ and Prop. 3, the notation map;
-- :mod:`derivations.slr.replica` — the replica-symmetric theory of ridge ERM at finite α (§10);
-- :mod:`derivations.slr.bayes_optimal` — the Bayes-optimal state evolution at finite α (§11);
-- :mod:`derivations.slr.kernels` — the generated kernels (:func:`activation_kernels`,
+- :mod:`attnlimits.derivations.slr.predecessor` — [M]'s manifold risk, ζ and Prop. 3, the notation map;
+- :mod:`attnlimits.derivations.slr.replica` — the replica-symmetric theory of ridge ERM at finite α (§10);
+- :mod:`attnlimits.derivations.slr.bayes_optimal` — the Bayes-optimal state evolution at finite α (§11);
+- :mod:`attnlimits.derivations.slr.kernels` — the generated kernels (:func:`activation_kernels`,
   :func:`slr_kernels`) that ``numeric/`` evaluates and ``verify/`` prints for PyTorch;
-- :mod:`derivations.slr.result` — the plug-in declaration (commands and parameters; plain data).
+- :mod:`attnlimits.derivations.slr.result` — the plug-in declaration (commands and parameters; plain data).
 
-The names of :mod:`~derivations.slr.population` (and ``activation_kernels``, ``slr_kernels``)
-are available here (``from derivations import slr as S; S.activation("softmax")``), imported on
-first use so that the command line can read :mod:`derivations.slr.result` without importing SymPy.
+The names of :mod:`attnlimits.derivations.slr.population` (and ``activation_kernels``, ``slr_kernels``)
+are available here (``from attnlimits.derivations import slr as S; S.activation("softmax")``), imported on
+first use so that the command line can read :mod:`attnlimits.derivations.slr.result` without importing SymPy.
 """
 import importlib as _importlib
 

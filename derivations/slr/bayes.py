@@ -5,8 +5,8 @@ Attention: Insights from Single-Location Regression*, arXiv:2509.21936 (Prop. 4.
 varies by version).  See ``docs/slr.md`` §3.5 (ratio condition, posterior), §7 (Bayes
 risk, Nishimori identity, one-dimensional and Laplace-type representations), §8 (Stein identity)
 and §9 (asymptotics).  Every formula here is an independent derivation for the model definitions
-of the spec (tag [DC]); the numeric side (:mod:`numeric.bayes`) evaluates the kernels generated from these
-expressions (:func:`derivations.slr.kernels.bayes_kernels`) and never retypes them.
+of the spec (tag [DC]); the numeric side (:mod:`attnlimits.numeric.bayes`) evaluates the kernels generated from these
+expressions (:func:`attnlimits.derivations.slr.kernels.bayes_kernels`) and never retypes them.
 
 Notation
 --------
@@ -23,7 +23,7 @@ Both satisfy the ratio condition :math:`g_\nu(\varepsilon)/g_\nu(\varepsilon')=
 
 .. math::  E_B = 1-\mathbb E[p_{\varepsilon^*}] = 1-\mathbb E\|p\|^2 \quad\text{(Nishimori)}.
 
-Representations used by :mod:`numeric.bayes`
+Representations used by :mod:`attnlimits.numeric.bayes`
 --------------------------------------------
 - ``L = 2`` (:func:`one_d_form`): spiked :math:`E_B=\mathbb E_n[\mathrm{sigmoid}(-\nu-\sqrt{2\nu}n)]`;
   max :math:`E_B=2\,\mathbb E_n[\mathrm{sigmoid}(\sqrt2\nu n)\,\mathrm{sigmoid}(-\sqrt2\nu n)]`.
@@ -53,7 +53,7 @@ import sympy as sp
 
 from .symbols import L, nu  # noqa: F401  (shared, one definition)
 
-from symbolic.functions import gaussian_density, ndtr
+from attnlimits.symbolic.functions import gaussian_density, ndtr
 
 __all__ = [
     "nu", "L", "n", "g", "u", "s", "a", "t", "x", "m", "c", "d", "E_B", "MODELS", "REFERENCES",
@@ -72,7 +72,7 @@ __all__ = [
     "expected_max_by_parts_residual",
 ]
 
-#: What a computation with this result rests on (printed by ``verify.claims.citation``).
+#: What a computation with this result rests on (printed by ``attnlimits.verify.claims.citation``).
 REFERENCES = (
     "O. Duranthon, P. Marion, C. Boyer, B. Loureiro, L. Zdeborová. Statistical Advantage of Softmax "
     "Attention: Insights from Single-Location Regression. arXiv:2509.21936.",
@@ -240,7 +240,7 @@ def normal_density(var, mean, sd) -> sp.Expr:
 
 
 def std_normal_cdf(var) -> sp.Expr:
-    """Standard normal CDF, :class:`symbolic.functions.ndtr` (accurate in both tails once printed)."""
+    """Standard normal CDF, :class:`attnlimits.symbolic.functions.ndtr` (accurate in both tails once printed)."""
     return ndtr(var)
 
 
@@ -572,7 +572,7 @@ def expected_max_exact(Lv: int):
     ``L = 1`` → 0, ``L = 2`` → :math:`1/\sqrt\pi`, ``L = 3`` → :math:`3/(2\sqrt\pi)`.  For
     ``L ≥ 4`` returns ``None`` without trying: SymPy 1.14 returns the wrong value
     :math:`3/\sqrt\pi` for ``L = 4`` (true :math:`M_4=1.029375`), after about 8 s.  The numeric
-    cross-check is :func:`verify.slr.expected_max_gaussian_exact`.
+    cross-check is :func:`attnlimits.verify.slr.expected_max_gaussian_exact`.
     """
     Lv = _check_length(Lv)
     if Lv == 1:

@@ -58,11 +58,11 @@ Everything below is derived here by SymPy from :math:`P_{\rm out}` and the Gauss
    risk :math:`1-2m_vA+q_vB` (§6.2) with :math:`m_v=q_v` (Nishimori) and :math:`A=B=1-E_B` at SNR
    :math:`\nu q_k` (the BO predictor is softmax with key :math:`\sqrt\nu\hat k`; its logits are those
    of the spiked problem at SNR :math:`\nu q_k`).  :math:`E_B^{\rm pop}` itself is
-   :func:`numeric.bayes.bayes_risk`.
+   :func:`attnlimits.numeric.bayes.bayes_risk`.
 
 The generated kernels (:func:`kernels`, :func:`module_source`) are evaluated by
-:mod:`numeric.bayes_optimal` (which never imports this module) and by the GAMP of
-:mod:`verify.slr.amp` (the channel functions :math:`g_{\rm out}` at general variances).
+:mod:`attnlimits.numeric.bayes_optimal` (which never imports this module) and by the GAMP of
+:mod:`attnlimits.verify.slr.amp` (the channel functions :math:`g_{\rm out}` at general variances).
 
 Numerical stability
 -------------------
@@ -91,8 +91,8 @@ import sympy as sp
 
 from .symbols import Delta, alpha, nu, q_k, q_v  # noqa: F401  (shared, one definition)
 
-from symbolic.codegen import Kernel, ModuleBuilder, expression_hash
-from symbolic.gaussian import wick_expectation
+from attnlimits.symbolic.codegen import Kernel, ModuleBuilder, expression_hash
+from attnlimits.symbolic.gaussian import wick_expectation
 
 from . import population as _pop
 
@@ -114,7 +114,7 @@ q = sp.Symbol("q", positive=True)
 V_k, V_v = sp.symbols("V_k V_v", positive=True)
 y = sp.Symbol("y", real=True)
 M = sp.Symbol("M", real=True)  #: log-sum-exp shift (any value; numeric passes max_ε A_ε)
-EB = sp.Symbol("E_B", nonnegative=True)  #: population Bayes risk at SNR ν q_k (numeric.bayes)
+EB = sp.Symbol("E_B", nonnegative=True)  #: population Bayes risk at SNR ν q_k (attnlimits.numeric.bayes)
 n = sp.Symbol("n", real=True)
 
 REFERENCES = (
@@ -372,7 +372,7 @@ def kernels(L):
     ox, oz = omega_chi(L), omega_z(L)
     gargs = [y, *ox, *oz, V_k, V_v, nu, Delta]
     gx, gz, dgx, dgz = channel_functions(L, nishimori=False)
-    src = "docs/slr.md §11 (derivations.slr.bayes_optimal)"
+    src = "docs/slr.md §11 (attnlimits.derivations.slr.bayes_optimal)"
     return [
         Kernel(f"bo_L{L}_log_terms", base, A, doc=f"log terms A_eps of Z_out at the teacher sample, L={L}; {src}"),
         Kernel(f"bo_L{L}_integrands", [*base, M], [lz, ik, iv, dk, dv],
@@ -402,7 +402,7 @@ def common_kernels():
 def module_source(lengths: tuple) -> str:
     """NumPy module text with :func:`common_kernels` and :func:`kernels` for each ``L`` in ``lengths``.
 
-    Loaded by :func:`numeric.bayes_optimal.load_bo_module` (via :func:`symbolic.codegen.load_module`)."""
+    Loaded by :func:`attnlimits.numeric.bayes_optimal.load_bo_module` (via :func:`attnlimits.symbolic.codegen.load_module`)."""
     ks = common_kernels()
     for L in sorted({int(v) for v in lengths}):
         if L < 1:
@@ -498,7 +498,7 @@ def max_argmax_probability_L2():
     the density of :math:`x=h_1-h_2` is the Gaussian convolution
     :math:`\int\mathcal N(t;\omega_1,V)\mathcal N(t-x;\omega_2,V)dt` (derived rule), integrated over
     :math:`x>0`; :math:`=\Phi((\omega_1-\omega_2)/\sqrt{2V})`, returned with ``ndtr``."""
-    from symbolic.functions import ndtr
+    from attnlimits.symbolic.functions import ndtr
 
     t, x = sp.symbols("t x", real=True)
     w1, w2 = sp.symbols("w1 w2", real=True)
@@ -526,7 +526,7 @@ def max_inner_integrand(L, finite: bool):
       \Phi((\omega_\varepsilon-\omega_\ell)/\sqrt{V_k}+u)`, :math:`u\sim\mathcal N(0,1)`; at :math:`L=2`
       the closed form :func:`max_argmax_probability_L2` (no inner variable).
     """
-    from symbolic.functions import ndtr
+    from attnlimits.symbolic.functions import ndtr
 
     L = int(L)
     ox = omega_chi(L)
@@ -790,7 +790,7 @@ def max_kernels(L):
     P, dP, ddP, dVP = max_location_symbols(L)
     t, u, uu, sv = max_scaled_symbols(L)
     base = [*var, q_k, q_v, Delta]
-    src = "docs/slr.md §11 max-SLR (derivations.slr.bayes_optimal)"
+    src = "docs/slr.md §11 max-SLR (attnlimits.derivations.slr.bayes_optimal)"
     ik, iv, lzw = max_stationarity(L, "ibp")
     dk, dv, _ = max_stationarity(L, "direct")
     At, Bt = _max_test_integrands(L)

@@ -1,13 +1,13 @@
 r"""The generated kernels of single-location regression: what ``numeric/`` and ``verify/`` evaluate.
 
-Every number of the SLR result is computed from a :class:`symbolic.bundle.KernelBundle` built
-here from the SymPy expressions of :mod:`derivations.slr.population`,
-:mod:`derivations.slr.bayes` and :mod:`derivations.slr.predecessor` and printed by
-:mod:`symbolic.codegen` (the one code-generation route: NumPy, mpmath, PyTorch).  The numeric
+Every number of the SLR result is computed from a :class:`attnlimits.symbolic.bundle.KernelBundle` built
+here from the SymPy expressions of :mod:`attnlimits.derivations.slr.population`,
+:mod:`attnlimits.derivations.slr.bayes` and :mod:`attnlimits.derivations.slr.predecessor` and printed by
+:mod:`attnlimits.symbolic.codegen` (the one code-generation route: NumPy, mpmath, PyTorch).  The numeric
 layer receives these bundles as arguments and never imports a derivation.
 
 - :func:`activation_kernels` — one activation (spec §4): the token map, the weight and their
-  derivatives (:func:`derivations.slr.population.vector_form`); the PyTorch weights of the Monte
+  derivatives (:func:`attnlimits.derivations.slr.population.vector_form`); the PyTorch weights of the Monte
   Carlo are printed from the same kernels.
 - :func:`slr_kernels` — the result: the §6.2 risk and optimal value vector, the §6.1 residual
   covariance, :math:`c_\nu` per model, the Stein mean :math:`\mu_L(\nu)=\nu E_B`, the §8 linear
@@ -23,9 +23,9 @@ from functools import lru_cache
 
 import sympy as sp
 
-from symbolic.bundle import KernelBundle
-from symbolic.codegen import Kernel
-from symbolic.functions import zeta_erf2
+from attnlimits.symbolic.bundle import KernelBundle
+from attnlimits.symbolic.codegen import Kernel
+from attnlimits.symbolic.functions import zeta_erf2
 
 from . import bayes as SB
 from . import population as P
@@ -90,7 +90,7 @@ def _activation_kernels(name: str) -> KernelBundle:
 
 def activation_kernels(act) -> KernelBundle:
     """The kernel bundle of an activation: a spec §4 name, ``elementwise:``/``normalised:`` text, or an
-    :class:`~derivations.slr.population.Activation` (cached per name)."""
+    :class:`attnlimits.derivations.slr.population.Activation` (cached per name)."""
     a = P.activation(act)
     if a.name in P.ACTIVATIONS or a.name.startswith(("elementwise:", "normalised:")):
         return _activation_kernels(a.name)

@@ -42,16 +42,16 @@ What is derived here by the engine rather than typed
 - the optimal value vector and :math:`E^*=1-A^2/B` (:func:`optimal_value_risk`);
 - the linear-attention closed forms of §8 for every variant, on both models, for symbolic
   :math:`L` and :math:`\nu` (:func:`linear_closed_form`), from Gaussian moments by Wick's theorem
-  (:func:`symbolic.gaussian.wick_expectation`) after an exchangeability reduction, and the
+  (:func:`attnlimits.symbolic.gaussian.wick_expectation`) after an exchangeability reduction, and the
   variable-length versions (:func:`linear_closed_form_varlen`);
 - their large-:math:`\nu` constants and the max-SLR :math:`L\to\infty` limit
   (:func:`linear_asymptotics`), by SymPy ``limit``;
 - softmax shift invariance and the Jacobians of every activation (:func:`sigma_vector`).
 
 The Bayes side (posterior, Nishimori identity, quadrature representations, asymptotics) is in
-:mod:`derivations.slr.bayes`, and [M] in :mod:`derivations.slr.predecessor`; both are
-re-exported here.  Numbers are computed by :mod:`numeric.population` and :mod:`numeric.bayes` from the kernels
-generated in :mod:`derivations.slr.kernels`.
+:mod:`attnlimits.derivations.slr.bayes`, and [M] in :mod:`attnlimits.derivations.slr.predecessor`; both are
+re-exported here.  Numbers are computed by :mod:`attnlimits.numeric.population` and :mod:`attnlimits.numeric.bayes` from the kernels
+generated in :mod:`attnlimits.derivations.slr.kernels`.
 """
 from __future__ import annotations
 
@@ -62,9 +62,9 @@ import sympy as sp
 
 from .symbols import L, m_k, m_v, nu, q_k, q_v  # noqa: F401  (shared, one definition)
 
-from symbolic.functions import LogSoftplus
-from symbolic.hermite import ActivationError, parse_activation
-from symbolic.hermite import t as _t
+from attnlimits.symbolic.functions import LogSoftplus
+from attnlimits.symbolic.hermite import ActivationError, parse_activation
+from attnlimits.symbolic.hermite import t as _t
 
 __all__ = [
     "MODELS", "ACTIVATIONS", "AMBIGUOUS_NAMES", "Activation", "activation", "custom_activation",
@@ -75,7 +75,7 @@ __all__ = [
     "QUOTED", "quoted_statements", "order_parameter_names", "manifold_names",
 ]
 
-#: Activation argument (one token's key field χ_ℓ); the same symbol as :data:`symbolic.hermite.t`.
+#: Activation argument (one token's key field χ_ℓ); the same symbol as :data:`attnlimits.symbolic.hermite.t`.
 t = _t
 m = sp.Symbol("m", real=True)  #: key overlap m_k in the closed forms
 s_k = sp.Symbol("s_k", nonnegative=True)
@@ -234,7 +234,7 @@ def activation(name) -> Activation:
 
 def custom_activation(text: str, kind: str = "elementwise", name: str | None = None) -> Activation:
     r"""A user-given activation, parsed safely (no code is executed; see
-    :func:`symbolic.hermite.parse_activation`).
+    :func:`attnlimits.symbolic.hermite.parse_activation`).
 
     ``kind="elementwise"``: :math:`\sigma_\ell=h(\chi_\ell)` with ``text`` the formula of
     :math:`h` in ``t``.  ``kind="normalised"``: :math:`\sigma_\ell=h(\chi_\ell)/\sum h(\chi_{\ell'})`
@@ -369,7 +369,7 @@ def teacher_second_moments(model: str):
 
 def _affine_AB(act: Activation, model: str, s=sp.S.Zero):
     """A(m), B(m) of an affine activation with χ = m χ* + s η, symbolic L (L ≥ 2)."""
-    from symbolic.gaussian import wick_expectation
+    from attnlimits.symbolic.gaussian import wick_expectation
 
     a, b, g = (sp.S(v) for v in act.coefficients)
     x1, x2, R, e1, e2, eR = sp.symbols("x1 x2 R eta1 eta2 eta_R", real=True)
@@ -488,7 +488,7 @@ def linear_closed_form_varlen(variant: str, model: str, lengths: dict, nu_value=
 
 def _length_one_AB(act, model, sub):
     """L = 1: σ_1 = α + (β + γ) m χ*_1 with χ*_1 = √ν + g (spiked) or g (max, ε* = 1, μ_1 = 0)."""
-    from symbolic.gaussian import wick_expectation
+    from attnlimits.symbolic.gaussian import wick_expectation
 
     a, b, g = (sp.S(v) for v in act.coefficients)
     x = sp.Symbol("x", real=True)

@@ -33,7 +33,7 @@ import sympy as sp
 
 from .symbols import L  # noqa: F401  (shared, one definition)
 
-from symbolic.functions import zeta_erf2  # ζ(t, s) = E_g[erf(t + s g)^2], defined (and printed) there
+from attnlimits.symbolic.functions import zeta_erf2  # ζ(t, s) = E_g[erf(t + s g)^2], defined (and printed) there
 
 __all__ = [
     "d", "L", "gamma", "lam", "kappa", "nu_M", "eps", "theta", "eta", "rho", "g",
@@ -62,7 +62,7 @@ rho = sp.Symbol("rho", real=True)  #: k·v
 g = sp.Symbol("g", real=True)  #: standard normal variable
 
 #: [M]'s attention weight σ(t) = erf(t), unnormalised, applied to the key field λ X_ℓ·k (the slope λ
-#: is part of the field); as an activation of :mod:`derivations.slr` (printed for the Monte Carlo).
+#: is part of the field); as an activation of :mod:`attnlimits.derivations.slr` (printed for the Monte Carlo).
 ACTIVATION = "elementwise:erf(t)"
 
 #: [M] → [D] (spec §13.3): key = [M] quantity, value = its [D] counterpart (with a note).

@@ -35,10 +35,10 @@ What this module derives (nothing of the channel is typed per activation)
 - :func:`test_error` — §10.5, :math:`E=1-2m_vA+q_vB` (+ :math:`\Delta^2` under ``noisy``), and the training
   residual :math:`y-\sigma(\hat\chi)^\top\hat z=r/(1+V_v\|\sigma\|^2)`.
 
-:func:`replica_kernels` assembles them into :class:`symbolic.codegen.Kernel` objects for one
-activation and length; :mod:`numeric.replica` solves the fixed point with them (it never imports
+:func:`replica_kernels` assembles them into :class:`attnlimits.symbolic.codegen.Kernel` objects for one
+activation and length; :mod:`attnlimits.numeric.replica` solves the fixed point with them (it never imports
 this module).  Activations with a learned scalar (``erf_learned``, ``softplus_norm_bias``) are not
-covered by this RS (§17.5) and are refused with :class:`symbolic.result.InputError`.
+covered by this RS (§17.5) and are refused with :class:`attnlimits.symbolic.result.InputError`.
 """
 from __future__ import annotations
 
@@ -46,9 +46,9 @@ from functools import lru_cache
 
 import sympy as sp
 
-from symbolic.codegen import Kernel
-from symbolic.gaussian import wick_expectation
-from symbolic.result import InputError
+from attnlimits.symbolic.codegen import Kernel
+from attnlimits.symbolic.gaussian import wick_expectation
+from attnlimits.symbolic.result import InputError
 
 from .population import activation, sigma_vector
 
@@ -396,7 +396,7 @@ def training_residual(L: int):
 
 
 # =============================================================================================
-# kernels for numeric.replica
+# kernels for attnlimits.numeric.replica
 # =============================================================================================
 
 def kernel_key(act, L, extra=None) -> tuple:

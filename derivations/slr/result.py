@@ -2,15 +2,15 @@
 
 Registered under the ``attnlimits.results`` entry-point group (``pyproject.toml``) as ``slr``;
 ``attnlimits slr <command>`` is built from :data:`RESULT`.  Reading this module imports no
-SymPy; the equations are in :mod:`derivations.slr.population`, :mod:`~derivations.slr.bayes` and
-:mod:`~derivations.slr.predecessor`.
+SymPy; the equations are in :mod:`attnlimits.derivations.slr.population`, :mod:`attnlimits.derivations.slr.bayes` and
+:mod:`attnlimits.derivations.slr.predecessor`.
 """
-from symbolic.result import Command, Param, Result
+from attnlimits.symbolic.result import Command, Param, Result
 
 __all__ = ["RESULT", "REFERENCES", "ACTIVATION_NAMES", "MODELS", "POPULATION_COMMAND", "REPLICA_COMMAND",
            "TRAIN_COMMAND", "BAYES_OPTIMAL_COMMAND", "AMP_COMMAND"]
 
-#: What a computation with this result rests on (printed by ``verify.claims.citation``).
+#: What a computation with this result rests on (printed by ``attnlimits.verify.claims.citation``).
 REFERENCES = (
     "O. Duranthon, P. Marion, C. Boyer, B. Loureiro, L. Zdeborová. Statistical Advantage of Softmax "
     "Attention: Insights from Single-Location Regression. arXiv:2509.21936.",
@@ -26,7 +26,7 @@ REFERENCES = (
 MODELS = ("spiked", "max")
 
 #: Activation names and one-line descriptions, for ``--help`` (the registry of record is
-#: :data:`derivations.slr.population.ACTIVATIONS`; a test checks that both agree).
+#: :data:`attnlimits.derivations.slr.population.ACTIVATIONS`; a test checks that both agree).
 ACTIVATION_NAMES = {
     "softmax": "e^{χ_ℓ}/Σ e^{χ_ℓ'}: exponential, normalised, shift-invariant",
     "linear_uncentred": "1 + χ_ℓ",
@@ -53,8 +53,8 @@ _ACTS = Param("activation", "strs", default=DEFAULT_ACTIVATIONS,
 POPULATION_COMMAND = Command(
     name="population",
     help="optimal population risk of each activation, with the Bayes risk",
-    run="verify.slr.population_command:run_population",
-    formatter="verify.slr.population_command:format_population",
+    run="attnlimits.verify.slr.population_command:run_population",
+    formatter="attnlimits.verify.slr.population_command:format_population",
     description=(
         "Population optimum E* = 1 - sup A^2/B of attention f(X) = sigma(Xk)^T (Xv) on\n"
         "single-location regression (docs/slr.md §6), for each activation, and the Bayes risk\n"
@@ -99,7 +99,7 @@ _BO_COMMON = (
 BAYES_OPTIMAL_COMMAND = Command(
     name="bayes-optimal",
     help="Bayes-optimal test error E_BO(α) by the RS state evolution (docs/slr.md §11)",
-    run="verify.slr.bayes_optimal:run_bayes_optimal",
+    run="attnlimits.verify.slr.bayes_optimal:run_bayes_optimal",
     parameters=(
         Param("model", "choice", "spiked", "data model: spiked (§3.2) or max (§3.3; ν = inf allowed)",
               choices=("spiked", "max")),
@@ -127,7 +127,7 @@ BAYES_OPTIMAL_COMMAND = Command(
 AMP_COMMAND = Command(
     name="amp",
     help="GAMP on generated SLR data (spiked or max) vs the BO state evolution (docs/slr.md §11, C19)",
-    run="verify.slr.bayes_optimal:run_amp",
+    run="attnlimits.verify.slr.bayes_optimal:run_amp",
     parameters=_BO_COMMON + (
         Param("alpha", "float", 4.0, "sample ratio α = N/D", check="positive"),
         Param("delta", "float", 0.1, "label noise Δ", check="positive"),
@@ -146,7 +146,7 @@ AMP_COMMAND = Command(
 POSTERIOR_COMMAND = Command(
     name="posterior",
     help="collapsed Gibbs posterior sampling of spiked-SLR at finite D vs the BO state evolution (docs/slr.md §11)",
-    run="verify.slr.posterior:run_posterior",
+    run="attnlimits.verify.slr.posterior:run_posterior",
     parameters=(
         Param("model", "choice", "spiked", "data model (spiked only)", choices=("spiked",)),
         Param("nu", "float", 2.0, "spike strength ν", check="nonnegative"),
@@ -168,7 +168,7 @@ POSTERIOR_COMMAND = Command(
 PHASE_COMMAND = Command(
     name="bo-phase",
     help="informed vs uninformed BO fixed points of spiked- or max-SLR over an (α, ν) grid per L (docs/slr.md §11)",
-    run="verify.slr.phase:run_phase",
+    run="attnlimits.verify.slr.phase:run_phase",
     parameters=(
         Param("model", "choice", "spiked", "data model: spiked (§3.2) or max (§3.3; ν = inf allowed)",
               choices=("spiked", "max")),
@@ -196,7 +196,7 @@ PHASE_COMMAND = Command(
 TRAIN_COMMAND = Command(
     name="train",
     help="ridge ERM at finite D (L-BFGS, GD, Adam/SGD), batched over seeds, against the theory",
-    run="verify.slr.train:run_train",
+    run="attnlimits.verify.slr.train:run_train",
     parameters=(
         Param("model", "choice", "spiked", "data model (§3)", choices=("spiked", "max")),
         Param("nu", "float", 2.0, "spike strength ν (inf for max-SLR)", check="nonnegative,inf"),
@@ -236,7 +236,7 @@ TRAIN_COMMAND = Command(
 REPLICA_COMMAND = Command(
     name="replica",
     help="replica-symmetric theory of ridge ERM at finite sample ratio alpha (docs/slr.md §10)",
-    run="verify.slr.replica:run_replica",
+    run="attnlimits.verify.slr.replica:run_replica",
     parameters=(
         Param("model", "choice", "spiked", "data model", choices=("spiked", "max")),
         Param("nu", "float", 2.0, "spike strength nu (inf allowed for max-SLR)", check="nonnegative,inf"),
@@ -277,8 +277,8 @@ RESULT = Result(
     references=REFERENCES,
     commands=(POPULATION_COMMAND, REPLICA_COMMAND, TRAIN_COMMAND, BAYES_OPTIMAL_COMMAND, AMP_COMMAND,
               POSTERIOR_COMMAND, PHASE_COMMAND),
-    claims=("verify.claims.slr_population", "verify.claims.slr_finite", "verify.claims.slr_bayes_optimal"),
-    export="verify.slr.export:export_slr",
+    claims=("attnlimits.verify.claims.slr_population", "attnlimits.verify.claims.slr_finite", "attnlimits.verify.claims.slr_bayes_optimal"),
+    export="attnlimits.verify.slr.export:export_slr",
     export_help=(
         "Write the finite-sample SLR solver --solver replica (RS theory of ridge ERM, docs/slr.md §10) or\n"
         "--solver bayes-optimal (BO state evolution of spiked-SLR with the population Bayes risk, §11, §7,\n"

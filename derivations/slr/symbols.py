@@ -1,6 +1,6 @@
 """The SymPy symbols shared by the modules of single-location regression, defined once.
 
-Every module of :mod:`derivations.slr` takes these from here, so that a name always carries one
+Every module of :mod:`attnlimits.derivations.slr` takes these from here, so that a name always carries one
 set of assumptions (``tests/derivations/test_symbols.py``): two symbols ``nu`` with different
 assumptions print alike and never cancel.
 """

@@ -1,5 +1,7 @@
 """The import rule as a test: derivations → symbolic; numeric → symbolic; verify → all;
-nothing imports verify but the CLI entry point and tests (GUIDE §1, README "Layout").
+nothing imports verify but the CLI entry point, the top-level public API (``attnlimits/``) and
+tests (GUIDE §1, README "Layout").  The layers are the subpackages of the one import package
+``attnlimits`` (``attnlimits.derivations`` is the folder ``derivations/``, and so on).
 
 Every ``import``/``from … import`` statement of every module is read from its AST, including
 imports inside functions (a lazy import is still an import).  Dotted strings resolved at run
@@ -24,18 +26,30 @@ ALLOWED = {
 }
 
 
+def _layer(dotted: str) -> str:
+    """The layer a dotted module name belongs to: ``attnlimits.numeric.replica`` → ``numeric``;
+    a bare old-style name (``numeric.replica``) is reported as itself so that it is caught."""
+    parts = dotted.split(".")
+    if parts[0] == "attnlimits":
+        return parts[1] if len(parts) > 1 else "attnlimits"
+    return parts[0]
+
+
 def _imports(path: Path, pkg: str | None = None):
     tree = ast.parse(path.read_text(), filename=str(path))
     pkg = pkg or path.relative_to(ROOT).parts[0]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
-                yield node.lineno, a.name.split(".")[0]
+                yield node.lineno, _layer(a.name)
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: stays inside its own package
                 yield node.lineno, pkg
+            elif node.module == "attnlimits":  # from attnlimits import numeric, ...
+                for a in node.names:
+                    yield node.lineno, a.name if a.name in PACKAGES else "attnlimits"
             elif node.module:
-                yield node.lineno, node.module.split(".")[0]
+                yield node.lineno, _layer(node.module)
 
 
 def _modules(pkg):
@@ -47,7 +61,7 @@ def test_layers(pkg):
     bad = []
     for path in _modules(pkg):
         for line, top in _imports(path):
-            if top in PACKAGES and top not in ALLOWED[pkg]:
+            if (top in PACKAGES and top not in ALLOWED[pkg]) or top == "attnlimits":
                 bad.append(f"{path.relative_to(ROOT)}:{line} imports {top}")
     assert not bad, "import rule violated:\n" + "\n".join(bad)
 
@@ -69,17 +83,34 @@ def test_only_cli_and_tests_import_verify():
 def test_the_walker_sees_lazy_imports(tmp_path):
     # the check itself can fail: an import inside a function is found
     f = tmp_path / "probe.py"
-    f.write_text("def f():\n    from derivations import slr\n    from . import x\n")
+    f.write_text("def f():\n    from attnlimits.derivations import slr\n    from . import x\n"
+                 "    import attnlimits.verify.cli as c\n    from attnlimits import symbolic\n"
+                 "    import numeric.replica\n")
     found = [top for _, top in _imports(f, pkg="numeric")]
-    assert found == ["derivations", "numeric"] and "derivations" not in ALLOWED["numeric"]
+    assert found == ["derivations", "numeric", "verify", "symbolic", "numeric"]
+    assert "derivations" not in ALLOWED["numeric"]
+
+
+def test_no_old_top_level_names():
+    """Every project import goes through ``attnlimits``: a bare ``import numeric`` (the layout
+    before the one import name) would load a second copy of a module under another name."""
+    bad = []
+    for pkg in PACKAGES + ("tests", "benchmarks", "attnlimits"):
+        for path in _modules(pkg):
+            for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module] if isinstance(node, ast.ImportFrom) and not node.level else [])
+                bad += [f"{path.relative_to(ROOT)}:{node.lineno} imports {n}" for n in names
+                        if n and n.split(".")[0] in PACKAGES]
+    assert not bad, "old top-level import names:\n" + "\n".join(bad)
 
 
 def test_light_modules_import_no_sympy():
-    """The command line's parser reads only plain data: symbolic.result and every Result module."""
+    """The command line's parser reads only plain data: attnlimits.symbolic.result and every Result module."""
     import subprocess
     import sys
 
-    code = ("import sys; import verify.cli as c; c.build_parser(); "
+    code = ("import sys; import attnlimits.verify.cli as c; c.build_parser(); "
             "bad = [m for m in ('sympy', 'torch', 'scipy') if m in sys.modules]; "
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)

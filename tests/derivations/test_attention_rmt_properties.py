@@ -13,8 +13,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from derivations import attention_rmt as R
-from numeric import compile_model
+from attnlimits.derivations import attention_rmt as R
+from attnlimits.numeric import compile_model
 
 ACTIVATIONS = {  # (a1, nu) from closed forms, or the spec's table (tanh, sigmoid)
     "tanh": (0.605706, 0.394294),

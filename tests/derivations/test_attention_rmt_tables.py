@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from derivations import attention_rmt as R
-from numeric import compile_model
+from attnlimits.derivations import attention_rmt as R
+from attnlimits.numeric import compile_model
 
 TOL = 5e-4  # spec §11: "tolerance 5e-4"
 

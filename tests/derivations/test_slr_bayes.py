@@ -11,9 +11,9 @@ import mpmath
 import pytest
 import sympy as sp
 
-from derivations.slr import bayes as SB
-from derivations.slr import predecessor as SP
-from symbolic.codegen import assert_exact
+from attnlimits.derivations.slr import bayes as SB
+from attnlimits.derivations.slr import predecessor as SP
+from attnlimits.symbolic.codegen import assert_exact
 
 nu, n = SB.nu, SB.n
 

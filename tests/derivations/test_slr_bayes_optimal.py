@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from derivations.slr import bayes_optimal as B
+from attnlimits.derivations.slr import bayes_optimal as B
 
 
 def test_prior_update_and_free_entropy():
@@ -64,8 +64,8 @@ def test_test_error_formula():
 
 def test_direct_and_ibp_updates_agree_within_integration_error():
     """The derived (direct) and integrated-by-parts updates agree in expectation: |gap| <= 4 SE."""
-    from numeric.bayes_optimal import bo_map, make_rule
-    from verify.slr.bayes_optimal import bo_module
+    from attnlimits.numeric.bayes_optimal import bo_map, make_rule
+    from attnlimits.verify.slr.bayes_optimal import bo_module
 
     mod = bo_module([2])
     rule = make_rule([2], points=2 ** 13, replicates=8, seed=5)

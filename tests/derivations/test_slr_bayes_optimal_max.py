@@ -7,8 +7,8 @@ import pytest
 import scipy.special
 import sympy as sp
 
-from derivations.slr import bayes_optimal as B
-from derivations.slr import population as P
+from attnlimits.derivations.slr import bayes_optimal as B
+from attnlimits.derivations.slr import population as P
 
 
 @pytest.mark.parametrize("L", [2, pytest.param(3, marks=pytest.mark.slow)])
@@ -40,7 +40,7 @@ def test_L2_argmax_closed_form_against_the_spec_integral():
 
 def _inner_numeric(L, finite, n):
     """lambdified inner integrands summed on an n-node Gauss-Hermite rule (per dimension)."""
-    from symbolic.gaussian import gauss_hermite_rule
+    from attnlimits.symbolic.gaussian import gauss_hermite_rule
 
     ox = B.omega_chi(L)
     uu = B.inner_variables(L, finite)

@@ -1,4 +1,4 @@
-"""derivations.slr: closed forms derived by the engine vs the spec's formulas (§8, §9)."""
+"""attnlimits.derivations.slr: closed forms derived by the engine vs the spec's formulas (§8, §9)."""
 from __future__ import annotations
 
 import math
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from derivations import slr as S
-from derivations.slr import population as SPOP
-from symbolic.gaussian import wick_expectation
-from symbolic.hermite import ActivationError
+from attnlimits.derivations import slr as S
+from attnlimits.derivations.slr import population as SPOP
+from attnlimits.symbolic.gaussian import wick_expectation
+from attnlimits.symbolic.hermite import ActivationError
 
 L, nu, mu, m = S.L, S.nu, S.mu, S.m
 
@@ -132,7 +132,7 @@ def test_softmax_shift_invariance_and_normalisation():
 
 def test_generated_kernels_match_sympy_jacobian():
     """The stable generated weights and their χ-derivatives equal SymPy's σ and Jacobian."""
-    from verify.slr.theory import numeric_activation
+    from attnlimits.verify.slr.theory import numeric_activation
 
     rng = np.random.default_rng(0)
     chi_val = rng.normal(size=3) * 2
@@ -151,7 +151,7 @@ def test_generated_kernels_match_sympy_jacobian():
 
 
 def test_softplus_bias_to_minus_infinity_is_softmax():
-    from verify.slr.theory import numeric_activation
+    from attnlimits.verify.slr.theory import numeric_activation
 
     chi = np.array([[0.3, -1.2, 2.0], [-800.0, -801.0, -799.5]])
     sp_w, _, _ = numeric_activation("softplus_norm_bias").weights(chi, -40.0)

@@ -1,4 +1,4 @@
-"""Tests of the RS system of ridge ERM for SLR (derivations.slr.replica; docs/slr.md §10).
+"""Tests of the RS system of ridge ERM for SLR (attnlimits.derivations.slr.replica; docs/slr.md §10).
 
 Expected values come from independent sources: the spec's typed formulas (§10.2, §10.3), brute-force
 numerical minimisation (scipy) of the full proximal objective, and finite differences.
@@ -8,9 +8,9 @@ import pytest
 import sympy as sp
 from scipy.optimize import minimize
 
-from derivations.slr import replica as R
-from symbolic.codegen import ModuleBuilder, load_module
-from symbolic.result import InputError
+from attnlimits.derivations.slr import replica as R
+from attnlimits.symbolic.codegen import ModuleBuilder, load_module
+from attnlimits.symbolic.result import InputError
 
 
 def _load(kernels):
@@ -146,6 +146,6 @@ def test_conjugate_forms_differ_only_by_stein():
 
 
 def test_no_float_literals_in_kernels():
-    from symbolic.codegen import assert_exact
+    from attnlimits.symbolic.codegen import assert_exact
     for k in R.replica_kernels("softmax", 2).values():
         assert_exact(*k.outputs)

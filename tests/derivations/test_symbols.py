@@ -8,7 +8,7 @@ import pkgutil
 import pytest
 import sympy as sp
 
-import derivations
+from attnlimits import derivations
 
 
 def _result_packages():
@@ -35,12 +35,12 @@ def _symbols_of(obj, out, depth=0):
 
 @pytest.mark.parametrize("package", _result_packages())
 def test_one_assumption_set_per_name(package):
-    pkg = importlib.import_module(f"derivations.{package}")
+    pkg = importlib.import_module(f"attnlimits.derivations.{package}")
     found: set = set()
     for info in pkgutil.iter_modules(pkg.__path__):
         if info.name.startswith("_driver"):
             continue  # portable source, runs inside generated modules only
-        mod = importlib.import_module(f"derivations.{package}.{info.name}")
+        mod = importlib.import_module(f"attnlimits.derivations.{package}.{info.name}")
         for name, value in vars(mod).items():
             if not name.startswith("__"):
                 _symbols_of(value, found)
@@ -48,9 +48,9 @@ def test_one_assumption_set_per_name(package):
     for s in found:
         by_name.setdefault(s.name, set()).add(tuple(sorted(k for k, v in s._assumptions_orig.items() if v)))
     clashes = {n: a for n, a in by_name.items() if len(a) > 1}
-    assert not clashes, f"derivations.{package}: symbols of one name with different assumptions: {clashes}"
+    assert not clashes, f"attnlimits.derivations.{package}: symbols of one name with different assumptions: {clashes}"
 
 
 @pytest.mark.parametrize("package", _result_packages())
 def test_a_symbols_module_per_result(package):
-    importlib.import_module(f"derivations.{package}.symbols")
+    importlib.import_module(f"attnlimits.derivations.{package}.symbols")

@@ -17,11 +17,11 @@ import pytest
 import sympy as sp
 from scipy import integrate, special
 
-import numeric.bayes as NB
-from derivations.slr import bayes as SB
-from derivations.slr import predecessor as SP
-from derivations.slr.kernels import slr_kernels
-from verify.slr.theory import (
+import attnlimits.numeric.bayes as NB
+from attnlimits.derivations.slr import bayes as SB
+from attnlimits.derivations.slr import predecessor as SP
+from attnlimits.derivations.slr.kernels import slr_kernels
+from attnlimits.verify.slr.theory import (
     AccuracyWarning,
     bayes_risk,
     bayes_risk_varlen,

@@ -1,8 +1,8 @@
 """On-disk cache of generated solver sources."""
 from __future__ import annotations
 
-from derivations import attention_rmt as R
-from numeric import models
+from attnlimits.derivations import attention_rmt as R
+from attnlimits.numeric import models
 
 
 def test_cache_written_reused_and_disabled(tmp_path, monkeypatch):
@@ -35,7 +35,7 @@ def test_unwritable_cache_is_not_an_error(tmp_path, monkeypatch):
 
 def test_write_text_atomic(tmp_path):
     """The cache writer: whole file via a temporary and os.replace; False, with nothing left, where it cannot write."""
-    from numeric.models import write_text_atomic
+    from attnlimits.numeric.models import write_text_atomic
 
     target = tmp_path / "sub" / "m.py"
     assert write_text_atomic(target, "x = 1\n") is True

@@ -1,5 +1,5 @@
-"""Continuation checked against independent root finding (docstring examples of every module are
-collected by pytest itself: ``--doctest-modules`` in ``pyproject.toml``)."""
+"""Continuation checked against independent root finding (the docstring examples of every module
+run in ``tests/test_docstring_examples.py``, against the installed package)."""
 from __future__ import annotations
 
 
@@ -7,8 +7,8 @@ def test_sweep_matches_independent_root_finding():
     import mpmath
     import sympy as sp
 
-    from numeric import compile_system
-    from symbolic.system import EquationSystem
+    from attnlimits.numeric import compile_system
+    from attnlimits.symbolic.system import EquationSystem
 
     x, a = sp.symbols("x a")
     s = EquationSystem("dottie", [x], [a], [a * sp.cos(x)], {"x": x}, initial_guess=[0])

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from verify.cli import main as cli_main
+from attnlimits.verify.cli import main as cli_main
 
 ARGS = ["--c", "0.5", "--gamma", "0.01,0.1", "--snr", "1", "--wk", "1,0", "--wq", "1,0", "--json"]
 

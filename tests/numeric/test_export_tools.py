@@ -1,10 +1,10 @@
-"""numeric._export: standalone files assembled from the project's own source text."""
+"""attnlimits.numeric._export: standalone files assembled from the project's own source text."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from numeric import _export as X
+from attnlimits.numeric import _export as X
 
 MODULE = '''"""doc"""
 from __future__ import annotations
@@ -17,7 +17,7 @@ __all__ = ["f"]
 
 
 def f(x):
-    from symbolic.codegen import ModuleBuilder, load_module
+    from attnlimits.symbolic.codegen import ModuleBuilder, load_module
 
     return math.sqrt(x)
 '''
@@ -43,11 +43,11 @@ def test_missing_names_without_stubs_and_duplicates_are_export_errors():
     with pytest.raises(X.ExportError, match="defined by both"):
         X.assemble("t", [("a", "def g():\n    pass\n"), ("b", "g = 1\n")])
     with pytest.raises(X.ExportError, match="still imports the project"):
-        X.assemble("t", [("a", "import numeric.replica\n")])
+        X.assemble("t", [("a", "import attnlimits.numeric.replica\n")])
 
 
 def test_extract_carries_dependencies_and_runs_alone():
-    import symbolic.gaussian as SG
+    import attnlimits.symbolic.gaussian as SG
 
     text = X.extract(SG, ["sobol_normal"])
     assert "_SOBOL_RNG_KEYWORD =" in text and "from scipy.stats import qmc" in text and "sympy" not in text

@@ -1,11 +1,11 @@
-"""numeric.population: the generated population optimiser (docs/slr.md §6) against the spec's numbers."""
+"""attnlimits.numeric.population: the generated population optimiser (docs/slr.md §6) against the spec's numbers."""
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from verify.slr.theory import (SettingError, make_setting, optimal_population_risk, population_AB,
+from attnlimits.verify.slr.theory import (SettingError, make_setting, optimal_population_risk, population_AB,
                                 population_risk, population_risk_general)
 
 # spec R1 (MC 2e5 + Nelder–Mead, about ±0.002) — tolerance 0.003 = the spec's accuracy + margin
@@ -110,7 +110,7 @@ def test_setting_validation(args, msg):
 
 
 def test_overflowing_activation_fails_loudly():
-    from verify.slr.theory import PopulationError
+    from attnlimits.verify.slr.theory import PopulationError
 
     with pytest.raises(PopulationError, match="overflow"):
         optimal_population_risk("elementwise:exp(exp(exp(t)))", make_setting("spiked", 1, 2))
@@ -156,7 +156,7 @@ def test_limit_optimum_reports_the_limit_value_issue_8():
 
 def test_numeric_needs_the_kernels():
     """numeric/ evaluates the kernels it is given (it never imports derivations/)."""
-    from numeric import population as NP
+    from attnlimits.numeric import population as NP
 
     bare = NP.make_setting("spiked", 2, 3)
     with pytest.raises((SettingError, TypeError), match="kernel"):
@@ -169,7 +169,7 @@ def test_linear_variable_length_against_exact_closed_form(variant):
     ratio of linear_centred does not depend on m (σ = 1)."""
     import sympy as sp
 
-    from derivations import slr as S
+    from attnlimits.derivations import slr as S
 
     r = optimal_population_risk(variant, make_setting("spiked", 5.0, [1, 2, 3]), per_length=True)
     third = sp.Rational(1, 3)

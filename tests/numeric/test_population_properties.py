@@ -4,8 +4,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verify.slr.theory import bayes_risk
-from verify.slr.theory import make_setting, optimal_population_risk
+from attnlimits.verify.slr.theory import bayes_risk
+from attnlimits.verify.slr.theory import make_setting, optimal_population_risk
 
 models = st.sampled_from(["spiked", "max"])
 nus = st.floats(min_value=0.3, max_value=6.0, allow_nan=False)

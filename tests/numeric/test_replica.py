@@ -1,6 +1,6 @@
-"""Tests of the RS fixed-point solver (numeric.replica; docs/slr.md §10, §14 R5).
+"""Tests of the RS fixed-point solver (attnlimits.numeric.replica; docs/slr.md §10, §14 R5).
 
-Kernels are generated from derivations.slr.replica (tests may import every layer).  Expected values:
+Kernels are generated from attnlimits.derivations.slr.replica (tests may import every layer).  Expected values:
 spec R5 (stated ±0.003, overlaps within 2 %), the §8 closed forms and the Bayes risk (α → ∞ with a
 fitted log–log slope), Stein's identity (k = 4 replicate standard errors).
 """
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from derivations.slr import linear_closed_form
-from derivations.slr import replica as RD
-from numeric import ConvergenceError
-from numeric import replica as NR
+from attnlimits.derivations.slr import linear_closed_form
+from attnlimits.derivations.slr import replica as RD
+from attnlimits.numeric import ConvergenceError
+from attnlimits.numeric import replica as NR
 
 
 def _kern(act, L=2):
@@ -71,7 +71,7 @@ def _channel_free_energy(kern, rule, x, Delta):
 
 
 def test_stein_form_is_the_derivative_of_the_channel_free_energy():
-    """The conjugates are derivatives of Φ = E M(ω) (derivations.slr.replica.conjugate_update):
+    """The conjugates are derivatives of Φ = E M(ω) (attnlimits.derivations.slr.replica.conjugate_update):
     m̂_b = −α ∂Φ/∂m_b, V̂_b = 2α ∂Φ/∂q_b, q̂_b = −2α ∂Φ/∂V_b.  Checked by central differences of Φ
     (independent: only the prox objective's value, no g, no Jacobian) on the frozen rule, per
     replicate, at a point where 0.6 % of the samples have two prox minima (linear_centred: exact
@@ -131,7 +131,7 @@ def test_alpha_to_infinity_linear_rate(variant):
 
 @pytest.mark.slow
 def test_alpha_to_infinity_softmax_tends_to_bayes():
-    from verify.slr import bayes_risk
+    from attnlimits.verify.slr import bayes_risk
 
     EB = float(bayes_risk("spiked", 2.0, 2))
     kern = _kern("softmax")
@@ -324,7 +324,7 @@ def test_fixed_point_is_reproducible():
 @pytest.mark.parametrize("m", [2, 4, 6, 10])
 def test_batched_pd_check_and_inverse_diagonal(m):
     """The channel's one Gauss–Jordan elimination against eigvalsh (PD test) and LU inverse."""
-    from numeric.replica import _pd_and_inverse_diagonal
+    from attnlimits.numeric.replica import _pd_and_inverse_diagonal
 
     rng = np.random.default_rng(m)
     B = rng.standard_normal((4000, m, m))

@@ -5,8 +5,8 @@ import mpmath
 import pytest
 import sympy as sp
 
-from numeric import ConvergenceError, InvariantError, compile_system
-from symbolic.system import EquationSystem, Invariant
+from attnlimits.numeric import ConvergenceError, InvariantError, compile_system
+from attnlimits.symbolic.system import EquationSystem, Invariant
 
 x, a = sp.symbols("x a", real=True)
 

@@ -1,7 +1,7 @@
 """Claims of the toy result: the generated fixed point vs plain iteration from random starts."""
 import numpy as np
 
-from verify.claims.base import Check, Claim, register
+from attnlimits.verify.claims.base import Check, Claim, register
 
 
 def _run(ctx, size):
@@ -16,6 +16,6 @@ def _run(ctx, size):
     return [Check("Dottie number", theory, float(x.mean()), se=se, tolerance=1e-9)], [], {"n": size["n"]}
 
 
-if "TOY-1" not in __import__("verify.claims.base", fromlist=["REGISTRY"]).REGISTRY:
+if "TOY-1" not in __import__("attnlimits.verify.claims.base", fromlist=["REGISTRY"]).REGISTRY:
     register(Claim("TOY-1", "toy fixed point equals plain iteration", "x = cos x at a = 1", "tests only",
                    _run, quick={"n": 100}, full={"n": 1000}, tags=("toy",), references=("A test reference.",)))

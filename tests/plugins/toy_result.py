@@ -2,13 +2,13 @@
 
 Equation (written once, in SymPy): the fixed point ``x = a·cos(x) + b`` (Dottie's number at
 ``a = 1, b = 0``), swept over ``a`` with exact continuation slopes.  Registered from the test
-suite with :func:`symbolic.result.register_result`; its claims live in ``toy_claims``.
+suite with :func:`attnlimits.symbolic.result.register_result`; its claims live in ``toy_claims``.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from symbolic.result import Command, Param, Result
+from attnlimits.symbolic.result import Command, Param, Result
 
 x_name, a_name, b_name = "x", "a", "b"
 
@@ -16,7 +16,7 @@ x_name, a_name, b_name = "x", "a", "b"
 def _system():
     import sympy as sp
 
-    from symbolic.system import EquationSystem
+    from attnlimits.symbolic.system import EquationSystem
 
     x, a, b = sp.symbols("x a b", real=True)
     return EquationSystem("toy", [x], [a, b], [a * sp.cos(x) + b], {"x": x, "cos_x": sp.cos(x)},
@@ -28,7 +28,7 @@ def _kernels():
 
 
 def _make_model():
-    from symbolic.model import GeneratedModel
+    from attnlimits.symbolic.model import GeneratedModel
 
     sysm = _system()
     driver = {
@@ -50,7 +50,7 @@ model = _make_model()
 
 
 def run_toy(params, *, progress=None):
-    from numeric import compile_model
+    from attnlimits.numeric import compile_model
 
     mod = compile_model(model, "numpy")
     recs = mod.sweep_curve({"b": params["b"]}, params["a"])
@@ -58,7 +58,7 @@ def run_toy(params, *, progress=None):
 
 
 def export_toy(params, path):
-    from numeric import export_model
+    from attnlimits.numeric import export_model
 
     return f"wrote {export_model(model, path, params['backend'])}"
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from derivations import attention_rmt as R
-from numeric import compile_model
-from symbolic.codegen import FloatLiteralError, Kernel, ModuleBuilder, assert_exact, load_module, print_expr
-from symbolic.matexpr import directional_derivative, matrix_diff
-from symbolic.spectral import MarchenkoPasturLaw, SpectralAverage
+from attnlimits.derivations import attention_rmt as R
+from attnlimits.numeric import compile_model
+from attnlimits.symbolic.codegen import FloatLiteralError, Kernel, ModuleBuilder, assert_exact, load_module, print_expr
+from attnlimits.symbolic.matexpr import directional_derivative, matrix_diff
+from attnlimits.symbolic.spectral import MarchenkoPasturLaw, SpectralAverage
 
 x, y = sp.symbols("x y")
 
@@ -127,7 +127,7 @@ def test_print_expr_backends():
 @pytest.mark.parametrize("backend", ["numpy", "mpmath"])
 def test_shared_exponentials_compute_each_exp_once_and_keep_values(backend):
     """``Kernel(share_exp=True)``: exp(k·x + c) with integer k becomes exp(c)·E_x^k, E_x = exp(x) once."""
-    from symbolic.codegen import share_exponentials
+    from attnlimits.symbolic.codegen import share_exponentials
 
     x, y_, w = sp.symbols("x y w", real=True)
     exprs = [sp.exp(2 * x) / (1 + sp.exp(x) + sp.exp(3 * y_ - x + 1)), sp.exp(x * w) + sp.exp(-y_)]
@@ -177,7 +177,7 @@ def test_numpy_printer_writes_small_integer_powers_of_names_as_products():
 
 
 def test_allocator_tuning_is_idempotent_and_can_be_turned_off(monkeypatch):
-    import numeric.allocator as A
+    import attnlimits.numeric.allocator as A
 
     first = A.tune_allocator()
     assert A.tune_allocator() is first and A.allocator_tuned() is first

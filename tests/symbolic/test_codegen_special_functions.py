@@ -1,4 +1,4 @@
-"""Printers of the special functions of symbolic.functions (numpy, mpmath, torch) and the torch backend."""
+"""Printers of the special functions of attnlimits.symbolic.functions (numpy, mpmath, torch) and the torch backend."""
 from __future__ import annotations
 
 import math
@@ -9,9 +9,9 @@ import pytest
 import sympy as sp
 import torch
 
-from symbolic.bundle import KernelBundle
-from symbolic.codegen import Kernel, ModuleBuilder, load_module, print_expr
-from symbolic.functions import LogSoftplus, ndtr, zeta_erf2
+from attnlimits.symbolic.bundle import KernelBundle
+from attnlimits.symbolic.codegen import Kernel, ModuleBuilder, load_module, print_expr
+from attnlimits.symbolic.functions import LogSoftplus, ndtr, zeta_erf2
 
 t = sp.Symbol("t", real=True)
 s = sp.Symbol("s", real=True)

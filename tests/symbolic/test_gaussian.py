@@ -1,4 +1,4 @@
-"""Tests for symbolic.gaussian (GUIDE §2; docs/slr.md §6–§8).
+"""Tests for attnlimits.symbolic.gaussian (GUIDE §2; docs/slr.md §6–§8).
 
 Expected values are independent of the code under test: Gaussian moments written out by hand
 (E x^{2k} = (2k-1)!!, E[x^2 y^2] = 1 + 2 rho^2), closed forms (E e^{ax} = e^{a^2/2},
@@ -17,7 +17,7 @@ import sympy
 from hypothesis import given, strategies as st
 from sympy import Rational
 
-from symbolic.gaussian import (
+from attnlimits.symbolic.gaussian import (
     GaussianExpectation,
     GaussianIntegral,
     IntegrationError,

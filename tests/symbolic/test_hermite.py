@@ -1,4 +1,4 @@
-"""Tests for symbolic.hermite (docs/attention_rmt.md §4.1).
+"""Tests for attnlimits.symbolic.hermite (docs/attention_rmt.md §4.1).
 
 Expected values come from sources independent of the code under test: closed forms written out
 with mpmath, the spec's six-digit table, direct ``mpmath.quad`` integrals written here, and
@@ -17,7 +17,7 @@ import pytest
 import sympy
 from hypothesis import given, strategies as st
 
-from symbolic.hermite import (
+from attnlimits.symbolic.hermite import (
     BUILTIN_ACTIVATIONS,
     ActivationError,
     HermiteData,
@@ -285,7 +285,7 @@ def test_towers_of_exponentials_are_refused_quickly(text):
 
 
 def test_bounded_mpmath_evaluation():
-    from symbolic.activations import EXP_ARGUMENT_LIMIT, mpmath_function
+    from attnlimits.symbolic.activations import EXP_ARGUMENT_LIMIT, mpmath_function
 
     f = mpmath_function(sympy.exp(t))
     assert f(mpmath.mpf(2)) == mpmath.exp(2)
@@ -303,8 +303,8 @@ def test_bounded_mpmath_evaluation():
 def test_activations_module_doctests_and_reexports():
     import doctest
 
-    import symbolic.activations as A
-    import symbolic.hermite as H
+    import attnlimits.symbolic.activations as A
+    import attnlimits.symbolic.hermite as H
 
     assert doctest.testmod(A).failed == 0
     for name in ("t", "BUILTIN_ACTIVATIONS", "ActivationError", "parse_activation", "kinks"):

@@ -5,9 +5,9 @@ import mpmath
 import pytest
 import sympy as sp
 
-from derivations import attention_rmt as R
-from numeric import compile_model
-from symbolic.spectral import MarchenkoPasturLaw, SpectralAverage, replace_averages_by_moments
+from attnlimits.derivations import attention_rmt as R
+from attnlimits.numeric import compile_model
+from attnlimits.symbolic.spectral import MarchenkoPasturLaw, SpectralAverage, replace_averages_by_moments
 
 c = sp.Symbol("c", positive=True)
 t, x = sp.symbols("t x", nonnegative=True)

@@ -6,10 +6,10 @@ import math
 import pytest
 import sympy as sp
 
-from derivations import attention_rmt as R
-from numeric import compile_system
-from symbolic.codegen import FloatLiteralError
-from symbolic.system import EquationSystem, Invariant
+from attnlimits.derivations import attention_rmt as R
+from attnlimits.numeric import compile_system
+from attnlimits.symbolic.codegen import FloatLiteralError
+from attnlimits.symbolic.system import EquationSystem, Invariant
 
 x, a = sp.symbols("x a", real=True)
 

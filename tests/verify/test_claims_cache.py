@@ -6,8 +6,8 @@ import pickle
 
 import numpy as np
 
-from verify.claims.base import Context, DiskCache
-from verify.cli import main
+from attnlimits.verify.claims.base import Context, DiskCache
+from attnlimits.verify.cli import main
 
 
 class _Counter:

@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from verify.claims import REGISTRY, Context, run_claims, select
-from verify.claims import attention_rmt as A
+from attnlimits.verify.claims import REGISTRY, Context, run_claims, select
+from attnlimits.verify.claims import attention_rmt as A
 
 V_CLAIMS = [f"V{i}" for i in range(1, 21)]
 EXTRA_CLAIMS = ["mixed-geometry", "ID-parseval", "ID-backends", "ID-derivative"]
@@ -105,7 +105,7 @@ def test_monte_carlo_runs_are_shared_through_the_context(monkeypatch):
         calls.append((args, kwargs))
         return object()
 
-    import verify.rmt_montecarlo as mc
+    import attnlimits.verify.rmt_montecarlo as mc
 
     monkeypatch.setattr(mc, "simulate_attention", fake_simulate)
     size = REGISTRY["V7"].quick
@@ -139,7 +139,7 @@ def test_spec_checks_unknown_claim():
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["quick"])
 def test_all_claims_pass(mode):
-    from verify.claims import REGISTRY
+    from attnlimits.verify.claims import REGISTRY
 
     results = run_claims(select(), Context(mode, seed=0))
     # every claim passes, except statements quoted from a paper that the derivation contradicts

@@ -1,7 +1,7 @@
 """Claims of docs/slr.md: the registry and the quoted-vs-derived verdicts (fast, theory-only parts)."""
 from __future__ import annotations
 
-from verify.claims import REGISTRY, Context, run_claims, select
+from attnlimits.verify.claims import REGISTRY, Context, run_claims, select
 
 NAMES = [f"C{i}" for i in range(1, 15)] + [f"C{i}" for i in range(20, 25)] + ["TRAIN-pop", "Q1", "Q2", "Q3"]
 

@@ -1,9 +1,9 @@
-"""Structure of the finite-α SLR claims (verify.claims.slr_finite); the claims themselves run in
+"""Structure of the finite-α SLR claims (attnlimits.verify.claims.slr_finite); the claims themselves run in
 ``attnlimits verify`` (and the slow all-claims test)."""
 import pytest
 
-from verify.claims import base
-from verify.claims import slr_finite as F
+from attnlimits.verify.claims import base
+from attnlimits.verify.claims import slr_finite as F
 
 
 def test_registered_with_quick_and_full_sizes():
@@ -35,7 +35,7 @@ def test_stored_rs_points_are_complete():
 def test_live_tuning_runs_once_per_setting_and_refines_lambda_star(monkeypatch):
     """--full: C15b and C18 ask for the same (setting, activation, α): one grid tuning (at TUNE_RULE,
     no golden-section refinement) and one fixed point at λ* at the claim's rule, shared by both."""
-    import verify.slr.replica as R
+    import attnlimits.verify.slr.replica as R
 
     calls = {"tune": [], "fp": []}
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from verify.cli import main
+from attnlimits.verify.cli import main
 
 
 def run(args, capsys):
@@ -66,7 +66,7 @@ def test_bad_input_one_line_nonzero(capsys, args, needle):
 
 def test_every_command_has_help_with_example():
     for cmd in [[], ["rmt"], ["export"], ["hermite"]]:
-        proc = subprocess.run([sys.executable, "-m", "verify.cli", *cmd, "--help"], capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-m", "attnlimits.verify.cli", *cmd, "--help"], capture_output=True, text=True)
         assert proc.returncode == 0 and "example" in proc.stdout
 
 
@@ -91,8 +91,8 @@ def test_absurd_c_is_refused_before_solving(capsys):
 
 
 def test_in_process_module_raises_package_error_classes():
-    from derivations import attention_rmt as R
-    from numeric import ConvergenceError, compile_model
+    from attnlimits.derivations import attention_rmt as R
+    from attnlimits.numeric import ConvergenceError, compile_model
 
     mod = compile_model(R.model, "numpy")
     with pytest.raises(ConvergenceError, match="rmt_bulk"):

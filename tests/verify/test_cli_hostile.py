@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from verify.cli import main
+from attnlimits.verify.cli import main
 
 LONG = "+".join(["t"] * 1001)
 
@@ -97,8 +97,8 @@ def test_version(capsys):
 
 
 def test_rerun_into_the_same_report_folder_leaves_no_stale_plot(tmp_path):
-    from verify.claims.base import ClaimResult, PlotSeries, PlotSpec
-    from verify.report import write_report
+    from attnlimits.verify.claims.base import ClaimResult, PlotSeries, PlotSpec
+    from attnlimits.verify.report import write_report
 
     plots = tmp_path / "plots"
     plots.mkdir()
@@ -112,7 +112,7 @@ def test_rerun_into_the_same_report_folder_leaves_no_stale_plot(tmp_path):
 def test_ctrl_c_early_is_one_line():
     """Ctrl-C in the first second of a command: one line and exit 130, no traceback."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "verify.cli", "slr", "population", "--model", "spiked",
+    proc = subprocess.Popen([sys.executable, "-m", "attnlimits.verify.cli", "slr", "population", "--model", "spiked",
                              "--nu", "2", "--L", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, cwd=Path(__file__).resolve().parents[2])
     time.sleep(1.0)

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from verify.cli import main
+from attnlimits.verify.cli import main
 
 
 def _run(capsys, *argv):

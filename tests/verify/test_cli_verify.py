@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from verify.cli import main
+from attnlimits.verify.cli import main
 
 
 def run(args, capsys):
@@ -72,7 +72,7 @@ def test_weights_command_bad_file(tmp_path, capsys):
 
 
 def test_citation_lists_the_references_of_the_claims_run(tmp_path, capsys):
-    from verify.claims import citation
+    from attnlimits.verify.claims import citation
 
     refs = citation(["V1", "V4"])
     assert refs and "arXiv:2506.18656" in refs[0] and len(refs) == len(set(refs))

@@ -2,8 +2,8 @@
 
 The exported file runs in a fresh interpreter (``python -I``, from a temporary folder) with every
 attnlimits package, SymPy, mpmath and torch made unimportable; its JSON rows must equal the
-in-process rows of :func:`verify.slr.replica.run_replica` /
-:func:`verify.slr.bayes_optimal.run_bayes_optimal` for the same parameters (the same code on the
+in-process rows of :func:`attnlimits.verify.slr.replica.run_replica` /
+:func:`attnlimits.verify.slr.bayes_optimal.run_bayes_optimal` for the same parameters (the same code on the
 same frozen rule: identical numbers; 1e-12 relative is allowed for platform rounding only).
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import textwrap
 
 import pytest
 
-from verify.cli import main as cli_main
+from attnlimits.verify.cli import main as cli_main
 
 #: run a file with some top-level modules made unimportable (as tests/numeric/test_export.py does)
 BLOCKER = textwrap.dedent(
@@ -47,7 +47,7 @@ def run_file(path, args, cwd):
 
 
 def assert_same_rows(exported, inproc):
-    from verify.cli import format_rows
+    from attnlimits.verify.cli import format_rows
 
     inproc = json.loads(format_rows(inproc, fmt="json"))  # as the CLI prints them (non-finite -> null)
     assert len(exported) == len(inproc)
@@ -84,8 +84,8 @@ def check_text(text, *hash_labels):
 
 
 def test_replica_export_round_trip(tmp_path, capsys):
-    from derivations.slr.result import REPLICA_COMMAND
-    from verify.slr.replica import run_replica
+    from attnlimits.derivations.slr.result import REPLICA_COMMAND
+    from attnlimits.verify.slr.replica import run_replica
 
     path = tmp_path / "rs_softmax.py"
     assert cli_main(["export", "slr", "--solver", "replica", "--activation", "softmax", "--L", "2",
@@ -111,8 +111,8 @@ def test_replica_export_round_trip(tmp_path, capsys):
 
 
 def test_bayes_optimal_export_round_trip(tmp_path, capsys):
-    from derivations.slr.result import BAYES_OPTIMAL_COMMAND
-    from verify.slr.bayes_optimal import run_bayes_optimal
+    from attnlimits.derivations.slr.result import BAYES_OPTIMAL_COMMAND
+    from attnlimits.verify.slr.bayes_optimal import run_bayes_optimal
 
     path = tmp_path / "bo_L2.py"
     assert cli_main(["export", "slr", "--solver", "bayes-optimal", "--L", "2", "--nu", "2", "-o", str(path)]) == 0
@@ -132,9 +132,9 @@ def test_bayes_optimal_export_round_trip(tmp_path, capsys):
 
 def test_bayes_optimal_max_export_round_trip(tmp_path, capsys):
     """max-SLR, ν = ∞, L = 2: the exported file carries the max-SLR kernels and the max path of the solver
-    (one code path with :func:`verify.slr.bayes_optimal.bo_state_evolution`) and prints the in-process rows."""
-    from derivations.slr.result import BAYES_OPTIMAL_COMMAND
-    from verify.slr.bayes_optimal import run_bayes_optimal
+    (one code path with :func:`attnlimits.verify.slr.bayes_optimal.bo_state_evolution`) and prints the in-process rows."""
+    from attnlimits.derivations.slr.result import BAYES_OPTIMAL_COMMAND
+    from attnlimits.verify.slr.bayes_optimal import run_bayes_optimal
 
     path = tmp_path / "bo_max.py"
     assert cli_main(["export", "slr", "--solver", "bayes-optimal", "--model", "max", "--nu", "inf", "--L", "2",
@@ -191,8 +191,8 @@ def test_export_help_has_example(capsys):
 @pytest.mark.slow
 def test_replica_export_tune_branches_and_length_law(tmp_path, capsys):
     """λ tuning, --branches and a variable-length law through the exported file (minutes)."""
-    from derivations.slr.result import REPLICA_COMMAND
-    from verify.slr.replica import run_replica
+    from attnlimits.derivations.slr.result import REPLICA_COMMAND
+    from attnlimits.verify.slr.replica import run_replica
 
     path = tmp_path / "rs_lin.py"
     assert cli_main(["export", "slr", "--solver", "replica", "--activation", "linear_uncentred", "--L", "2,3",

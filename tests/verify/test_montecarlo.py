@@ -10,8 +10,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verify._torchutil import resolve_device
-from verify.rmt_montecarlo import (
+from attnlimits.verify._torchutil import resolve_device
+from attnlimits.verify.rmt_montecarlo import (
     AttentionMCResult,
     attention_kernel,
     draw_tokens,
@@ -23,7 +23,7 @@ from verify.rmt_montecarlo import (
     simulate_attention,
     torch_activation,
 )
-from verify.stats import MCEstimate, mean_se
+from attnlimits.verify.stats import MCEstimate, mean_se
 
 t = sp.Symbol("t")
 TANH = sp.tanh(t)

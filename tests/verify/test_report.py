@@ -1,4 +1,4 @@
-"""Tests of verify.report: terminal table, report.md, results.json, results.csv, plots/*.png."""
+"""Tests of attnlimits.verify.report: terminal table, report.md, results.json, results.csv, plots/*.png."""
 from __future__ import annotations
 
 import csv
@@ -10,8 +10,8 @@ import socket
 import numpy as np
 import pytest
 
-from verify.claims.base import Check, ClaimResult, PlotSeries, PlotSpec
-from verify.report import CSV_COLUMNS, TABLE_WIDTH, environment_info, format_table, write_report
+from attnlimits.verify.claims.base import Check, ClaimResult, PlotSeries, PlotSpec
+from attnlimits.verify.report import CSV_COLUMNS, TABLE_WIDTH, environment_info, format_table, write_report
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ANSI = re.compile(r"\033\[[0-9;]*m")
@@ -269,7 +269,7 @@ def test_learning_curve_styles_groups_bands_and_reference_levels(tmp_path):
     """Grouped series share a colour; a line with yerr gets a ±yerr band; 'dashed' draws a level."""
     from matplotlib.figure import Figure
 
-    from verify.report import _draw_spec
+    from attnlimits.verify.report import _draw_spec
 
     a = [1.0, 2.0, 4.0]
     spec = PlotSpec("curve", "α", "E", [

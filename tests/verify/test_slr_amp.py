@@ -1,12 +1,12 @@
-"""GAMP for spiked-SLR (verify.slr.amp) and the bayes-optimal / amp commands."""
+"""GAMP for spiked-SLR (attnlimits.verify.slr.amp) and the bayes-optimal / amp commands."""
 import math
 
 import pytest
 import torch
 
-from symbolic.result import InputError
-from verify.slr.amp import gamp, gamp_on_generated
-from verify.slr.bayes_optimal import AMP_COMMAND, BAYES_OPTIMAL_COMMAND, bo_state_evolution
+from attnlimits.symbolic.result import InputError
+from attnlimits.verify.slr.amp import gamp, gamp_on_generated
+from attnlimits.verify.slr.bayes_optimal import AMP_COMMAND, BAYES_OPTIMAL_COMMAND, bo_state_evolution
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,12 @@
-"""GAMP for max-SLR (verify.slr.amp, max part) and the bayes-optimal command with --model max."""
+"""GAMP for max-SLR (attnlimits.verify.slr.amp, max part) and the bayes-optimal command with --model max."""
 import math
 
 import pytest
 import torch
 
-from symbolic.result import InputError
-from verify.slr.amp import bo_predict_max, gamp_max, gamp_on_generated_max
-from verify.slr.bayes_optimal import BAYES_OPTIMAL_COMMAND, bo_state_evolution
+from attnlimits.symbolic.result import InputError
+from attnlimits.verify.slr.amp import bo_predict_max, gamp_max, gamp_on_generated_max
+from attnlimits.verify.slr.bayes_optimal import BAYES_OPTIMAL_COMMAND, bo_state_evolution
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from verify.slr import (
+from attnlimits.verify.slr import (
     ACTIVATIONS,
     NORMALISED_ACTIVATIONS,
     TRAINING_ALLOWANCE,
@@ -398,7 +398,7 @@ def test_user_expression_weights_are_printed_from_the_derivation():
 
 def test_user_expression_projection_risk_matches_quadrature():
     """MC of a user expression on the manifold against the generated Gauss–Hermite value (k = 4 SE)."""
-    from verify.slr import make_setting, population_risk
+    from attnlimits.verify.slr import make_setting, population_risk
 
     name = "elementwise:1+tanh(t)"
     theory, _ = population_risk(name, make_setting("spiked", 2.0, 2), 1.0, 1.0, 0.4, 0.16)

@@ -1,10 +1,10 @@
-"""The ``slr population`` command (symbolic.result contract): rows, limit values, table text."""
+"""The ``slr population`` command (attnlimits.symbolic.result contract): rows, limit values, table text."""
 from __future__ import annotations
 
 import pytest
 
-from symbolic.result import InputError
-from verify.slr.population_command import POPULATION_COMMAND, format_population_table, run_population
+from attnlimits.symbolic.result import InputError
+from attnlimits.verify.slr.population_command import POPULATION_COMMAND, format_population_table, run_population
 
 
 def test_rows_and_table():

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from verify.slr.posterior import collapsed_gibbs, log_evidence, posterior_on_generated, split_rhat
+from attnlimits.verify.slr.posterior import collapsed_gibbs, log_evidence, posterior_on_generated, split_rhat
 
 NU, DELTA, L, N, D = 2.0, 0.3, 2, 5, 3
 
@@ -136,7 +136,7 @@ def _rows(hard_at=None):
 
 
 def test_phase_summary_and_plot(tmp_path):
-    from verify.slr.phase import phase_summary, plot_phase_diagram
+    from attnlimits.verify.slr.phase import phase_summary, plot_phase_diagram
 
     rows = _rows()
     s = phase_summary(rows)
@@ -150,7 +150,7 @@ def test_phase_summary_and_plot(tmp_path):
 def test_phase_plot_max_with_nu_inf(tmp_path):
     """max-SLR rows with ν = ∞: the ∞ row sits one grid step above the largest finite ν, labelled ∞; the model
     is in the titles; a panel with ν = ∞ only works too."""
-    from verify.slr.phase import _model_name, _nu_positions, phase_summary, plot_phase_diagram
+    from attnlimits.verify.slr.phase import _model_name, _nu_positions, phase_summary, plot_phase_diagram
 
     rows = [dict(r, model="max", nu=(math.inf if r["nu"] == 2.0 else r["nu"])) for r in _rows()]
     rows += [dict(r, model="max", L=5, nu=math.inf) for r in _rows() if r["L"] == 2 and r["nu"] == 1.0]
@@ -165,8 +165,8 @@ def test_phase_plot_max_with_nu_inf(tmp_path):
 
 
 def test_phase_command_model_max_parses_and_refuses():
-    from symbolic.result import InputError
-    from verify.slr.phase import PHASE_COMMAND, run_phase
+    from attnlimits.symbolic.result import InputError
+    from attnlimits.verify.slr.phase import PHASE_COMMAND, run_phase
 
     p = PHASE_COMMAND.parse({"model": "max", "L": "2", "nu": "1,inf", "alpha": "1,4"})
     assert p["model"] == "max" and p["nu"] == [1.0, math.inf]
@@ -179,8 +179,8 @@ def test_phase_scan_continuation_modes(monkeypatch):
     """continuation="up" solves the α list in one continued curve; "none" solves every α from both cold starts."""
     import types
 
-    import verify.slr.bayes_optimal as B
-    from symbolic.result import InputError
+    import attnlimits.verify.slr.bayes_optimal as B
+    from attnlimits.symbolic.result import InputError
 
     calls = []
 
@@ -201,7 +201,7 @@ def test_phase_scan_continuation_modes(monkeypatch):
 
 
 def test_phase_command_parses():
-    from verify.slr.phase import PHASE_COMMAND
+    from attnlimits.verify.slr.phase import PHASE_COMMAND
 
     p = PHASE_COMMAND.parse({"L": "2,3", "nu": "1,2", "alpha": "1,4"})
     assert p["L"] == [2, 3] and p["alpha"] == [1.0, 4.0] and p["plot"] == ""
@@ -209,16 +209,16 @@ def test_phase_command_parses():
 
 
 def test_new_claims_registered():
-    import verify.claims.slr_bayes_optimal  # noqa: F401
-    from verify.claims.base import REGISTRY
+    import attnlimits.verify.claims.slr_bayes_optimal  # noqa: F401
+    from attnlimits.verify.claims.base import REGISTRY
 
     for name in ("C19-post", "C19-phase", "C19-phase-max"):
         assert name in REGISTRY and REGISTRY[name].quick and REGISTRY[name].full
 
 
 def test_posterior_command_parses_and_refuses():
-    from symbolic.result import InputError
-    from verify.slr.posterior import POSTERIOR_COMMAND
+    from attnlimits.symbolic.result import InputError
+    from attnlimits.verify.slr.posterior import POSTERIOR_COMMAND
 
     p = POSTERIOR_COMMAND.parse({"D": "30", "seeds": "1,2", "sweeps": "6", "burn_in": "6"})
     assert p["D"] == 30 and p["seeds"] == [1, 2]

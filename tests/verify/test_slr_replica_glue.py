@@ -1,10 +1,10 @@
-"""The ``slr replica`` command and the name-level API (verify.slr.replica): contract and bad input."""
+"""The ``slr replica`` command and the name-level API (attnlimits.verify.slr.replica): contract and bad input."""
 import math
 
 import pytest
 
-from symbolic.result import InputError
-from verify.slr import replica as V
+from attnlimits.symbolic.result import InputError
+from attnlimits.verify.slr import replica as V
 
 
 def test_command_contract_rows():

@@ -1,4 +1,4 @@
-"""Tests of the finite-D ERM trainer (verify.slr.train, docs/slr.md §12).
+"""Tests of the finite-D ERM trainer (attnlimits.verify.slr.train, docs/slr.md §12).
 
 Expected values are independent of the code under test: the same problems trained one seed at
 a time (batched vs looped), the stated gradient tolerance, a different optimiser (GD vs L-BFGS),
@@ -10,8 +10,8 @@ import os
 import pytest
 import torch
 
-from symbolic.result import InputError
-from verify.slr import train as T
+from attnlimits.symbolic.result import InputError
+from attnlimits.verify.slr import train as T
 
 SMALL = dict(model="spiked", nu=2.0, L=2, lam=0.1, delta=0.1)
 
@@ -175,8 +175,8 @@ def test_learning_curve_draws_bo_line_or_says_why(tmp_path, monkeypatch):
     assert os.path.getsize(path) > 10_000
     assert [r["bo_E_test"] for r in rows] == [0.27, 0.247]
     # a setting the BO theory refuses (InputError) gets a legend note, not an error
-    import verify.slr.bayes_optimal as BO
-    from symbolic.result import InputError
+    import attnlimits.verify.slr.bayes_optimal as BO
+    from attnlimits.symbolic.result import InputError
 
     def refuse(*a, **k):
         raise InputError("not covered")

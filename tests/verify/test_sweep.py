@@ -21,14 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from symbolic.result import InputError
-from verify.sweep import _toy
-from verify.sweep.cli import add_subparser, main, run
-from verify.sweep.grid import parse_grid, point_key
-from verify.sweep.plot import curves, plot_table
-from verify.sweep.runner import run_sweep
-from verify.sweep.table import ResultsTable
-from verify.sweep._worker import thread_settings
+from attnlimits.symbolic.result import InputError
+from attnlimits.verify.sweep import _toy
+from attnlimits.verify.sweep.cli import add_subparser, main, run
+from attnlimits.verify.sweep.grid import parse_grid, point_key
+from attnlimits.verify.sweep.plot import curves, plot_table
+from attnlimits.verify.sweep.runner import run_sweep
+from attnlimits.verify.sweep.table import ResultsTable
+from attnlimits.verify.sweep._worker import thread_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = {"toy": _toy.TOY_RESULT}
@@ -38,7 +38,7 @@ RESULTS = {"toy": _toy.TOY_RESULT}
 def _toy_registered(monkeypatch):
     """Only the toy result: the CLI tests must not pay for importing every installed plug-in."""
     _toy.register()
-    monkeypatch.setattr("verify.sweep.grid.registry", lambda: dict(RESULTS))
+    monkeypatch.setattr("attnlimits.verify.sweep.grid.registry", lambda: dict(RESULTS))
 
 
 def grid(text: str, source="grid.toml"):
@@ -343,7 +343,7 @@ def client():
 
     from distributed import Client, LocalCluster
 
-    from verify.sweep.runner import THREAD_ENV
+    from attnlimits.verify.sweep.runner import THREAD_ENV
 
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                            worker_dashboard_address=None, env=dict(THREAD_ENV), silence_logs=logging.CRITICAL)
@@ -396,8 +396,8 @@ def test_killed_worker_loses_no_point(tmp_path, client):
 
 
 def _client_process(grid_path: Path, out: Path, extra=()) -> subprocess.Popen:
-    code = ("import sys; from verify.sweep import _toy, grid; grid.registry = lambda: {'toy': _toy.TOY_RESULT}; "
-            "from verify.sweep.cli import main; sys.exit(main(sys.argv[1:]))")
+    code = ("import sys; from attnlimits.verify.sweep import _toy, grid; grid.registry = lambda: {'toy': _toy.TOY_RESULT}; "
+            "from attnlimits.verify.sweep.cli import main; sys.exit(main(sys.argv[1:]))")
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
            "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
     return subprocess.Popen([sys.executable, "-c", code, str(grid_path), "--out", str(out), "--workers", "2",
@@ -492,7 +492,7 @@ def test_killed_or_interrupted_client_then_resume(tmp_path, client, how):
 
 
 def test_worker_writes_its_point_only_while_it_sees_the_run(tmp_path):
-    from verify.sweep._worker import execute_point
+    from attnlimits.verify.sweep._worker import execute_point
 
     g = grid('command = "toy"\n[axes]\nx = [2]\n')
     (tmp_path / ".writers-tok").write_text("tok")

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verify.weights import _safetensors
-from verify.weights import fit as W
-from verify.weights import (
+from attnlimits.verify.weights import _safetensors
+from attnlimits.verify.weights import fit as W
+from attnlimits.verify.weights import (
     CheckpointError,
     GenericLayout,
     analyze_checkpoint,

@@ -1,7 +1,7 @@
 """The claims registry.
 
 Importing this package registers the claims of every registered result: each
-:class:`~symbolic.result.Result` (found through the ``attnlimits.results`` entry points) names
+:class:`attnlimits.symbolic.result.Result` (found through the ``attnlimits.results`` entry points) names
 its claims module(s), which call :func:`register` when imported.
 """
 import importlib as _importlib
@@ -17,7 +17,7 @@ __all__ = ["REGISTRY", "Check", "Claim", "ClaimResult", "Context", "PlotSeries",
 
 def load_claims(results=None) -> dict:
     """Import the claims modules of ``results`` (default: every registered result); returns REGISTRY."""
-    from symbolic.result import discover_results
+    from attnlimits.symbolic.result import discover_results
 
     results = discover_results() if results is None else results
     for res in results.values():

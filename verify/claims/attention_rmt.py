@@ -5,21 +5,21 @@ Linear Regression*, arXiv:2506.18656, as derived independently in ``docs/attenti
 
 Every claim compares three things:
 
-1. **theory vs spec** — the generated solver (:func:`numeric.compile_model` of
-   :data:`derivations.attention_rmt.model`) reproduces the number the spec states, to the spec's
+1. **theory vs spec** — the generated solver (:func:`attnlimits.numeric.compile_model` of
+   :data:`attnlimits.derivations.attention_rmt.model`) reproduces the number the spec states, to the spec's
    precision (tables of §11/§12 are given to 4 decimals: tolerance ``5e-4``).  These checks are
    deterministic, need no Monte Carlo, carry labels starting with ``"spec: "`` and no SE;
    :func:`spec_checks` runs them alone.
-2. **MC vs theory** — the PyTorch simulator of :mod:`verify.rmt_montecarlo` against the engine, with
+2. **MC vs theory** — the PyTorch simulator of :mod:`attnlimits.verify.rmt_montecarlo` against the engine, with
    the §10 rule ``|MC − theory| ≤ max(tolerance, 3·SE) + allowance`` (tolerances of §12).  The
    theory side is always the engine's value, never the spec's number.
 3. **qualitative statements** (signs, orderings, bands) where the claim makes one.
 
-Monte Carlo runs are cached in the :class:`~verify.claims.base.Context` under a key made of all
+Monte Carlo runs are cached in the :class:`attnlimits.verify.claims.base.Context` under a key made of all
 their arguments, so claims that share a setting simulate once: V4, V5, V6, V7 and V14 share the
 random-input runs; V8–V11 and V17 share one paired run (w = 0, orthogonal, aligned, anti-aligned,
 key-only, query-only, general-rank L); V15 reuses V2's SNR-4 run.  Seeds are derived from ``ctx.seed`` and the
-run's name by :meth:`~verify.claims.base.Context.seed_for`.
+run's name by :meth:`attnlimits.verify.claims.base.Context.seed_for`.
 
 Claims registered here: ``V1`` … ``V20`` (§12), ``mixed-geometry`` (§12, after the table), and the
 identities ``ID-parseval`` (§4.1), ``ID-backends`` (§1, §9: NumPy vs mpmath) and
@@ -65,15 +65,15 @@ GAMMAS_3 = (0.01, 0.1, 1.0)  #: the γ of T2/T3, V8–V12, V17, V20 and the mixe
 
 
 def _rmt(ctx, backend: str = "numpy"):
-    from derivations import attention_rmt as R
-    from numeric import compile_model
+    from attnlimits.derivations import attention_rmt as R
+    from attnlimits.numeric import compile_model
 
     return ctx.cached(("theory", backend), lambda: compile_model(R.model, backend))
 
 
 def hermite(ctx, act: str):
     """Hermite data of a named activation (:data:`ACTIVATIONS`), cached in ``ctx``."""
-    from symbolic.hermite import hermite_coefficients
+    from attnlimits.symbolic.hermite import hermite_coefficients
 
     return ctx.cached(("hermite", act), lambda: hermite_coefficients(ACTIVATIONS[act]))
 
@@ -118,8 +118,8 @@ def _settings_key(settings: dict) -> tuple:
 
 def _mc(ctx, act: str, n: int, p: int, gammas, *, mu=None, settings=None, draws: int, seed: int,
         diagonal: str = "zero", estimator: str = "quadratic", ridge: bool = True):
-    """:func:`verify.rmt_montecarlo.simulate_attention`, cached under all its arguments."""
-    from verify.rmt_montecarlo import simulate_attention
+    """:func:`attnlimits.verify.rmt_montecarlo.simulate_attention`, cached under all its arguments."""
+    from attnlimits.verify.rmt_montecarlo import simulate_attention
 
     settings = {"w0": {}} if settings is None else settings
     key = ("mc", act, int(n), int(p), _tuple(gammas), _tuple(mu), _settings_key(settings), int(draws),
@@ -223,7 +223,7 @@ def _spec_V1(ctx):
 
 
 def _run_V1(ctx, size):
-    from verify.rmt_montecarlo import probe_error_explicit
+    from attnlimits.verify.rmt_montecarlo import probe_error_explicit
 
     checks, rows = [], []
     n = size["n"]
@@ -403,7 +403,7 @@ _V5_SPEC = {0.25: 1.862, 0.5: 1.128, 2.0: 0.578}
 
 
 def _m1_value(ctx, act: str, c: float, kappa: float = 0.0) -> float:
-    from derivations import attention_rmt as R
+    from attnlimits.derivations import attention_rmt as R
 
     m1 = ctx.cached(("large_gamma_m1",), R.large_gamma_m1)
     h = hermite(ctx, act)
@@ -464,7 +464,7 @@ def _spec_V6(ctx):
 
 
 def _run_V6(ctx, size):
-    from verify.stats import mean_se
+    from attnlimits.verify.stats import mean_se
 
     checks = _spec_V6(ctx)
     res = _ri_run(ctx, size, 2.0)
@@ -514,7 +514,7 @@ def _run_V7(ctx, size):
 
 
 def _spec_V14(ctx):
-    from derivations import attention_rmt as R
+    from attnlimits.derivations import attention_rmt as R
 
     att5, rr5 = theory_curve(ctx, "tanh", 0.5, [10.0])
     att1, rr1 = theory_curve(ctx, "tanh", 1.0, [10.0])
@@ -777,8 +777,8 @@ def _spec_V16(ctx):
 
 
 def _run_V16(ctx, size):
-    from derivations import attention_rmt as R
-    from symbolic.hermite import t as tsym
+    from attnlimits.derivations import attention_rmt as R
+    from attnlimits.symbolic.hermite import t as tsym
 
     checks = _spec_V16(ctx)
     n = size["n"]
@@ -856,12 +856,12 @@ _V19_C = (0.5, 2.0)
 
 
 def solve_noise_kernel_stieltjes(ctx, a1: float, nu: float, c: float, z: complex) -> complex:
-    """Root of the §4.2 law, from :data:`derivations.attention_rmt.noise_kernel_system` (the real and
+    """Root of the §4.2 law, from :data:`attnlimits.derivations.attention_rmt.noise_kernel_system` (the real and
     imaginary parts of the SymPy update) with the engine's solver: damped iteration from
     ``m = −1/z`` (the branch continued from |z| → ∞), Anderson, Newton with the symbolic Jacobian;
     the invariant Im m > 0 is checked and a failure raises ``ConvergenceError``."""
-    from derivations import attention_rmt as R
-    from numeric import compile_system
+    from attnlimits.derivations import attention_rmt as R
+    from attnlimits.numeric import compile_system
 
     z = complex(z)
     if not z.imag > 0:
@@ -877,7 +877,7 @@ def _v19_theory(ctx):
 
 
 def _spec_V19(ctx):
-    from derivations import attention_rmt as R
+    from attnlimits.derivations import attention_rmt as R
 
     h = hermite(ctx, "tanh")
     checks = []
@@ -891,8 +891,8 @@ def _spec_V19(ctx):
 
 
 def _run_V19(ctx, size):
-    from verify.rmt_montecarlo import noise_kernel_stieltjes
-    from verify.stats import mean_se
+    from attnlimits.verify.rmt_montecarlo import noise_kernel_stieltjes
+    from attnlimits.verify.stats import mean_se
 
     checks = _spec_V19(ctx)
     th = _v19_theory(ctx)
@@ -945,7 +945,7 @@ def _spec_V20(ctx):
 
 
 def _run_V20(ctx, size):
-    from verify.stats import mean_se
+    from attnlimits.verify.stats import mean_se
 
     checks = _spec_V20(ctx)
     n = size["n"]
@@ -980,8 +980,8 @@ _KAPPA_FORMULA_OK = ("tanh", "relu", "sigmoid", "cos", "sin")
 
 
 def _spec_mixed(ctx):
-    from derivations import attention_rmt as R
-    from symbolic.hermite import t as tsym
+    from attnlimits.derivations import attention_rmt as R
+    from attnlimits.symbolic.hermite import t as tsym
 
     kappa = float(R.diagonal_constant(hermite(ctx, "tanh").centred, tsym, 500))
     att, _ = theory_curve(ctx, "tanh", 0.5, GAMMAS_3, snr=1.0, wk=_MIX_WK, wq=_MIX_WQ, kappa=kappa)
@@ -990,8 +990,8 @@ def _spec_mixed(ctx):
 
 
 def _run_mixed(ctx, size):
-    from derivations import attention_rmt as R
-    from symbolic.hermite import t as tsym
+    from attnlimits.derivations import attention_rmt as R
+    from attnlimits.symbolic.hermite import t as tsym
 
     checks = _spec_mixed(ctx)
     n = size["n"]
@@ -1030,7 +1030,7 @@ def _run_mixed(ctx, size):
 
 
 def _run_parseval(ctx, size):
-    from symbolic.hermite import hermite_coefficients
+    from attnlimits.symbolic.hermite import hermite_coefficients
 
     checks = []
     for act in ("tanh", "sin"):
@@ -1251,7 +1251,7 @@ _CLAIMS = [
 ]
 
 def _references():
-    from derivations import attention_rmt as R
+    from attnlimits.derivations import attention_rmt as R
 
     return tuple(R.REFERENCES)
 

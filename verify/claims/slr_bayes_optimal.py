@@ -2,9 +2,9 @@ r"""Claim C19: the Bayes-optimal error of spiked-SLR at finite α (``docs/slr.md
 
 Source: Duranthon, Marion, Boyer, Loureiro, Zdeborová, arXiv:2509.21936 ([D]), as derived in the spec.
 
-- ``C19-R6`` — the state evolution (:func:`verify.slr.bayes_optimal.bo_state_evolution`) against
+- ``C19-R6`` — the state evolution (:func:`attnlimits.verify.slr.bayes_optimal.bo_state_evolution`) against
   the spec's R6 table (±0.005).
-- ``C19-AMP`` — GAMP (:mod:`verify.slr.amp`) on generated data at ``D = 1000`` against the state
+- ``C19-AMP`` — GAMP (:mod:`attnlimits.verify.slr.amp`) on generated data at ``D = 1000`` against the state
   evolution at R6 points: test error within 3 SE + an allowance ``0.1/√D`` (measured: the one-run
   deviation is a D^-1/2 fluctuation, :func:`_run_AMP`; formerly ``5/D``); the GAMP variances
   and precisions :math:`1-V_b`, :math:`\hat A_b` against :math:`q_b`, :math:`\hat q_b`; the overlaps
@@ -13,17 +13,17 @@ Source: Duranthon, Marion, Boyer, Loureiro, Zdeborová, arXiv:2509.21936 ([D]), 
 - ``C19-order`` — :math:`E_B^{\rm pop}\le E_{BO}(\alpha)`, decreasing in α, and
   :math:`E_{BO}-E_B^{\rm pop}\propto\alpha^{-1}` (fitted log–log slope in [−1.2, −0.8]).
 
-- ``C19-post`` — collapsed Gibbs posterior sampling (:mod:`verify.slr.posterior`) at D ≤ 200 against the
+- ``C19-post`` — collapsed Gibbs posterior sampling (:mod:`attnlimits.verify.slr.posterior`) at D ≤ 200 against the
   state evolution: m_k, m_v, posterior-mean test error within 3 SE + c/D, R̂ ≤ 1.2 (:func:`_run_post`).
 - ``C19-phase`` — informed and uninformed fixed points coincide on an (α, ν) grid per L: no hard phase in
-  that range (:func:`_run_phase`; the PNG is :func:`verify.slr.phase.plot_phase_diagram`).
+  that range (:func:`_run_phase`; the PNG is :func:`attnlimits.verify.slr.phase.plot_phase_diagram`).
 - ``C19-phase-max`` — the same scan for max-SLR (quick: L = 2, ν = ∞; full: L = 2, ν ∈ {0.5, 1, 2, 5, ∞}).
 - ``C19-max-AMP``, ``C19-max-order`` — the same checks for max-SLR (ν = ∞ and finite ν, L = 2):
   GAMP on data vs the state evolution, the order/limit/rate, the ν = ∞ closed form
   :math:`E_{BO}=1-q_v(\tfrac12+\arcsin(q_k)/\pi)` and the derived-vs-integrated-by-parts identity.
 
 - ``C19-softmax`` — :math:`E_{BO}(\alpha)` lies below the RS test error of softmax ridge ERM
-  (:func:`verify.slr.replica.rs_fixed_point`, informed branch) at the same α for every λ of the
+  (:func:`attnlimits.verify.slr.replica.rs_fixed_point`, informed branch) at the same α for every λ of the
   grid, by more than 3 combined SE (spec C19: 0.247 < 0.378 at α = 4, λ = 0.1).
 """
 from __future__ import annotations
@@ -51,14 +51,14 @@ DELTA = 0.1
 
 
 def _refs():
-    from derivations.slr.bayes_optimal import REFERENCES
+    from attnlimits.derivations.slr.bayes_optimal import REFERENCES
 
     return REFERENCES
 
 
 def bo_curve_cached(ctx, L, nu, alphas, points, starts=("uninformed", "informed")):
-    """Cached :func:`verify.slr.bayes_optimal.bo_state_evolution` (spiked, Δ = 0.1)."""
-    from verify.slr.bayes_optimal import bo_state_evolution
+    """Cached :func:`attnlimits.verify.slr.bayes_optimal.bo_state_evolution` (spiked, Δ = 0.1)."""
+    from attnlimits.verify.slr.bayes_optimal import bo_state_evolution
 
     key = ("slr-bo", L, nu, tuple(alphas), points, tuple(starts))
     return ctx.cached(key, lambda: bo_state_evolution("spiked", nu, L, list(alphas), DELTA, points=points,
@@ -102,7 +102,7 @@ def _run_AMP(ctx, size):
       :math:`c/\sqrt D` with :data:`AMP_TEST_ERROR_C` = 0.1 ≈ 3 × 0.029 (the RMS·√D at α = 4), on top of
       3 SE of the test-sample mean.
     """
-    from verify.slr.amp import gamp_on_generated
+    from attnlimits.verify.slr.amp import gamp_on_generated
 
     checks = []
     D = size["D"]
@@ -134,7 +134,7 @@ def _run_AMP(ctx, size):
 
 
 def _run_order(ctx, size):
-    from verify.slr import bayes_risk
+    from attnlimits.verify.slr import bayes_risk
 
     checks, plots = [], []
     L, nu = 2, 2.0
@@ -184,7 +184,7 @@ register(Claim(
 
 
 def _run_softmax(ctx, size):
-    from verify.slr.replica import rs_fixed_point
+    from attnlimits.verify.slr.replica import rs_fixed_point
 
     checks = []
     L, nu = 2, 2.0
@@ -224,7 +224,7 @@ POST_RHAT_MAX = 1.2
 
 
 def _run_post(ctx, size):
-    r"""Collapsed Gibbs (:func:`verify.slr.posterior.posterior_on_generated`) vs the state evolution.
+    r"""Collapsed Gibbs (:func:`attnlimits.verify.slr.posterior.posterior_on_generated`) vs the state evolution.
 
     Per (α, D): the mean over seeds of :math:`m_k`, :math:`m_v` (overlaps of the Rao–Blackwellised posterior
     means with the teacher) against :math:`q_k`, :math:`q_v` of the state evolution (Nishimori: m = q), and of the
@@ -247,7 +247,7 @@ def _run_post(ctx, size):
     informed − random trace gaps up to 0.5: with Δ = 0.1 and N ≈ D almost every location configuration has
     an interpolating value vector, and single-site moves cross between them rarely).
     """
-    from verify.slr.posterior import posterior_on_generated
+    from attnlimits.verify.slr.posterior import posterior_on_generated
 
     checks, plots = [], []
     L, nu = size["L"], size["nu"]
@@ -310,15 +310,15 @@ PHASE_GAP_TOL = 1e-3
 
 
 def _run_phase(ctx, size):
-    r"""The (α, ν) scan of :func:`verify.slr.bayes_optimal.phase_scan` per L: no hard phase on the grid.
+    r"""The (α, ν) scan of :func:`attnlimits.verify.slr.bayes_optimal.phase_scan` per L: no hard phase on the grid.
 
     Per L: the number of hard grid points (two distinct fixed points, the informed one of larger free entropy)
     is 0, and :math:`\max|E_{\rm informed}-E_{\rm uninformed}|\le` :data:`PHASE_GAP_TOL`.  Plots: E_BO(α) from
-    both starts for each ν.  The PNG of the (α, ν) plane is :func:`verify.slr.phase.plot_phase_diagram`
+    both starts for each ν.  The PNG of the (α, ν) plane is :func:`attnlimits.verify.slr.phase.plot_phase_diagram`
     (``attnlimits slr bo-phase --plot``, benchmarks/study_bo_phase.py).
     """
-    from verify.slr.bayes_optimal import phase_scan
-    from verify.slr.phase import NO_HARD_PHASE, phase_summary
+    from attnlimits.verify.slr.bayes_optimal import phase_scan
+    from attnlimits.verify.slr.phase import NO_HARD_PHASE, phase_summary
 
     model = size.get("model", "spiked")  # C19-phase: spiked; C19-phase-max: max-SLR (ν = inf allowed)
     key = ("slr-bo-phase", tuple(size["Ls"]), tuple(size["nus"]), tuple(size["alphas"]), size["points"])
@@ -375,8 +375,8 @@ register(Claim(
 # ---------------------------------------------------------------------------------------------------
 
 def bomax_curve_cached(ctx, L, nu, alphas, points, starts=("uninformed", "informed"), test_points=2 ** 15):
-    """Cached :func:`verify.slr.bayes_optimal.bo_state_evolution` for max-SLR (Δ = 0.1)."""
-    from verify.slr.bayes_optimal import bo_state_evolution
+    """Cached :func:`attnlimits.verify.slr.bayes_optimal.bo_state_evolution` for max-SLR (Δ = 0.1)."""
+    from attnlimits.verify.slr.bayes_optimal import bo_state_evolution
 
     key = ("slr-bo-max", L, nu, tuple(alphas), points, tuple(starts), test_points)
     return ctx.cached(key, lambda: bo_state_evolution("max", nu, L, list(alphas), DELTA, points=points,
@@ -388,7 +388,7 @@ def _nu_tag(nu):
 
 
 def _run_max_AMP(ctx, size):
-    from verify.slr.amp import gamp_on_generated_max
+    from attnlimits.verify.slr.amp import gamp_on_generated_max
 
     checks = []
     D = size["D"]
@@ -418,7 +418,7 @@ def _run_max_AMP(ctx, size):
 
 
 def _run_max_order(ctx, size):
-    from verify.slr import bayes_risk
+    from attnlimits.verify.slr import bayes_risk
 
     checks, plots = [], []
     L = 2

@@ -4,9 +4,9 @@ Source: Duranthon, Marion, Boyer, Loureiro, Zdeborová, arXiv:2509.21936 ([D]) �
 (RS) theory of ridge ERM that "agrees with gradient-based training", and softmax beating linear
 attention at every α — as derived independently in ``docs/slr.md`` §10.
 
-Each claim has a **theory side** (the RS fixed point of :mod:`verify.slr.replica`, informed branch,
+Each claim has a **theory side** (the RS fixed point of :mod:`attnlimits.verify.slr.replica`, informed branch,
 or the population formula), a **training side** (ridge ERM on ``N = αD`` finite-D sequences by
-:mod:`verify.slr.train`, several seeds trained together, informed start) and a stated rule:
+:mod:`attnlimits.verify.slr.train`, several seeds trained together, informed start) and a stated rule:
 
 - C15  RS vs L-BFGS ERM at R5 (softmax, spiked, L=2, ν=2, Δ=0.1, λ=0.1; α = 4, 10): E_test within
   max(0.015, 3 SE) and the overlaps m_k, q_k, m_v, q_v within 5% (or 3 SE).  The ERM E_test is the
@@ -58,8 +58,8 @@ def _src(paper_part: str, spec_part: str) -> str:
 
 
 def erm(ctx, activation, *, model, nu, L, alpha, lam, D, seeds, offset="R5", optimizer="lbfgs", **kw):
-    """Cached :func:`verify.slr.train.train_erm` (informed start, float64) of ``seeds`` seeds."""
-    from verify.slr.train import train_erm
+    """Cached :func:`attnlimits.verify.slr.train.train_erm` (informed start, float64) of ``seeds`` seeds."""
+    from attnlimits.verify.slr.train import train_erm
 
     key = ("slr-erm", activation, model, nu, str(L), float(alpha), float(lam), int(D), int(seeds), offset,
            optimizer, tuple(sorted(kw.items())))
@@ -79,8 +79,8 @@ def _rs_rule(ctx):
 
 
 def rs_point(ctx, activation, *, model, nu, L, alpha, lam, delta):
-    """Cached RS fixed point (informed branch) of :func:`verify.slr.replica.rs_fixed_point`."""
-    from verify.slr.replica import rs_fixed_point
+    """Cached RS fixed point (informed branch) of :func:`attnlimits.verify.slr.replica.rs_fixed_point`."""
+    from attnlimits.verify.slr.replica import rs_fixed_point
 
     rule = _rs_rule(ctx)
     key = ("slr-rs", activation, model, nu, str(L), float(alpha), float(lam), float(delta), tuple(rule.items()))
@@ -100,8 +100,8 @@ def rs_tuned(ctx, activation, *, model, nu, L, alpha, delta):
     """Cached RS λ tuning (spec §12: 9-point log grid 10⁻³…10 at :data:`TUNE_RULE`, λ* by RS E_test, then
     the fixed point at λ* at the claim's rule).  One tuning per (setting, activation, α, Δ) and run:
     C15b and C18 share it through ``ctx.cached``.  Returns ``(best RSFixedPoint, grid points)``."""
-    from numeric.replica import UNKNOWNS
-    from verify.slr.replica import rs_fixed_point, rs_tune_lambda
+    from attnlimits.numeric.replica import UNKNOWNS
+    from attnlimits.verify.slr.replica import rs_fixed_point, rs_tune_lambda
 
     rule = _rs_rule(ctx)
     key = ("slr-rs-tune", activation, model, float(nu), str(L), float(alpha), float(delta),
@@ -122,7 +122,7 @@ def rs_tuned(ctx, activation, *, model, nu, L, alpha, delta):
 
 
 #: RS points at the RS-tuned λ (spec §12: 9-point log grid 10⁻³…10, λ chosen by RS E_test, no
-#: refinement: ``refine=False``), computed by :func:`verify.slr.replica.rs_tune_lambda` (rule: Sobol
+#: refinement: ``refine=False``), computed by :func:`attnlimits.verify.slr.replica.rs_tune_lambda` (rule: Sobol
 #: 4×1024 = :data:`TUNE_RULE`, informed start, continuation from large to small λ) on 2026-12-01 by
 #: ``benchmarks/regen_rs_tuned.py``, after two fixes: the integration errors now carry the channel
 #: averages' dependence on x (they were up to 3× too small), and the tuning no longer continues from
@@ -468,7 +468,7 @@ register(Claim(
 
 def _population_optimum(ctx, act, model, nu, L):
     """Population (α → ∞) optimal risk of ``act`` (§6–§8), for the dashed lines of the learning curves."""
-    from verify.slr import theory
+    from attnlimits.verify.slr import theory
 
     return ctx.cached(("slr-pop-opt", act, model, float(nu), int(L)), lambda: float(
         theory.optimal_population_risk(act, theory.make_setting(model, nu, L)).risk))
@@ -508,7 +508,7 @@ def _c18(ctx, size):
                 se = float(np.std(diff, ddof=1) / math.sqrt(len(diff)))
                 checks.append(_margin(f"{tag} α={alpha:g}: ERM E({act}) − E(softmax), paired seeds", m, se,
                                       f"D={size['D']}, {len(diff)} seeds, same teachers and data"))
-            from verify.slr import theory as bayes
+            from attnlimits.verify.slr import theory as bayes
 
             eb = float(bayes.bayes_risk(model, nu, L).value)
             gaps.append(rs["softmax"].E_test - eb)

@@ -7,10 +7,10 @@ Marion, Berthier, Biau, Boyer, arXiv:2410.01537 ([M]), as derived independently 
 
 Each claim compares up to three things, as for the random-matrix result:
 
-1. **theory vs spec** — the engine (:mod:`numeric.population`, :mod:`numeric.bayes`, the closed
-   forms of :mod:`derivations.slr`) against the number the spec states, to the
+1. **theory vs spec** — the engine (:mod:`attnlimits.numeric.population`, :mod:`attnlimits.numeric.bayes`, the closed
+   forms of :mod:`attnlimits.derivations.slr`) against the number the spec states, to the
    spec's precision (labels start with ``"spec: "``; no SE);
-2. **MC vs theory** — the PyTorch estimators of :mod:`verify.slr` against the engine, with the
+2. **MC vs theory** — the PyTorch estimators of :mod:`attnlimits.verify.slr` against the engine, with the
    rule ``|MC − theory| ≤ max(tolerance, 3·SE) + allowance``;
 3. **qualitative statements** (orderings, monotonicity, fitted rates).
 
@@ -52,7 +52,7 @@ def _seed(ctx, name: str, extra: int = 0) -> int:
 
 
 def _val(x):
-    """Value and error of a numeric.bayes result (dataclass with value/error, tuple or float)."""
+    """Value and error of a attnlimits.numeric.bayes result (dataclass with value/error, tuple or float)."""
     if hasattr(x, "value"):
         return float(x.value), float(getattr(x, "error", 0.0) or 0.0)
     if isinstance(x, tuple):
@@ -65,7 +65,7 @@ def _val(x):
 # =============================================================================================
 
 def _setting(model, nu, L):
-    from verify.slr.theory import make_setting
+    from attnlimits.verify.slr.theory import make_setting
 
     return make_setting(model, nu, L)
 
@@ -80,8 +80,8 @@ def _qmc(ctx):
 
 
 def population_optimum(ctx, act, model, nu, L, **kw):
-    """Cached :func:`numeric.population.optimal_population_risk`."""
-    from verify.slr.theory import optimal_population_risk
+    """Cached :func:`attnlimits.numeric.population.optimal_population_risk`."""
+    from attnlimits.verify.slr.theory import optimal_population_risk
 
     opts = {**_qmc(ctx), **kw}
     key = ("slr-opt", act, model, nu, _key_L(L), tuple(sorted(opts.items())))
@@ -89,8 +89,8 @@ def population_optimum(ctx, act, model, nu, L, **kw):
 
 
 def bayes_value(ctx, model, nu, L):
-    """Cached Bayes risk (value, error): :func:`numeric.bayes.bayes_risk` (or the P(L) average)."""
-    from verify.slr import theory as bayes
+    """Cached Bayes risk (value, error): :func:`attnlimits.numeric.bayes.bayes_risk` (or the P(L) average)."""
+    from attnlimits.verify.slr import theory as bayes
 
     def compute():
         if isinstance(L, (list, tuple)):
@@ -104,7 +104,7 @@ def _linear(variant, model, L, nu=None, mu=None):
     """Closed-form linear risk and argmin m_k as floats (spec §8)."""
     import sympy as sp
 
-    from derivations import slr as S
+    from attnlimits.derivations import slr as S
 
     d = S.linear_closed_form(variant, model)
     sub = {S.L: L}
@@ -119,7 +119,7 @@ def _linear(variant, model, L, nu=None, mu=None):
 
 def _mu(ctx, nu, L):
     """μ_L(ν) = E χ*_{ε*} on max-SLR: M_L at ν = ∞, ν E_B otherwise (spec §8)."""
-    from verify.slr import theory as bayes
+    from attnlimits.verify.slr import theory as bayes
 
     if math.isinf(nu):
         return ctx.cached(("slr-ML", L), lambda: float(_val(bayes.expected_max_gaussian(L))[0]))
@@ -127,8 +127,8 @@ def _mu(ctx, nu, L):
 
 
 def _stein(nu, eb):
-    """μ_L(ν) = ν E_B: the generated ``stein_mean`` kernel (derivations.slr.bayes.stein_mean)."""
-    from verify.slr.theory import population_module
+    """μ_L(ν) = ν E_B: the generated ``stein_mean`` kernel (attnlimits.derivations.slr.bayes.stein_mean)."""
+    from attnlimits.verify.slr.theory import population_module
 
     return float(population_module().stein_mean(nu, eb)[0])
 
@@ -159,7 +159,7 @@ def _mc_kw(ctx):
 # =============================================================================================
 
 def _run_C1(ctx, size):
-    from verify.slr import posterior_calibration
+    from attnlimits.verify.slr import posterior_calibration
 
     res = posterior_calibration("spiked", 2.0, 3, size["n"], size["D"], _seed(ctx, "C1"), bins=10, **_mc_kw(ctx))
     checks = [
@@ -179,7 +179,7 @@ def _run_C1(ctx, size):
 
 
 def _run_C2(ctx, size):
-    from verify.slr import bayes_mc
+    from attnlimits.verify.slr import bayes_mc
 
     checks, params = [], {}
     for i, (model, nu, L, approx) in enumerate((("spiked", 2.0, 3, 0.648), ("max", 2.0, 2, 0.760))):
@@ -215,7 +215,7 @@ def _half_unit(x: float) -> float:
 
 
 def _run_C3(ctx, size):
-    from verify.slr import bayes_mc
+    from attnlimits.verify.slr import bayes_mc
 
     checks = []
     for (model, L), table in _R3.items():
@@ -236,8 +236,8 @@ def _run_C3(ctx, size):
 # =============================================================================================
 
 def _run_C4(ctx, size):
-    from verify.slr.theory import population_risk
-    from verify.slr import projection_risk
+    from attnlimits.verify.slr.theory import population_risk
+    from attnlimits.verify.slr import projection_risk
 
     from scipy.optimize import minimize_scalar
 
@@ -271,8 +271,8 @@ def _run_C4(ctx, size):
 def _run_C5(ctx, size):
     import torch
 
-    from verify.slr.theory import population_risk
-    from verify.slr import direct_risk, make_teacher, resolve_device
+    from attnlimits.verify.slr.theory import population_risk
+    from attnlimits.verify.slr import direct_risk, make_teacher, resolve_device
 
     D, nu, L = size["D"], 2.0, 3
     dev = resolve_device(ctx.device)
@@ -313,8 +313,8 @@ _LIN = ("linear_uncentred", "linear_centred", "linear_pure")
 
 def _mc_linear_check(ctx, variant, model, nu, L, risk, arg, n, seed, tol=3e-3):
     """Torch projection MC of the risk at the closed-form argmin (m_v optimal from the theory A/B)."""
-    from verify.slr import projection_risk
-    from verify.slr.theory import population_AB, population_module
+    from attnlimits.verify.slr import projection_risk
+    from attnlimits.verify.slr.theory import population_AB, population_module
 
     m_k = 1.0 if arg is None else arg
     A, B, _, _ = population_AB(variant, _setting(model, nu, L), m_k, **_qmc(ctx))
@@ -325,7 +325,7 @@ def _mc_linear_check(ctx, variant, model, nu, L, risk, arg, n, seed, tol=3e-3):
 
 
 def _run_C6(ctx, size):
-    from verify.slr.theory import optimal_population_risk
+    from attnlimits.verify.slr.theory import optimal_population_risk
 
     checks = []
     for (L, nu), vals in _R4_SPIKED.items():
@@ -373,7 +373,7 @@ def _run_C7(ctx, size):
 
 
 def _run_C8(ctx, size):
-    from verify.slr import bayes_mc
+    from attnlimits.verify.slr import bayes_mc
 
     checks = []
     for i, (L, nu) in enumerate((L, nu) for L in (2, 3) for nu in (1.0, 2.0, 5.0)):
@@ -455,7 +455,7 @@ def _run_C11(ctx, size):
     for nu, r, spec_r in zip(nus, rates, (0.422, 0.352, 0.325, 0.310)):
         checks.append(_spec(f"−log E_B/ν at ν={nu:g} (L=2) = {spec_r}", spec_r, r, 1e-3))
     checks.append(_true("−log E_B/ν decreasing toward 1/4", all(a > b > 0.25 for a, b in zip(rates, rates[1:]))))
-    from derivations import slr as S
+    from attnlimits.derivations import slr as S
 
     asym_expr = S.spiked_asymptotic()  # (L−1)(√π/2)ν^(−1/2)e^(−ν/4), derived (§9)
     asym = lambda nu, L: float(asym_expr.subs({S.nu: nu, S.L: L}))  # noqa: E731
@@ -484,7 +484,7 @@ def _run_C11(ctx, size):
         ys = [population_optimum(ctx, act, "spiked", nu, 2).risk for nu in grid]
         series.append(PlotSeries(act + (" (= Bayes)" if act == "softmax" else ""), grid, ys))
     series.append(PlotSeries("Bayes risk (quadrature)", grid, [bayes_value(ctx, "spiked", nu, 2)[0] for nu in grid]))
-    from verify.slr import projection_risk
+    from attnlimits.verify.slr import projection_risk
 
     for j, act in enumerate(("softmax", "linear_uncentred")):
         xs, ys, es = [], [], []
@@ -505,7 +505,7 @@ def _run_C11(ctx, size):
 
 def nu_limit(variant, L):
     """lim ν E of a linear variant on spiked-SLR (§9, by SymPy)."""
-    from derivations import slr as S
+    from attnlimits.derivations import slr as S
 
     return S.linear_asymptotics()["spiked_nu_E"][variant].subs(S.L, L)
 
@@ -514,7 +514,7 @@ _C12_SPEC = {"softplus_norm": {2: 0.049, 3: 0.111, 5: 0.233}, "erf_learned": {2:
 
 
 def _run_C12(ctx, size):
-    from verify.slr import projection_risk
+    from attnlimits.verify.slr import projection_risk
 
     checks = []
     Ls = (2, 3, 5)
@@ -604,8 +604,8 @@ def _run_C14(ctx, size):
 # =============================================================================================
 
 def _run_C20(ctx, size):
-    from verify.slr import theory as bayes
-    from verify.slr import predecessor_ls_risk
+    from attnlimits.verify.slr import theory as bayes
+    from attnlimits.verify.slr import predecessor_ls_risk
 
     theory = _val(bayes.predecessor_prop3(0.5, 0.1, 10))[0]
     est = predecessor_ls_risk(size["d"], 10, 0.5, 0.1, size["n"], _seed(ctx, "C20"), **_mc_kw(ctx))
@@ -614,8 +614,8 @@ def _run_C20(ctx, size):
 
 
 def _run_C21(ctx, size):
-    from verify.slr import theory as bayes
-    from verify.slr import predecessor_manifold_risk_mc
+    from attnlimits.verify.slr import theory as bayes
+    from attnlimits.verify.slr import predecessor_manifold_risk_mc
 
     theory = _val(bayes.predecessor_manifold_risk(400, 10, 0.5, 0.1, 0.6, 0.8))[0]
     est = predecessor_manifold_risk_mc(400, 10, 0.5, 0.1, 0.6, 0.8, size["n"], _seed(ctx, "C21"),
@@ -625,7 +625,7 @@ def _run_C21(ctx, size):
 
 
 def _run_C22(ctx, size):
-    from verify.slr import theory as bayes
+    from attnlimits.verify.slr import theory as bayes
 
     ds = (1e2, 1e4, 1e6, 1e8)
     vals = [_val(bayes.predecessor_manifold_risk(d, 10, 0.5, d ** -0.25, 1.0, 1.0))[0] for d in ds]
@@ -641,7 +641,7 @@ def _run_C22(ctx, size):
 
 
 def _run_C23(ctx, size):
-    from verify.slr import projection_risk
+    from attnlimits.verify.slr import projection_risk
 
     r = population_optimum(ctx, "softmax", "spiked", 5.0, [1, 2, 3])
     eb = bayes_value(ctx, "spiked", 5.0, [1, 2, 3])[0]
@@ -656,8 +656,8 @@ def _run_C23(ctx, size):
 
 
 def _run_C24(ctx, size):
-    from verify.slr.theory import population_risk
-    from verify.slr import projection_risk
+    from attnlimits.verify.slr.theory import population_risk
+    from attnlimits.verify.slr import projection_risk
 
     checks, series = [], []
     grid = [0.5, 1, 2, 4, 8, 16, 32, 64]
@@ -669,7 +669,7 @@ def _run_C24(ctx, size):
         checks.append(Check(f"L={L}: E(m_k = 64) small (→ 0)", (0.0, 0.01), vals[-1], None, 0.0, kind="interval"))
         checks.append(_true(f"L={L}: optimiser flags the limit m_k → ∞",
                             population_optimum(ctx, "softmax", "max", INF, L).limit))
-        from verify.slr.theory import population_AB, population_module
+        from attnlimits.verify.slr.theory import population_AB, population_module
 
         A, B, _, _ = population_AB("softmax", st, 8.0, **_qmc(ctx))
         mv = float(population_module().optimal_value(A, B)[0])
@@ -683,7 +683,7 @@ def _run_C24(ctx, size):
 
 
 def _run_train(ctx, size):
-    from verify.slr import TRAINING_ALLOWANCE, TRAINING_PRESET, train_population
+    from attnlimits.verify.slr import TRAINING_ALLOWANCE, TRAINING_PRESET, train_population
 
     checks, params = [], {}
     for i, (act, model, nu, L) in enumerate(size["runs"]):
@@ -694,7 +694,7 @@ def _run_train(ctx, size):
         tag = f"{act}, {model} L={L} ν={_fmt_nu(nu)}"
         checks.append(_mc(f"{tag}: held-out risk of the trained (k, v) vs the population optimum", opt.risk,
                           res["risk"], 0.0, allowance=TRAINING_ALLOWANCE,
-                          note=f"allowance {TRAINING_ALLOWANCE:g} = SGD noise floor (verify.slr)"))
+                          note=f"allowance {TRAINING_ALLOWANCE:g} = SGD noise floor (attnlimits.verify.slr)"))
         checks.append(Check(f"{tag}: distance to the manifold", (0.0, 0.1), float(res["distance"]), None, 0.0,
                             kind="interval"))
         params[tag] = {"time_s": res.get("time_s"), "overlaps": res.get("overlaps")}
@@ -706,7 +706,7 @@ def _run_train(ctx, size):
 # =============================================================================================
 
 def _run_Q1(ctx, size):
-    from derivations import slr as S
+    from attnlimits.derivations import slr as S
 
     q = S.QUOTED["Q1"]
     checks = []
@@ -720,7 +720,7 @@ def _run_Q1(ctx, size):
 
 
 def _run_Q2(ctx, size):
-    from derivations import slr as S
+    from attnlimits.derivations import slr as S
 
     q = S.QUOTED["Q2"]
     checks = []
@@ -735,7 +735,7 @@ def _run_Q2(ctx, size):
 
 
 def _run_Q3(ctx, size):
-    from derivations import slr as S
+    from attnlimits.derivations import slr as S
 
     q = S.QUOTED["Q3"]
     checks = []
@@ -833,7 +833,7 @@ _CLAIMS = [
 
 
 def _references():
-    from derivations import slr as S
+    from attnlimits.derivations import slr as S
 
     return tuple(S.REFERENCES)
 

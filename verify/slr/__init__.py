@@ -1,14 +1,14 @@
 """Single-location regression in PyTorch and by name: samplers, estimators, Bayes MC, training, [M].
 
-Modules: :mod:`~verify.slr.samplers` (projection and sequence samplers, teachers, overlaps),
-:mod:`~verify.slr.estimators` (generated attention weights, direct and projection risks),
-:mod:`~verify.slr.bayes_mc` (Bayes quantities, calibration), :mod:`~verify.slr.training` (online
-training), :mod:`~verify.slr.predecessor` ([M]), :mod:`~verify.slr.theory` (the numeric
+Modules: :mod:`attnlimits.verify.slr.samplers` (projection and sequence samplers, teachers, overlaps),
+:mod:`attnlimits.verify.slr.estimators` (generated attention weights, direct and projection risks),
+:mod:`attnlimits.verify.slr.bayes_mc` (Bayes quantities, calibration), :mod:`attnlimits.verify.slr.training` (online
+training), :mod:`attnlimits.verify.slr.predecessor` ([M]), :mod:`attnlimits.verify.slr.theory` (the numeric
 population/Bayes functions by name, with the derived kernels) and
-:mod:`~verify.slr.population_command` (``attnlimits slr population``).  The public names are
-re-exported here (``from verify.slr import sample_projections, bayes_risk``).
+:mod:`attnlimits.verify.slr.population_command` (``attnlimits slr population``).  The public names are
+re-exported here (``from attnlimits.verify.slr import sample_projections, bayes_risk``).
 """
-from verify._torchutil import resolve_device  # noqa: F401
+from attnlimits.verify._torchutil import resolve_device  # noqa: F401
 
 from . import bayes_mc as _bayes_mc_module
 from . import estimators, predecessor, samplers, theory, training  # noqa: F401

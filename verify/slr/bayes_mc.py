@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from verify._torchutil import DTYPE
-from verify.stats import MCEstimate, mean_se
-from verify._torchutil import resolve_device
+from attnlimits.verify._torchutil import DTYPE
+from attnlimits.verify.stats import MCEstimate, mean_se
+from attnlimits.verify._torchutil import resolve_device
 
 from .samplers import (_BATCH_ENTRIES, _as_generator, _batches, _check_model, _child, _length_law, _posterior,
                        _single_length, make_teacher, sample_sequences)

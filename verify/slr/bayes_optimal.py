@@ -1,16 +1,16 @@
 r"""Bayes-optimal error of SLR at finite α: glue, Python API and commands (``docs/slr.md`` §11, R6, C19).
 
-- :func:`bo_module` — the generated kernel module of :mod:`derivations.slr.bayes_optimal` for a set
-  of lengths, cached on disk (:func:`numeric.models.cache_dir`) keyed by the derivation, engine
+- :func:`bo_module` — the generated kernel module of :mod:`attnlimits.derivations.slr.bayes_optimal` for a set
+  of lengths, cached on disk (:func:`attnlimits.numeric.models.cache_dir`) keyed by the derivation, engine
   and SymPy versions (generation takes about 5 s per length, loading a cached text milliseconds).
-- :func:`bo_state_evolution` — the BO curve :math:`E_{BO}(\alpha)` (:mod:`numeric.bayes_optimal`)
+- :func:`bo_state_evolution` — the BO curve :math:`E_{BO}(\alpha)` (:mod:`attnlimits.numeric.bayes_optimal`)
   with error estimates, both starts and the free-entropy selection.
 - :data:`BAYES_OPTIMAL_COMMAND`, :data:`AMP_COMMAND` — the ``attnlimits slr bayes-optimal`` and
-  ``attnlimits slr amp`` commands (:mod:`symbolic.result` contract); :func:`run_bayes_optimal`,
+  ``attnlimits slr amp`` commands (:mod:`attnlimits.symbolic.result` contract); :func:`run_bayes_optimal`,
   :func:`run_amp` return tidy rows.
 - :func:`phase_scan` — informed vs uninformed fixed points over an (α, ν) grid per L (issue item 6).
 
-Spiked-SLR and max-SLR (finite ν and ν = ∞; :data:`derivations.slr.bayes_optimal.MAX_SLR_STATUS` says
+Spiked-SLR and max-SLR (finite ν and ν = ∞; :data:`attnlimits.derivations.slr.bayes_optimal.MAX_SLR_STATUS` says
 what is checked and what is not).
 """
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from derivations.slr.result import AMP_COMMAND, BAYES_OPTIMAL_COMMAND  # noqa: F401  (declared with the result)
-from symbolic.result import InputError
+from attnlimits.derivations.slr.result import AMP_COMMAND, BAYES_OPTIMAL_COMMAND  # noqa: F401  (declared with the result)
+from attnlimits.symbolic.result import InputError
 
 __all__ = ["bo_module", "bo_module_source", "bo_state_evolution", "run_bayes_optimal", "run_amp", "BAYES_OPTIMAL_COMMAND",
            "AMP_COMMAND", "lengths_law", "phase_scan"]
@@ -30,12 +30,12 @@ _LOADED: dict = {}
 def _cache_key(lengths) -> str:
     import sympy
 
-    import derivations.slr.bayes_optimal as D
-    import derivations.slr.population as P
-    import symbolic.codegen as C
+    import attnlimits.derivations.slr.bayes_optimal as D
+    import attnlimits.derivations.slr.population as P
+    import attnlimits.symbolic.codegen as C
 
     h = hashlib.sha256(f"{sympy.__version__}|{sorted(lengths)}".encode())
-    import symbolic.functions as F
+    import attnlimits.symbolic.functions as F
 
     h.update(Path(F.__file__).read_bytes())
     for m in (D, P, C):
@@ -45,9 +45,9 @@ def _cache_key(lengths) -> str:
 
 def bo_module(lengths, model: str = "spiked"):
     """Generated BO kernels for the lengths ``lengths`` (iterable of ints), loaded; ``model="max"`` gives
-    the max-SLR module (:func:`derivations.slr.bayes_optimal.max_module_source`, about 40 s per length
+    the max-SLR module (:func:`attnlimits.derivations.slr.bayes_optimal.max_module_source`, about 40 s per length
     to generate the first time, then cached on disk)."""
-    from numeric.bayes_optimal import load_bo_module
+    from attnlimits.numeric.bayes_optimal import load_bo_module
 
     if model not in ("spiked", "max"):
         raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
@@ -61,8 +61,8 @@ def bo_module(lengths, model: str = "spiked"):
 
 def bo_module_source(lengths, model: str = "spiked") -> str:
     """The text of the generated BO kernel module for ``lengths`` (on-disk cache, else generated)."""
-    from derivations.slr import bayes_optimal as D
-    from numeric.models import cache_dir, write_text_atomic
+    from attnlimits.derivations.slr import bayes_optimal as D
+    from attnlimits.numeric.models import cache_dir, write_text_atomic
 
     Ls = tuple(sorted({int(L) for L in lengths}))
     folder = cache_dir()
@@ -84,7 +84,7 @@ def bo_module_source(lengths, model: str = "spiked") -> str:
 
 def lengths_law(L) -> tuple:
     """(L, P(L)) pairs from an int, a list (uniform) or a dict, validated like a population setting."""
-    from numeric.population import SettingError, make_setting
+    from attnlimits.numeric.population import SettingError, make_setting
 
     try:
         return make_setting("spiked", 1.0, L).lengths
@@ -96,7 +96,7 @@ def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4
                        points: int = 2 ** 13, replicates: int = 8, seed: int = 0, rule: str = "sobol",
                        n_gh: int = 12, form: str = "ibp", starts=("uninformed", "informed"), inner_points: int = 24,
                        test_points: int = 2 ** 15, progress=None):
-    r"""Bayes-optimal test error :math:`E_{BO}(\alpha)` of SLR (spec §11), one :class:`numeric.bayes_optimal.BOPoint`
+    r"""Bayes-optimal test error :math:`E_{BO}(\alpha)` of SLR (spec §11), one :class:`attnlimits.numeric.bayes_optimal.BOPoint`
     per α (the free-entropy-selected fixed point; ``.branches`` lists every distinct one).
 
     ``model="spiked"`` (ν finite) or ``"max"`` (ν finite or ``math.inf``; ``inner_points`` Gauss–Hermite
@@ -113,7 +113,7 @@ def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4
     >>> round(pts[0].E_BO, 3)                                         # doctest: +SKIP
     0.166
     """
-    from numeric._bo_command import bo_points, check_bo_inputs
+    from attnlimits.numeric._bo_command import bo_points, check_bo_inputs
 
     _, alphas, delta = check_bo_inputs(nu, alphas, delta, model)  # before any kernel is generated
     law = lengths_law(L)
@@ -137,7 +137,7 @@ def run_bayes_optimal(params: dict, *, progress=None) -> list[dict]:
                              points=int(params.get("points", 2 ** 13)), replicates=int(params.get("replicates", 8)),
                              seed=int(params.get("seed", 0)), inner_points=int(params.get("inner_points", 24)),
                              progress=progress)
-    from numeric._bo_command import bo_rows
+    from attnlimits.numeric._bo_command import bo_rows
 
     return bo_rows(pts, params)
 

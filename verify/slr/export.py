@@ -8,15 +8,15 @@ only and its command line is that of ``attnlimits slr replica`` / ``attnlimits s
 without the options fixed at export time (activation, L, extra scalar; ``--model`` and ``--nu``
 keep the exported values as defaults).  It prints the same rows.
 
-One source: the file is assembled by :mod:`numeric._export` from the *text* of the modules the
-in-process command runs — :mod:`numeric.replica` and :mod:`numeric._replica_command` (or
-:mod:`numeric.bayes_optimal`, :mod:`numeric._bo_command`, :mod:`numeric.bayes`),
-:mod:`numeric._portable_solver`, ``sobol_normal`` of :mod:`symbolic.gaussian`, ``load_module`` of
-:mod:`symbolic.codegen`, ``Param``/``InputError`` of :mod:`symbolic.result` and the CLI's
+One source: the file is assembled by :mod:`attnlimits.numeric._export` from the *text* of the modules the
+in-process command runs — :mod:`attnlimits.numeric.replica` and :mod:`attnlimits.numeric._replica_command` (or
+:mod:`attnlimits.numeric.bayes_optimal`, :mod:`attnlimits.numeric._bo_command`, :mod:`attnlimits.numeric.bayes`),
+:mod:`attnlimits.numeric._portable_solver`, ``sobol_normal`` of :mod:`attnlimits.symbolic.gaussian`, ``load_module`` of
+:mod:`attnlimits.symbolic.codegen`, ``Param``/``InputError`` of :mod:`attnlimits.symbolic.result` and the CLI's
 ``format_rows`` — with their project imports rewritten, plus the generated kernel modules
-verbatim (the texts the in-process solver loads, printed by :class:`symbolic.codegen.ModuleBuilder`
-from :mod:`derivations.slr.replica` / :mod:`derivations.slr.bayes_optimal` /
-:mod:`derivations.slr.bayes`).  A change to any of those modules is in the next export.
+verbatim (the texts the in-process solver loads, printed by :class:`attnlimits.symbolic.codegen.ModuleBuilder`
+from :mod:`attnlimits.derivations.slr.replica` / :mod:`attnlimits.derivations.slr.bayes_optimal` /
+:mod:`attnlimits.derivations.slr.bayes`).  A change to any of those modules is in the next export.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import math
 import os
 from pathlib import Path
 
-from symbolic.result import InputError
+from attnlimits.symbolic.result import InputError
 
 __all__ = ["export_slr", "replica_source", "bayes_optimal_source", "SOLVERS"]
 
@@ -44,12 +44,12 @@ def _write(path, text) -> Path:
 def _common_chunks(gaussian=("sobol_normal",)):
     """Chunks every exported SLR solver carries: parameter specs, errors, Sobol points (and the further rules of
     symbolic/gaussian.py named in ``gaussian``), kernel loading, output."""
-    import symbolic.codegen as SC
-    import symbolic.gaussian as SG
-    import symbolic.result as SR
-    import verify.cli as CLI
-    from numeric import _export as X
-    from numeric import _portable_solver
+    import attnlimits.symbolic.codegen as SC
+    import attnlimits.symbolic.gaussian as SG
+    import attnlimits.symbolic.result as SR
+    import attnlimits.verify.cli as CLI
+    from attnlimits.numeric import _export as X
+    from attnlimits.numeric import _portable_solver
 
     return [
         ("command-line parameters and input errors (symbolic/result.py)",
@@ -66,7 +66,7 @@ def _embed(modules, chunks, stubs):
     """Chunks of whole modules, imports rewritten against everything the file defines."""
     import inspect
 
-    from numeric import _export as X
+    from attnlimits.numeric import _export as X
 
     provided = set()
     for _, text in chunks:
@@ -92,7 +92,7 @@ def _parameters(command, fixed, defaults):
 
 
 def _command_chunk(parameters, fixed, table, description, examples, run_source) -> str:
-    from numeric import _export as X
+    from attnlimits.numeric import _export as X
 
     lines = ["#: options of this file (the `attnlimits` command's, minus those fixed at export time)",
              "PARAMETERS = (\n" + "".join(f"    {p!r},\n" for p in parameters) + ")",
@@ -105,7 +105,7 @@ def _command_chunk(parameters, fixed, table, description, examples, run_source) 
 def _header(title, what, hashes, run_example, requires) -> str:
     import sympy
 
-    from derivations.slr.result import RESULT
+    from attnlimits.derivations.slr.result import RESULT
 
     refs = "\n".join(f"  {r}" for r in RESULT.references[:2])
     hash_lines = "\n".join(f"  {k}: {v}" for k, v in hashes.items())
@@ -137,7 +137,7 @@ References:
 
 _RS_RUN = '''
 def load_kernels():
-    """The generated kernels as :class:`RSKernels`, loaded as ``numeric.replica.compile_rs_kernels`` loads them."""
+    """The generated kernels as :class:`RSKernels`, loaded as ``attnlimits.numeric.replica.compile_rs_kernels`` loads them."""
     mods = {L: load_module(src, f"attnlimits_slr_rs_L{L}") for L, src in KERNEL_SOURCES.items()}
     return RSKernels(ACTIVATION, mods, all(hasattr(m, "affine_poly") for m in mods.values()), dict(KERNEL_SOURCES),
                      shift_invariant=all(hasattr(m, "shift_invariant") for m in mods.values()))
@@ -151,10 +151,10 @@ def run(params, *, progress=None):
 
 def replica_source(params: dict, name: str = "rs_solver.py") -> tuple:
     """Text of the standalone RS solver for ``params`` (activation, L, model, nu, extra) and a summary."""
-    from derivations.slr.result import REPLICA_COMMAND, RESULT
-    from numeric import _export as X
-    from numeric import _replica_command as RC
-    from numeric import replica as NR
+    from attnlimits.derivations.slr.result import REPLICA_COMMAND, RESULT
+    from attnlimits.numeric import _export as X
+    from attnlimits.numeric import _replica_command as RC
+    from attnlimits.numeric import replica as NR
 
     from .replica import rs_kernels
 
@@ -177,7 +177,7 @@ def replica_source(params: dict, name: str = "rs_solver.py") -> tuple:
     for Lv, src in sources.items():
         kern_lines.append(f"    {Lv}: {X.literal(src)},")
     kern_lines.append("}")
-    chunks.append(("generated kernels (derivations/slr/replica.py printed by symbolic.codegen.ModuleBuilder)",
+    chunks.append(("generated kernels (derivations/slr/replica.py printed by attnlimits.symbolic.codegen.ModuleBuilder)",
                    "\n".join(kern_lines) + "\n"))
     fixed = {"activation": act, "L": Ls, "extra": extra}
     parameters = _parameters(REPLICA_COMMAND, fixed, {"model": model, "nu": float(nu)})
@@ -230,7 +230,7 @@ except ImportError:  # the float64 path below never calls mpmath; only its name 
 
 _BO_RUN = '''
 class KernelPart:
-    """Stand-in for :class:`symbolic.bundle.KernelBundle` (one part): the generated numpy module and its metadata."""
+    """Stand-in for :class:`attnlimits.symbolic.bundle.KernelBundle` (one part): the generated numpy module and its metadata."""
 
     def __init__(self, name, source, meta):
         self.name, self.source, self.meta, self._module = name, source, meta, None
@@ -244,7 +244,7 @@ class KernelPart:
 
 
 class Kernels:
-    """Stand-in for the SLR kernel bundle: the parts :mod:`numeric.bayes` needs (``bayes_spiked``)."""
+    """Stand-in for the SLR kernel bundle: the parts :mod:`attnlimits.numeric.bayes` needs (``bayes_spiked``)."""
 
     def __init__(self, parts):
         self.parts = parts
@@ -257,8 +257,8 @@ SLR_KERNELS = Kernels({name: KernelPart(name, src, BAYES_META[name]) for name, s
 
 
 def population_bayes_risk(model, snr, L, **kw):
-    """The population Bayes risk E_B^pop (numeric.bayes.bayes_risk with this file's kernels), as
-    ``verify.slr.theory.bayes_risk`` gives it in-process."""
+    """The population Bayes risk E_B^pop (attnlimits.numeric.bayes.bayes_risk with this file's kernels), as
+    ``attnlimits.verify.slr.theory.bayes_risk`` gives it in-process."""
     return bayes_risk(model, snr, L, kernels=SLR_KERNELS, **kw)
 
 
@@ -282,12 +282,12 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
 
     ``--model spiked`` carries the spiked-SLR kernels and the population Bayes risk (numeric/bayes.py with
     the ``bayes_spiked`` kernels); ``--model max`` the max-SLR kernels (``max_module_source``) and the max
-    path of :mod:`numeric.bayes_optimal` (inner rule, test-error rule), ν = inf allowed."""
-    from derivations.slr.result import BAYES_OPTIMAL_COMMAND, RESULT
-    from numeric import _bo_command as BC
-    from numeric import _export as X
-    from numeric import bayes as NB
-    from numeric import bayes_optimal as NBO
+    path of :mod:`attnlimits.numeric.bayes_optimal` (inner rule, test-error rule), ν = inf allowed."""
+    from attnlimits.derivations.slr.result import BAYES_OPTIMAL_COMMAND, RESULT
+    from attnlimits.numeric import _bo_command as BC
+    from attnlimits.numeric import _export as X
+    from attnlimits.numeric import bayes as NB
+    from attnlimits.numeric import bayes_optimal as NBO
 
     from .bayes_optimal import bo_module_source, lengths_law
     from .theory import kernels
@@ -308,11 +308,11 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
     hashes = {f"BO state evolution{'' if model == 'spiked' else ' (max-SLR)'}, L={','.join(str(Lv) for Lv, _ in law)}":
               bo_hash}
     stubs: set = set()
-    # max-SLR: the inner rule of the key smoothing is Gauss–Hermite (numeric.bayes_optimal.make_inner_rule)
+    # max-SLR: the inner rule of the key smoothing is Gauss–Hermite (attnlimits.numeric.bayes_optimal.make_inner_rule)
     chunks = _common_chunks(("sobol_normal",) if model == "spiked" else ("sobol_normal", "gauss_hermite_rule"))
     kern_lines = [f"#: length law {law}", f"LAW = {tuple(law)!r}",
                   f"#: derivations/slr/bayes_optimal.py ({'module_source' if model == 'spiked' else 'max_module_source'}),"
-                  f" printed by symbolic.codegen.ModuleBuilder",
+                  f" printed by attnlimits.symbolic.codegen.ModuleBuilder",
                   f"BO_SOURCE = {X.literal(bo_src)}"]
     if model == "spiked":
         bundle = kernels()

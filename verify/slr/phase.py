@@ -1,6 +1,6 @@
 r"""Phase diagram of the spiked- or max-SLR BO state evolution in the (α, ν) plane (issue 12, item 6; claim C19-phase).
 
-The table is :func:`verify.slr.bayes_optimal.phase_scan` (informed and uninformed starts of the state
+The table is :func:`attnlimits.verify.slr.bayes_optimal.phase_scan` (informed and uninformed starts of the state
 evolution of ``docs/slr.md`` §11, continuation in α, free entropies compared): a computationally hard phase
 is a point where the two fixed points differ and the informed one has the larger free entropy (AMP, which
 follows the uninformed branch, would then miss the BO error).  This module only draws and summarises it.
@@ -12,7 +12,7 @@ follows the uninformed branch, would then miss the BO error).  This module only 
   is a separate top row labelled ∞ above a dashed line.
 - :func:`phase_summary` — per L: grid size, number of distinct and of hard points, largest
   :math:`|E_{\rm informed}-E_{\rm uninformed}|`.
-- :data:`PHASE_COMMAND`, :func:`run_phase` — ``attnlimits slr bo-phase`` (:mod:`symbolic.result` contract):
+- :data:`PHASE_COMMAND`, :func:`run_phase` — ``attnlimits slr bo-phase`` (:mod:`attnlimits.symbolic.result` contract):
   the table's rows, and the PNG when ``--plot PATH`` is given.
 """
 from __future__ import annotations
@@ -21,13 +21,13 @@ import math
 
 import numpy as np
 
-from symbolic.result import InputError
+from attnlimits.symbolic.result import InputError
 
 __all__ = ["plot_phase_diagram", "phase_summary", "run_phase", "PHASE_COMMAND", "DISTINCT_TOL",
            "NO_HARD_PHASE"]
 
 #: Two fixed points count as distinct when their E_BO differ by more than this (the rule of
-#: :func:`numeric.bayes_optimal.bo_curve`, whose branches are already de-duplicated, is kept; this is for
+#: :func:`attnlimits.numeric.bayes_optimal.bo_curve`, whose branches are already de-duplicated, is kept; this is for
 #: the marker only).
 DISTINCT_TOL = 1e-3
 
@@ -82,7 +82,7 @@ def _model_name(rows) -> str:
 
 
 def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
-    r"""Write the (α, ν) phase diagram of :func:`verify.slr.bayes_optimal.phase_scan` rows to ``path`` (PNG).
+    r"""Write the (α, ν) phase diagram of :func:`attnlimits.verify.slr.bayes_optimal.phase_scan` rows to ``path`` (PNG).
 
     One panel per L; log–log axes (sample ratio α = N/D, spike strength ν; ν = ∞ as a separate top row
     labelled ∞); colour :math:`E_{BO}` (shared colour bar); markers as in the module docstring; the model
@@ -179,7 +179,7 @@ def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
 
 
 def run_phase(params: dict, *, progress=None) -> list[dict]:
-    """``attnlimits slr bo-phase``: the rows of :func:`verify.slr.bayes_optimal.phase_scan`; the PNG with ``plot``."""
+    """``attnlimits slr bo-phase``: the rows of :func:`attnlimits.verify.slr.bayes_optimal.phase_scan`; the PNG with ``plot``."""
     from .bayes_optimal import phase_scan
 
     model = params.get("model") or "spiked"
@@ -201,4 +201,4 @@ def run_phase(params: dict, *, progress=None) -> list[dict]:
     return rows
 
 
-from derivations.slr.result import PHASE_COMMAND  # noqa: E402,F401  (declared with the result)
+from attnlimits.derivations.slr.result import PHASE_COMMAND  # noqa: E402,F401  (declared with the result)

@@ -1,6 +1,6 @@
 r"""``attnlimits slr population``: optimal population risks of attention variants vs the Bayes risk.
 
-The command of the SLR result per the contract of :mod:`symbolic.result`: :data:`POPULATION_COMMAND`
+The command of the SLR result per the contract of :mod:`attnlimits.symbolic.result`: :data:`POPULATION_COMMAND`
 (static parameters) and :func:`run_population` (``params -> list of rows``), plus
 :func:`format_population_table` for the human table.  ``docs/slr.md`` §6 (population optimum),
 §7 (Bayes risk), §8 (linear closed forms).
@@ -19,8 +19,8 @@ import math
 import json
 import warnings
 
-from derivations.slr.result import DEFAULT_ACTIVATIONS, POPULATION_COMMAND  # noqa: F401  (declared with the result)
-from symbolic.result import InputError
+from attnlimits.derivations.slr.result import DEFAULT_ACTIVATIONS, POPULATION_COMMAND  # noqa: F401  (declared with the result)
+from attnlimits.symbolic.result import InputError
 
 __all__ = ["POPULATION_COMMAND", "run_population", "format_population_table", "format_population",
            "DEFAULT_ACTIVATIONS", "MAX_L"]
@@ -49,13 +49,13 @@ def _check_input(p, Ls):
 def run_population(params: dict, *, progress=None) -> list[dict]:
     """Rows of ``attnlimits slr population`` (see the module docstring for the keys).
 
-    ``params`` are the values parsed by :meth:`symbolic.result.Command.parse` of
+    ``params`` are the values parsed by :meth:`attnlimits.symbolic.result.Command.parse` of
     :data:`POPULATION_COMMAND` (missing optional ones take their defaults); ``progress`` receives
-    one line per activation.  Bad input raises :class:`symbolic.result.InputError`.
+    one line per activation.  Bad input raises :class:`attnlimits.symbolic.result.InputError`.
     """
-    from derivations.slr import activation
-    from numeric.population import SettingError
-    from symbolic.hermite import ActivationError
+    from attnlimits.derivations.slr import activation
+    from attnlimits.numeric.population import SettingError
+    from attnlimits.symbolic.hermite import ActivationError
 
     from .theory import bayes_risk_varlen, make_setting, optimal_population_risk
 

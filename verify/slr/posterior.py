@@ -10,7 +10,7 @@ Model (spec §3.2, §11): Gaussian priors :math:`k,v\sim\mathcal N(0,I_D)`; sequ
    \mathcal N(y_\mu;u_{\mu\varepsilon_\mu}\cdot v,\Delta^2)
 
 (the normalisation :math:`e^{-\nu\|k\|^2/2D}` of the spiked law is the same prior precision :math:`N\nu/D` that
-GAMP needs, :mod:`verify.slr.amp`).  Given the locations the posterior is Gaussian and factorises:
+GAMP needs, :mod:`attnlimits.verify.slr.amp`).  Given the locations the posterior is Gaussian and factorises:
 
 .. math::
    k\mid\varepsilon\sim\mathcal N\!\Big(\frac{\sqrt\nu\,S}{a},\frac{I}{a}\Big),\quad S=\sum_\mu u_{\mu\varepsilon_\mu},\
@@ -250,7 +250,7 @@ def posterior_on_generated(nu: float, L: int, alpha: float, delta: float, D: int
                            points: int = 2 ** 15, test_error: bool = True, progress=None) -> list[dict]:
     r"""Collapsed Gibbs on spiked-SLR data of each seed (all seeds and chains in one batch).
 
-    Data per seed: :func:`verify.slr.sample_sequences` (teacher of §2, ``N = round(αD)``) from
+    Data per seed: :func:`attnlimits.verify.slr.sample_sequences` (teacher of §2, ``N = round(αD)``) from
     ``torch.Generator().manual_seed(seed)`` (CPU); sampler randomness from ``numpy.random.default_rng([seeds[0], 7919])``.
     Chains per seed: ``chains_per_start`` from each start in ``starts`` ("informed": the true locations;
     "random": uniform locations).  ``test_error=False`` skips the §6.1 test error (``E_test`` = NaN), which
@@ -332,7 +332,7 @@ def posterior_on_generated(nu: float, L: int, alpha: float, delta: float, D: int
 
 def run_posterior(params: dict, *, progress=None) -> list[dict]:
     """``attnlimits slr posterior``: one row per seed (:func:`posterior_on_generated`) with the state-evolution values."""
-    from symbolic.result import InputError
+    from attnlimits.symbolic.result import InputError
 
     from .bayes_optimal import bo_state_evolution
 
@@ -350,4 +350,4 @@ def run_posterior(params: dict, *, progress=None) -> list[dict]:
     return rows
 
 
-from derivations.slr.result import POSTERIOR_COMMAND  # noqa: E402,F401  (declared with the result)
+from attnlimits.derivations.slr.result import POSTERIOR_COMMAND  # noqa: E402,F401  (declared with the result)

@@ -7,11 +7,11 @@ import math
 import numpy as np
 import torch
 
-from verify._torchutil import DTYPE
-from verify.stats import MCEstimate, mean_se
-from verify._torchutil import resolve_device
+from attnlimits.verify._torchutil import DTYPE
+from attnlimits.verify.stats import MCEstimate, mean_se
+from attnlimits.verify._torchutil import resolve_device
 
-from derivations.slr.predecessor import ACTIVATION as _M_ACTIVATION
+from attnlimits.derivations.slr.predecessor import ACTIVATION as _M_ACTIVATION
 
 from .estimators import torch_attention_weights
 from .samplers import _BATCH_ENTRIES, _as_generator, _as_tensor, _batches, _child, _randint, _randn, make_teacher

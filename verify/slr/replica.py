@@ -1,9 +1,9 @@
 r"""RS theory of ridge ERM for SLR (docs/slr.md §10): name-level wrappers and the ``slr replica`` command.
 
-Glue between :mod:`derivations.slr.replica` (the equations, in SymPy) and :mod:`numeric.replica`
+Glue between :mod:`attnlimits.derivations.slr.replica` (the equations, in SymPy) and :mod:`attnlimits.numeric.replica`
 (the generated solver): activation names are resolved here, kernels generated and compiled once
-per (activation, L, extra), and results returned as :class:`numeric.replica.RSFixedPoint` or as
-tidy rows (:func:`run_replica`, the command contract of :mod:`symbolic.result`).
+per (activation, L, extra), and results returned as :class:`attnlimits.numeric.replica.RSFixedPoint` or as
+tidy rows (:func:`run_replica`, the command contract of :mod:`attnlimits.symbolic.result`).
 
 Python API
 ----------
@@ -18,28 +18,28 @@ Python API
 - :func:`rs_kernels` (activation, L, extra) → compiled kernels; :func:`rs_rule` (model, nu, L, …)
 
 ``L`` is an int, a list of ints (uniform length law) or a dict {L: P(L)} (§3.4).  Bad input
-raises :class:`symbolic.result.InputError`; a fixed point that does not converge raises
-:class:`numeric.ConvergenceError`.
+raises :class:`attnlimits.symbolic.result.InputError`; a fixed point that does not converge raises
+:class:`attnlimits.numeric.ConvergenceError`.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 
-from symbolic.result import Command, InputError, Param  # noqa: F401
-from derivations.slr.result import REPLICA_COMMAND  # noqa: F401  (declared with the result)
+from attnlimits.symbolic.result import Command, InputError, Param  # noqa: F401
+from attnlimits.derivations.slr.result import REPLICA_COMMAND  # noqa: F401  (declared with the result)
 # the name-free part of the command (validation, rows): one definition, shared with exported solvers
-from numeric._replica_command import DEFAULT_LAMBDA_GRID
-from numeric._replica_command import check_setting as _check
-from numeric._replica_command import length_law as _lengths
-from numeric._replica_command import parse_lams as _parse_lams
+from attnlimits.numeric._replica_command import DEFAULT_LAMBDA_GRID
+from attnlimits.numeric._replica_command import check_setting as _check
+from attnlimits.numeric._replica_command import length_law as _lengths
+from attnlimits.numeric._replica_command import parse_lams as _parse_lams
 
 __all__ = ["rs_kernels", "rs_rule", "rs_fixed_point", "rs_learning_curve", "rs_tune_lambda", "rs_branches",
            "run_replica", "REPLICA_COMMAND", "DEFAULT_LAMBDA_GRID"]
 
 @lru_cache(maxsize=64)
 def _kernels_cached(act_name, lengths, extra):
-    from derivations.slr import replica as RD
-    from numeric.replica import compile_rs_kernels
+    from attnlimits.derivations.slr import replica as RD
+    from attnlimits.numeric.replica import compile_rs_kernels
 
     sets = {Lv: RD.replica_kernels(act_name, Lv, extra) for Lv, _ in lengths}
     return compile_rs_kernels(act_name, sets)
@@ -50,9 +50,9 @@ def rs_kernels(activation, L, extra=None):
 
     Refuses activations with a learned scalar (``erf_learned``, ``softplus_norm_bias``; spec §17.5).
     """
-    from derivations.slr import activation as get_act
-    from derivations.slr.replica import check_activation
-    from symbolic.hermite import ActivationError
+    from attnlimits.derivations.slr import activation as get_act
+    from attnlimits.derivations.slr.replica import check_activation
+    from attnlimits.symbolic.hermite import ActivationError
 
     try:
         a = check_activation(get_act(activation))
@@ -63,10 +63,10 @@ def rs_kernels(activation, L, extra=None):
 
 
 def rs_rule(model, nu, L, *, points=1024, replicates=4, seed=0):
-    """The frozen integration rule (:func:`numeric.replica.make_rule`) for a validated setting."""
-    from numeric.replica import make_rule
+    """The frozen integration rule (:func:`attnlimits.numeric.replica.make_rule`) for a validated setting."""
+    from attnlimits.numeric.replica import make_rule
 
-    from numeric._replica_command import check_rule_size
+    from attnlimits.numeric._replica_command import check_rule_size
 
     nu = _check(model, nu)
     check_rule_size(points, replicates)
@@ -84,13 +84,13 @@ def rs_fixed_point(activation, model, nu, L, alpha, lam, Delta=0.1, *, extra=Non
                    seed=0, x0=None, **kw):
     r"""The RS fixed point of ridge ERM (§10) at (α, λ, Δ) for a named activation.
 
-    See :func:`numeric.replica.rs_fixed_point` for the method, the options (``tol``, ``form``,
-    ``coarse``…) and the returned :class:`~numeric.replica.RSFixedPoint`.  Accuracy: the standard
+    See :func:`attnlimits.numeric.replica.rs_fixed_point` for the method, the options (``tol``, ``form``,
+    ``coarse``…) and the returned :class:`attnlimits.numeric.replica.RSFixedPoint`.  Accuracy: the standard
     error ``E_test_error`` (replicates of scrambled Sobol, ``replicates × points`` samples); about
     2.5e-3 at the default 4 × 1024 and 1.5e-3 at 4 × 4096 for softmax, spiked L = 2, ν = 2, α = 4,
     λ = 0.1 (docs/slr.md §10.6).
     """
-    from numeric.replica import rs_fixed_point as _fp
+    from attnlimits.numeric.replica import rs_fixed_point as _fp
 
     nu, kern, rules = _prepare(activation, model, nu, L, extra, points, replicates, seed, alpha, lam, Delta)
     return _fp(kern, rules, float(alpha), float(lam), float(Delta), x0=x0, model=model, nu=nu, **kw)
@@ -99,7 +99,7 @@ def rs_fixed_point(activation, model, nu, L, alpha, lam, Delta=0.1, *, extra=Non
 def rs_learning_curve(activation, model, nu, L, alphas, lam, Delta=0.1, *, extra=None, points=1024, replicates=4,
                       seed=0, x0=None, **kw):
     """Fixed points along ``alphas`` by continuation (each warm-starts the next); one frozen rule."""
-    from numeric.replica import rs_learning_curve as _lc
+    from attnlimits.numeric.replica import rs_learning_curve as _lc
 
     for a in alphas:
         _check(model, nu, a, lam, Delta)
@@ -111,7 +111,7 @@ def rs_tune_lambda(activation, model, nu, L, alpha, Delta=0.1, *, grid=DEFAULT_L
                    replicates=4, seed=0, **kw):
     """λ minimising E_test at fixed α (§12): log grid (≥ 9 points, 1e-3…10), then a bounded 1-D
     refinement in log λ (scipy's bounded Brent)."""
-    from numeric.replica import rs_tune_lambda as _tune
+    from attnlimits.numeric.replica import rs_tune_lambda as _tune
 
     if len(grid) < 3:
         raise InputError("the λ grid needs at least 3 points")
@@ -124,7 +124,7 @@ def rs_tune_lambda(activation, model, nu, L, alpha, Delta=0.1, *, grid=DEFAULT_L
 def rs_branches(activation, model, nu, L, alpha, lam, Delta=0.1, *, extra=None, points=1024, replicates=4, seed=0,
                 **kw):
     """Distinct fixed points from the informed and small-overlap starts, ``"informed"`` first."""
-    from numeric.replica import rs_branches as _br
+    from attnlimits.numeric.replica import rs_branches as _br
 
     nu, kern, rules = _prepare(activation, model, nu, L, extra, points, replicates, seed, alpha, lam, Delta)
     return _br(kern, rules, float(alpha), float(lam), float(Delta), model=model, nu=nu, **kw)
@@ -141,7 +141,7 @@ def run_replica(params: dict, *, progress=None) -> list:
     ["tune"]), delta, branches, extra, points, replicates, seed, metric.  With ``lam = tune`` the
     row is the tuned λ* (``lam_grid`` and ``E_grid`` hold the grid as ';'-joined text).
     """
-    from numeric._replica_command import replica_run
+    from attnlimits.numeric._replica_command import replica_run
 
     acts = params["activation"] if isinstance(params["activation"], (list, tuple)) else [params["activation"]]
     nu = _check(params["model"], params["nu"])

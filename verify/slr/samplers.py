@@ -4,7 +4,7 @@ population projection sampler, teachers and finite-D sequences, overlaps.
 Every random number comes from an explicit :class:`torch.Generator` (or an ``int`` seed); sub-streams
 are seeded with integers drawn from it (common random numbers across parameter values).  The
 posterior :math:`p=\mathrm{softmax}(c_\nu\chi^*)` and the max-SLR location law are the derived
-softmax attention weights (:func:`verify.slr.estimators.torch_attention_weights`) at the generated
+softmax attention weights (:func:`attnlimits.verify.slr.estimators.torch_attention_weights`) at the generated
 :math:`c_\nu`.
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Mapping
 import numpy as np
 import torch
 
-from verify._torchutil import DTYPE, draw_seed
-from verify._torchutil import resolve_device
+from attnlimits.verify._torchutil import DTYPE, draw_seed
+from attnlimits.verify._torchutil import resolve_device
 
 __all__ = ["c_nu", "sample_projections", "make_teacher", "sample_sequences", "overlaps", "distance_to_manifold"]
 
@@ -43,7 +43,7 @@ def _check_model(model: str, nu: float) -> float:
 
 def c_nu(model: str, nu: float) -> float:
     r"""Posterior inverse temperature :math:`c_\nu` (spec §3.5), from the generated kernel of
-    :func:`derivations.slr.c_nu`: :math:`\sqrt\nu` spiked, :math:`\nu` max."""
+    :func:`attnlimits.derivations.slr.c_nu`: :math:`\sqrt\nu` spiked, :math:`\nu` max."""
     from .theory import population_module
 
     nu = _check_model(model, nu)

@@ -1,10 +1,10 @@
-r"""The SLR numbers by name: :mod:`numeric.population` and :mod:`numeric.bayes` with the derived kernels.
+r"""The SLR numbers by name: :mod:`attnlimits.numeric.population` and :mod:`attnlimits.numeric.bayes` with the derived kernels.
 
 ``numeric/`` evaluates generated kernels it is given and never imports a derivation; this module
 is where the two meet.  Every function keeps the call form the numeric functions had before the
 kernels became arguments (``bayes_risk("spiked", 1.0, 2)``, ``optimal_population_risk("softmax",
-make_setting("spiked", 2, 3))``), passing ``kernels=`` :func:`derivations.slr.kernels.slr_kernels`.
-Activation names are resolved by :func:`derivations.slr.activation` (through the bundle).
+make_setting("spiked", 2, 3))``), passing ``kernels=`` :func:`attnlimits.derivations.slr.kernels.slr_kernels`.
+Activation names are resolved by :func:`attnlimits.derivations.slr.activation` (through the bundle).
 
 >>> round(bayes_risk("spiked", 1.0, 2).value, 5)
 0.32494
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from numeric import bayes as _B
-from numeric import population as _P
-from numeric.bayes import AccuracyWarning, BayesRisk  # noqa: F401
-from numeric.population import PopulationError, PopulationOptimum, Setting, SettingError  # noqa: F401
+from attnlimits.numeric import bayes as _B
+from attnlimits.numeric import population as _P
+from attnlimits.numeric.bayes import AccuracyWarning, BayesRisk  # noqa: F401
+from attnlimits.numeric.population import PopulationError, PopulationOptimum, Setting, SettingError  # noqa: F401
 
 __all__ = [
     "kernels", "population_module", "make_setting", "numeric_activation", "optimal_population_risk",
@@ -28,8 +28,8 @@ __all__ = [
 
 
 def kernels():
-    """The SLR kernel bundle (:func:`derivations.slr.kernels.slr_kernels`)."""
-    from derivations.slr.kernels import slr_kernels
+    """The SLR kernel bundle (:func:`attnlimits.derivations.slr.kernels.slr_kernels`)."""
+    from attnlimits.derivations.slr.kernels import slr_kernels
 
     return slr_kernels()
 
@@ -41,7 +41,7 @@ def population_module():
 
 
 def make_setting(model: str, nu, L) -> Setting:
-    """:func:`numeric.population.make_setting` with the SLR kernels."""
+    """:func:`attnlimits.numeric.population.make_setting` with the SLR kernels."""
     return _P.make_setting(model, nu, L, kernels=kernels())
 
 
@@ -52,10 +52,10 @@ def _setting(setting) -> Setting:
 
 
 def _act(act):
-    """The activation's kernel bundle: names resolved by :func:`derivations.slr.activation`."""
+    """The activation's kernel bundle: names resolved by :func:`attnlimits.derivations.slr.activation`."""
     if hasattr(act, "module") and hasattr(act, "meta"):
         return act
-    from derivations.slr.kernels import activation_kernels
+    from attnlimits.derivations.slr.kernels import activation_kernels
 
     return activation_kernels(act)
 
@@ -66,49 +66,49 @@ def numeric_activation(act):
 
 
 def optimal_population_risk(act, setting: Setting, **kw) -> PopulationOptimum:
-    """:func:`numeric.population.optimal_population_risk` by activation name."""
+    """:func:`attnlimits.numeric.population.optimal_population_risk` by activation name."""
     return _P.optimal_population_risk(_act(act), _setting(setting), **kw)
 
 
 def population_AB(act, setting: Setting, *args, **kw):
-    """:func:`numeric.population.population_AB` by activation name."""
+    """:func:`attnlimits.numeric.population.population_AB` by activation name."""
     return _P.population_AB(_act(act), _setting(setting), *args, **kw)
 
 
 def population_risk(act, setting: Setting, *args, **kw):
-    """:func:`numeric.population.population_risk` by activation name."""
+    """:func:`attnlimits.numeric.population.population_risk` by activation name."""
     return _P.population_risk(_act(act), _setting(setting), *args, **kw)
 
 
 def population_risk_general(act, setting: Setting, overlaps: dict, **kw):
-    """:func:`numeric.population.population_risk_general` by activation name."""
+    """:func:`attnlimits.numeric.population.population_risk_general` by activation name."""
     return _P.population_risk_general(_act(act), _setting(setting), overlaps, **kw)
 
 
 def bayes_risk(model: str, nu, L: int, **kw) -> BayesRisk:
-    """:func:`numeric.bayes.bayes_risk` with the SLR kernels."""
+    """:func:`attnlimits.numeric.bayes.bayes_risk` with the SLR kernels."""
     return _B.bayes_risk(model, nu, L, kernels=kernels(), **kw)
 
 
 def bayes_risk_varlen(model: str, nu, length_law: dict, **kw) -> BayesRisk:
-    """:func:`numeric.bayes.bayes_risk_varlen` with the SLR kernels."""
+    """:func:`attnlimits.numeric.bayes.bayes_risk_varlen` with the SLR kernels."""
     return _B.bayes_risk_varlen(model, nu, length_law, kernels=kernels(), **kw)
 
 
 def max_stein_mean(nu, L: int, **kw):
-    """:func:`numeric.bayes.max_stein_mean` with the SLR kernels."""
+    """:func:`attnlimits.numeric.bayes.max_stein_mean` with the SLR kernels."""
     return _B.max_stein_mean(nu, L, kernels=kernels(), **kw)
 
 
 def expected_max_gaussian(L: int, **kw):
-    """:func:`numeric.bayes.expected_max_gaussian` with the SLR kernels."""
+    """:func:`attnlimits.numeric.bayes.expected_max_gaussian` with the SLR kernels."""
     return _B.expected_max_gaussian(L, kernels=kernels(), **kw)
 
 
 def expected_max_gaussian_exact(L: int):
-    r"""Closed form of :math:`M_L` (:func:`derivations.slr.bayes.expected_max_exact`), checked against
+    r"""Closed form of :math:`M_L` (:func:`attnlimits.derivations.slr.bayes.expected_max_exact`), checked against
     the quadrature :func:`expected_max_gaussian` to 1e-12; ``None`` when unknown or on disagreement."""
-    from derivations.slr.bayes import expected_max_exact
+    from attnlimits.derivations.slr.bayes import expected_max_exact
 
     res = expected_max_exact(L)
     if res is None or int(L) == 1:
@@ -119,15 +119,15 @@ def expected_max_gaussian_exact(L: int):
 
 
 def zeta_erf2_value(t, s, **kw):
-    """:func:`numeric.bayes.zeta_erf2_value` with the SLR kernels."""
+    """:func:`attnlimits.numeric.bayes.zeta_erf2_value` with the SLR kernels."""
     return _B.zeta_erf2_value(t, s, kernels=kernels(), **kw)
 
 
 def predecessor_manifold_risk(d, L, gamma2, lam, kappa, nu_M, **kw):
-    """:func:`numeric.bayes.predecessor_manifold_risk` with the SLR kernels."""
+    """:func:`attnlimits.numeric.bayes.predecessor_manifold_risk` with the SLR kernels."""
     return _B.predecessor_manifold_risk(d, L, gamma2, lam, kappa, nu_M, kernels=kernels(), **kw)
 
 
 def predecessor_prop3(gamma2, eps, L):
-    """:func:`numeric.bayes.predecessor_prop3` with the SLR kernels."""
+    """:func:`attnlimits.numeric.bayes.predecessor_prop3` with the SLR kernels."""
     return _B.predecessor_prop3(gamma2, eps, L, kernels=kernels())

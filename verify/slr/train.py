@@ -45,16 +45,16 @@ Optimisers
     :math:`N`; Adam is element-wise, so stacking the seeds is exact. ``sgd`` uses :math:`\eta=\texttt{lr}\cdot D/N`.
 
 Initialisation (§12): ``informed`` puts :math:`k=m_k^{\rm pop}k^*`, :math:`v=m_v^{\rm pop}v^*` (and the learned
-scalar at its population optimum) from :func:`numeric.population.optimal_population_risk`; softmax uses
+scalar at its population optimum) from :func:`attnlimits.numeric.population.optimal_population_risk`; softmax uses
 the exact :math:`m_k=c_\nu`, :math:`m_v=1` (§7). When the optimum is a limit (softmax at max-SLR
 :math:`\nu=\infty`, :math:`b\to-\infty`) the start is capped (:math:`m_k\le3`, the RS start of §10.6; :math:`|b|\le30`)
 and the row says so. ``random``: :math:`k,v\sim\mathcal N(0,\texttt{init\_scale}^2I_D)`, a separate, labelled
 experiment.
 
 Reports (§12), per seed and as mean ± sd over seeds: ``E_test`` on ``n_test`` fresh sequences of the
-same teacher (mean ± SE over 20 batches, :func:`verify.slr.direct_risk`); ``E_test_overlaps``,
+same teacher (mean ± SE over 20 batches, :func:`attnlimits.verify.slr.direct_risk`); ``E_test_overlaps``,
 the same error computed from the seven learned overlaps by the population formula of §6.1
-(:func:`numeric.population.population_risk_general`; exact given the weights when the teacher is
+(:func:`attnlimits.numeric.population.population_risk_general`; exact given the weights when the teacher is
 orthonormal, claim C5); the seven overlaps; the distance to the manifold
 :math:`\sqrt{m_{kv^*}^2+m_{vk^*}^2+q_{kv}^2}`; the objective, the training MSE; optimiser status,
 iterations, evaluations and final gradient norm.
@@ -85,10 +85,10 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import torch
 
-from symbolic.result import Command, InputError, Param
-from derivations.slr.result import TRAIN_COMMAND  # noqa: F401  (declared with the result)
-from verify._torchutil import draw_generator, draw_seed
-from verify._torchutil import resolve_device
+from attnlimits.symbolic.result import Command, InputError, Param
+from attnlimits.derivations.slr.result import TRAIN_COMMAND  # noqa: F401  (declared with the result)
+from attnlimits.verify._torchutil import draw_generator, draw_seed
+from attnlimits.verify._torchutil import resolve_device
 
 from .estimators import ACTIVATIONS, direct_risk, torch_attention_weights
 from .samplers import c_nu, distance_to_manifold, make_teacher, overlaps, sample_sequences
@@ -96,7 +96,7 @@ from .samplers import c_nu, distance_to_manifold, make_teacher, overlaps, sample
 
 def _extra_scalars():
     """Activation name → name of its extra scalar, and the names whose scalar is learned (the registry's)."""
-    from derivations.slr import ACTIVATIONS as REG
+    from attnlimits.derivations.slr import ACTIVATIONS as REG
 
     extra = {a.name: a.extra_name for a in REG.values() if a.extra is not None}
     return extra, tuple(a.name for a in REG.values() if a.extra_learned)
@@ -168,12 +168,12 @@ def length_split(N: int, law) -> list[tuple[int, int]]:
 
 
 def _law_arg(law):
-    """The length argument of :mod:`verify.slr` (int, or dict for variable length)."""
+    """The length argument of :mod:`attnlimits.verify.slr` (int, or dict for variable length)."""
     return law[0][0] if len(law) == 1 else {Lv: p for Lv, p in law}
 
 
 def _setting(model, nu, law):
-    from verify.slr.theory import make_setting
+    from attnlimits.verify.slr.theory import make_setting
 
     return make_setting(model, nu, {Lv: p for Lv, p in law})
 
@@ -227,7 +227,7 @@ def _population_start(name: str, model: str, nu: float, law: tuple, extra) -> di
             return {"m_k": 3.0, "m_v": 1.0, "extra": None,
                     "note": "population optimum is the limit m_k→∞; start capped at m_k=3"}
         return {"m_k": c_nu(model, nu), "m_v": 1.0, "extra": None, "note": "exact (§7)"}
-    from verify.slr.theory import optimal_population_risk
+    from attnlimits.verify.slr.theory import optimal_population_risk
 
     setting = _setting(model, nu, list(law))
     fixed = extra if (name in _EXTRA and name not in _LEARNED) else None
@@ -916,7 +916,7 @@ def _train_chunk(activation, model, nu, law, split, D, N, lam, delta, chunk, see
                             generator=draw_generator(bases[i], 2), teacher=(ks, vs), extra=ex, device="cpu")
             row["E_test"], row["E_test_se"] = float(r.mean), float(r.se)
             try:
-                from verify.slr.theory import population_risk_general
+                from attnlimits.verify.slr.theory import population_risk_general
 
                 e6, se6 = population_risk_general(activation, setting, ov, extra=ex, points=overlap_points,
                                                   replicates=8, seed=int(bases[i] % 2**31))
@@ -954,17 +954,17 @@ def summarize(rows: list[dict], settings: dict | None = None) -> dict:
 
 
 def _replica():
-    """The replica wrappers (:mod:`verify.slr.replica`), or InputError when they are missing."""
+    """The replica wrappers (:mod:`attnlimits.verify.slr.replica`), or InputError when they are missing."""
     try:
-        from verify.slr import replica
+        from attnlimits.verify.slr import replica
     except ImportError:
-        raise InputError("the RS theory (verify.slr.replica) is not available in this installation") from None
+        raise InputError("the RS theory (attnlimits.verify.slr.replica) is not available in this installation") from None
     return replica
 
 
 def rs_tuned_lambda(activation, model, nu, L, alpha, delta, grid=LAMBDA_GRID) -> dict:
     """λ minimising the RS test error (spec §12: log grid 10⁻³…10, 9 points, then a 1-D refinement),
-    with the grid and the RS point at the chosen λ (a row of :class:`numeric.replica.RSFixedPoint`)."""
+    with the grid and the RS point at the chosen λ (a row of :class:`attnlimits.numeric.replica.RSFixedPoint`)."""
     rep = _replica()
     best, pts = rep.rs_tune_lambda(activation, model, nu, L, float(alpha), float(delta), grid=list(grid))
     return {"lam": float(best.lam), "grid": [float(p.lam) for p in pts], "E_test_grid": [float(p.E_test) for p in pts],
@@ -1054,15 +1054,15 @@ def bo_learning_curve(model: str, nu: float, L, alphas, delta: float = 0.1, *, n
                       points: int = 2 ** 11, replicates: int = 4):
     r"""The finite-α Bayes-optimal error :math:`E_{BO}(\alpha)` (spec §11) on a log grid through ``alphas``.
 
-    Calls :func:`verify.slr.bayes_optimal.bo_state_evolution` (free-entropy-selected fixed point)
+    Calls :func:`attnlimits.verify.slr.bayes_optimal.bo_state_evolution` (free-entropy-selected fixed point)
     at the α of ``alphas`` and ``n_grid`` log-spaced α between their extremes, Sobol
     ``replicates × points`` (integration error about 10⁻⁴ on :math:`E_{BO}`, spiked :math:`L=2`, ν=2).
 
-    Returns ``(alphas, E_BO, E_BO_se)`` (sorted), or raises :class:`symbolic.result.InputError`
+    Returns ``(alphas, E_BO, E_BO_se)`` (sorted), or raises :class:`attnlimits.symbolic.result.InputError`
     when the BO theory does not cover the setting and
-    :class:`numeric.ConvergenceError` when a state evolution fails.
+    :class:`attnlimits.numeric.ConvergenceError` when a state evolution fails.
     """
-    from verify.slr.bayes_optimal import bo_state_evolution
+    from attnlimits.verify.slr.bayes_optimal import bo_state_evolution
 
     a = sorted({float(x) for x in alphas})
     if len(a) > 1:
@@ -1077,7 +1077,7 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
 
     ERM: summary rows (mean ± sd over seeds, points with error bars); RS: ``rs_curves``
     ``{activation: (alphas, E, SE)}`` drawn as lines through the α of the ERM points with a ±3 SE
-    band (computed by :func:`verify.slr.replica.rs_learning_curve` when ``theory`` and not given,
+    band (computed by :func:`attnlimits.verify.slr.replica.rs_learning_curve` when ``theory`` and not given,
     for activations trained at one λ); the population optimum of
     each activation dashed in its colour; the Bayes risk (population) in black, dotted; the
     finite-α Bayes-optimal error :math:`E_{BO}(\alpha)` (spec §11, :func:`bo_learning_curve`) in black,
@@ -1131,7 +1131,7 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
             ax.fill_between(ra, re - 3 * rse, re + 3 * rse, color=col, alpha=0.2, lw=0)
         try:
             start = None
-            from verify.slr.theory import optimal_population_risk
+            from attnlimits.verify.slr.theory import optimal_population_risk
 
             if act == "softmax":
                 start = None
@@ -1142,7 +1142,7 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
         except (ValueError, ArithmeticError):
             pass
     if bayes_optimal:
-        from numeric import ConvergenceError
+        from attnlimits.numeric import ConvergenceError
 
         try:
             if bo_curve is None:
@@ -1158,7 +1158,7 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
             why = why.split(": ", 1)[1] if why.startswith("--model") and ": " in why else why
             ax.plot([], [], " ", label=f"Bayes-optimal E_BO(α) not drawn: {why[:70]}")
     try:
-        from verify.slr import theory as bayes
+        from attnlimits.verify.slr import theory as bayes
 
         if len(law) == 1:
             eb = float(bayes.bayes_risk(model, nu, law[0][0]).value)

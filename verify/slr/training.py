@@ -8,9 +8,9 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
-from verify._torchutil import DTYPE
-from verify.stats import mean_se
-from verify._torchutil import resolve_device
+from attnlimits.verify._torchutil import DTYPE
+from attnlimits.verify.stats import mean_se
+from attnlimits.verify._torchutil import resolve_device
 
 from .estimators import _check_activation, _predict, direct_risk, overlap_risk, projection_AB
 from .samplers import (_as_generator, _check_model, _child_seed, _length_law, _randn, _seeded, c_nu, make_teacher,
@@ -39,7 +39,7 @@ TRAINING_ALLOWANCE = 1e-3
 
 def _linear_spiked_optimum(name: str, nu: float, L: int) -> tuple[float, float]:
     """(m_k, m_v) at the optimum of a linear variant, spiked-SLR: the generated §8 closed forms
-    (:func:`verify.slr.theory.optimal_population_risk`); ``linear_pure`` identifies only
+    (:func:`attnlimits.verify.slr.theory.optimal_population_risk`); ``linear_pure`` identifies only
     m_k m_v: m_k = 1 is taken."""
     from .theory import make_setting, optimal_population_risk
 

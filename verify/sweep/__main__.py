@@ -1,7 +1,7 @@
-"""``python -m verify.sweep ARGS`` is ``attnlimits sweep ARGS``."""
+"""``python -m attnlimits.verify.sweep ARGS`` is ``attnlimits sweep ARGS``."""
 import sys
 
-from verify.sweep.cli import main
+from attnlimits.verify.sweep.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

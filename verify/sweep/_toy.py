@@ -7,11 +7,11 @@ simulate a worker killed mid-sweep.  ``toy chain`` is the same function with ``e
 ``toy merge`` with ``expensive=("z",)`` (a list parameter: its chains are merged into one call).
 
 Register it in a process with :func:`register` (tests, benchmarks); workers need no
-registration, since a sweep ships the :class:`~symbolic.result.Command` itself.
+registration, since a sweep ships the :class:`attnlimits.symbolic.result.Command` itself.
 """
 from __future__ import annotations
 
-from symbolic.result import Command, Param, Result, register_result
+from attnlimits.symbolic.result import Command, Param, Result, register_result
 
 __all__ = ["TOY_RESULT", "register"]
 
@@ -37,12 +37,12 @@ TOY_RESULT = Result(
     name="toy",
     title="toy command for sweep tests",
     commands=(
-        Command(name="", help="f = x*y + seed", run="verify.sweep._toyrun:toy", parameters=_PARAMS,
+        Command(name="", help="f = x*y + seed", run="attnlimits.verify.sweep._toyrun:toy", parameters=_PARAMS,
                 table=("x", "y", "f")),
-        Command(name="chain", help="f = x*y + seed, chained along x", run="verify.sweep._toyrun:toy",
+        Command(name="chain", help="f = x*y + seed, chained along x", run="attnlimits.verify.sweep._toyrun:toy",
                 parameters=_PARAMS, expensive=("x",)),
         Command(name="merge", help="f = x*y + seed + z, one call along the list parameter z",
-                run="verify.sweep._toyrun:toy", parameters=_PARAMS, expensive=("z",)),
+                run="attnlimits.verify.sweep._toyrun:toy", parameters=_PARAMS, expensive=("z",)),
     ),
 )
 

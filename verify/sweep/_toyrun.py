@@ -1,4 +1,4 @@
-"""The function behind the toy sweep command (:mod:`verify.sweep._toy`); imports nothing heavy."""
+"""The function behind the toy sweep command (:mod:`attnlimits.verify.sweep._toy`); imports nothing heavy."""
 from __future__ import annotations
 
 import json
@@ -23,7 +23,7 @@ def toy(params: dict, *, progress=None) -> list[dict]:
     """Rows ``{x, y, seed, kind, row, z, f = x*y + seed + row + z, f_error = |x|/10, g = x + y}``, per z."""
     x, y, seed = params["x"], params["y"], params["seed"]
     if x < params["input_error_below"]:
-        from symbolic.result import InputError  # only on this path: workers skip SymPy
+        from attnlimits.symbolic.result import InputError  # only on this path: workers skip SymPy
 
         raise InputError(f"--x must be >= {params['input_error_below']:g}, got {x:g}")
     if x == params["die_at"] and params["die_flag"] and not os.path.exists(params["die_flag"]):

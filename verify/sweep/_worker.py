@@ -1,8 +1,8 @@
 """What runs inside a Dask worker: one point of a sweep (imports neither SymPy nor the registry).
 
-Kept apart from :mod:`verify.sweep.runner` so that a worker pays only for what the swept command
+Kept apart from :mod:`attnlimits.verify.sweep.runner` so that a worker pays only for what the swept command
 itself imports: a task ships the command's ``run`` string (``"module:function"``), not the
-:class:`~symbolic.result.Command` object, whose unpickling would import :mod:`symbolic`.
+:class:`attnlimits.symbolic.result.Command` object, whose unpickling would import :mod:`symbolic`.
 """
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ from pathlib import Path
 __all__ = ["execute_point", "execute_chain", "PinThreads", "THREAD_ENV", "plain", "resolve_run", "thread_settings", "point_rows",
            "write_part", "canonical_params", "META_COLUMNS"]
 
-from numeric.allocator import tune_allocator
-from numeric.threads import THREAD_VARIABLES, apply_threads
-from symbolic.result import resolve as resolve_run  # noqa: F401  (light: no SymPy)
+from attnlimits.numeric.allocator import tune_allocator
+from attnlimits.numeric.threads import THREAD_VARIABLES, apply_threads
+from attnlimits.symbolic.result import resolve as resolve_run  # noqa: F401  (light: no SymPy)
 
 #: environment given to worker processes (read by OpenMP, MKL, OpenBLAS, numexpr, torch at import)
 THREAD_ENV = {v: "1" for v in THREAD_VARIABLES}
@@ -270,7 +270,7 @@ def canonical_params(params: dict) -> str:
 
 
 def point_rows(record: dict, params: dict, command_name: str, code_version: str) -> list[dict]:
-    """Table rows of one point record (see :mod:`verify.sweep.table` for the columns)."""
+    """Table rows of one point record (see :mod:`attnlimits.verify.sweep.table` for the columns)."""
     # a list parameter with one value (a point of an axis over gamma, L, activation) is stored as
     # that value, so that its column matches the command's own output column and plots directly
     base = {k: plain(v[0] if isinstance(v, (list, tuple)) and len(v) == 1 else v) for k, v in params.items()}

@@ -6,7 +6,7 @@ Two forms share one parser (so a plain ``parse_args`` handles both)::
     attnlimits sweep plot DIR --x alpha --y E_test [--hue activation] [--where nu=1] [-o FILE]
 
 The lead's ``verify/cli.py`` calls :func:`add_subparser` on its subparsers and dispatches to
-:func:`run`; ``python -m verify.sweep ...`` runs the same through :func:`main`.
+:func:`run`; ``python -m attnlimits.verify.sweep ...`` runs the same through :func:`main`.
 Exit status: 0 all points ok, 1 some points failed (recorded in the table), 2 bad input,
 130 interrupted (finished points are kept; rerun the same command to complete the rest).
 """
@@ -17,7 +17,7 @@ import signal
 import sys
 import textwrap
 
-from symbolic.result import InputError
+from attnlimits.symbolic.result import InputError
 
 __all__ = ["add_subparser", "run", "main", "build_parser"]
 
@@ -197,7 +197,7 @@ def run(args) -> int:
 
 
 def main(argv=None) -> int:
-    """``python -m verify.sweep ARGS`` = ``attnlimits sweep ARGS``."""
+    """``python -m attnlimits.verify.sweep ARGS`` = ``attnlimits sweep ARGS``."""
     parser = build_parser()
     args = parser.parse_args(["sweep", *(sys.argv[1:] if argv is None else argv)])
     return run(args)

@@ -1,6 +1,6 @@
 """Grid files: which command to sweep, its fixed parameters and its axes (TOML).
 
-A grid file names one registered command (:mod:`symbolic.result`), the parameters that stay
+A grid file names one registered command (:mod:`attnlimits.symbolic.result`), the parameters that stay
 fixed, and the axes that vary::
 
     # learning curves of the spiked model, three noise levels, 20 sample ratios each
@@ -22,9 +22,9 @@ fixed, and the axes that vary::
     seed = { start = 0, stop = 9, step = 1 }          # arithmetic, stop included when hit
 
 The grid is validated before anything runs: the command must be registered, every name must
-be a :class:`~symbolic.result.Param` of it, every value must pass :meth:`Param.parse`, and every
+be a :class:`attnlimits.symbolic.result.Param` of it, every value must pass :meth:`Param.parse`, and every
 point must pass :meth:`Command.parse`.  A problem is one line ``FILE:LINE: message`` raised as
-:class:`~symbolic.result.InputError` (the CLI prints it and exits with status 2).
+:class:`attnlimits.symbolic.result.InputError` (the CLI prints it and exits with status 2).
 
 Points are ordered as the axes are written (the first axis varies slowest).  Points that differ
 only along the *together* axes (``Command.expensive`` unless the file says otherwise) form one
@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from symbolic.result import REQUIRED, Command, InputError, Result, discover_results
+from attnlimits.symbolic.result import REQUIRED, Command, InputError, Result, discover_results
 
 from ._worker import canonical_params
 
@@ -116,7 +116,7 @@ class _Lines:
 # commands, keys, code versions
 # ---------------------------------------------------------------------------------------------
 def registry() -> dict[str, Result]:
-    """The registered results (:func:`symbolic.result.discover_results`)."""
+    """The registered results (:func:`attnlimits.symbolic.result.discover_results`)."""
     return discover_results()
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from symbolic.result import InputError
+from attnlimits.symbolic.result import InputError
 
 from .table import ResultsTable
 
@@ -112,7 +112,7 @@ def plot_table(directory, x: str, y: str, hue: str | None = None, where=(), outp
     """Draw ``y`` against ``x`` (one curve per ``hue``) from the table in ``directory``; return the PNG path.
 
     ``output`` defaults to ``DIR/<y>_vs_<x>[_by_<hue>].png``.  See the module docstring for the
-    error bars.  Raises :class:`~symbolic.result.InputError` for an unknown column, an empty
+    error bars.  Raises :class:`attnlimits.symbolic.result.InputError` for an unknown column, an empty
     selection, or a swept parameter varying within a curve.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg

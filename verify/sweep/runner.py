@@ -1,17 +1,17 @@
 """Run a grid on Dask: one task per point, each finished point written to the table at once.
 
-:func:`run_sweep` runs the points of a :class:`~verify.sweep.grid.Grid` that the results table
-(:class:`~verify.sweep.table.ResultsTable`) does not hold yet:
+:func:`run_sweep` runs the points of a :class:`attnlimits.verify.sweep.grid.Grid` that the results table
+(:class:`attnlimits.verify.sweep.table.ResultsTable`) does not hold yet:
 
 - on a ``distributed.LocalCluster`` sized to the machine (one worker process per core, one
   thread per worker, BLAS/OpenMP/torch threads pinned to 1 inside the workers), on an existing
   scheduler (``scheduler="tcp://host:8786"``; the workers need attnlimits installed), on a
   ``client`` you pass, or in this process (``workers=0``);
-- points of one :meth:`~verify.sweep.grid.Grid.chains` chain are submitted as a chain of tasks,
+- points of one :meth:`attnlimits.verify.sweep.grid.Grid.chains` chain are submitted as a chain of tasks,
   each depending on the previous one, so Dask runs the chain in order on the worker that holds
   its predecessor and what the points share (a compiled solver, a warm start cached by the
   command) stays in that process, while every point still reports as soon as it finishes; a
-  *merged* chain (list-valued expensive axis, :attr:`~verify.sweep.grid.Grid.merge`) is one task
+  *merged* chain (list-valued expensive axis, :attr:`attnlimits.verify.sweep.grid.Grid.merge`) is one task
   making one call, as ``attnlimits rmt --gamma 0.01,0.1,1`` does (:func:`execute_chain`);
 - each finished point is written at once, atomically: by the worker itself when it sees the
   output folder (same machine or shared filesystem), else by the client as results complete
@@ -35,7 +35,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from symbolic.result import InputError
+from attnlimits.symbolic.result import InputError
 
 from .grid import Grid
 from ._worker import THREAD_ENV, PinThreads, _one_line, _versions, execute_chain, execute_point, point_rows
@@ -155,9 +155,9 @@ def run_sweep(grid: Grid, out, *, client=None, scheduler: str | None = None, wor
     Parameters
     ----------
     grid : Grid
-        a validated grid (:func:`~verify.sweep.grid.load_grid`).
+        a validated grid (:func:`attnlimits.verify.sweep.grid.load_grid`).
     out : path
-        the output folder (created); see :mod:`verify.sweep.table`.
+        the output folder (created); see :mod:`attnlimits.verify.sweep.table`.
     client : distributed.Client, optional
         run on this client (not closed afterwards).
     scheduler : str, optional

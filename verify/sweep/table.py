@@ -18,7 +18,7 @@ Rows
 One row per row returned by the command (usually one per point): the parsed parameters, the
 outputs (including error estimates such as ``E_test_error``), and these columns:
 
-``point_key``      :func:`~verify.sweep.grid.point_key` (command + parameters + code version)
+``point_key``      :func:`attnlimits.verify.sweep.grid.point_key` (command + parameters + code version)
 ``attempt``        a fresh id per execution of the point
 ``row_index``      position of the row among the point's rows
 ``status``         ``"ok"`` or ``"failed"``
@@ -46,7 +46,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from symbolic.result import InputError
+from attnlimits.symbolic.result import InputError
 
 from ._worker import META_COLUMNS, _atomic_write, _fsync_dir, plain, write_part  # noqa: F401
 

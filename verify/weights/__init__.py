@@ -6,12 +6,12 @@ Nothing is ever downloaded.
 
 Modules
 -------
-:mod:`~verify.weights.checkpoint`
+:mod:`attnlimits.verify.weights.checkpoint`
     :func:`load_state_dict` reads a checkpoint (``.safetensors`` with NumPy alone or the ``safetensors``
     package; ``.bin``/``.pt`` with ``torch.load(..., weights_only=True)`` on CPU; a Hugging Face folder);
     :func:`read_config`; :class:`CheckpointError`. The NumPy safetensors reader is
-    :mod:`verify.weights._safetensors`.
-:mod:`~verify.weights.heads`
+    :mod:`attnlimits.verify.weights._safetensors`.
+:mod:`attnlimits.verify.weights.heads`
     :func:`extract_heads` finds the per-head query/key matrices
     :math:`W_Q^h, W_K^h\in\mathbb R^{d_h\times p}` (BERT, GPT-2 or a :class:`GenericLayout`) and forms the
     scaled per-head product (rows = keys, columns = queries)
@@ -24,7 +24,7 @@ Modules
     i.e. the paper's normalisation for tokens with unit-variance coordinates, and the layer sum
     :math:`B=\sum_h B_h` (a proxy: :math:`W_O` mixes the heads). Optionally the gain :math:`g` of the
     LayerNorm feeding the block is folded in, :math:`B\leftarrow\operatorname{diag}(g)\,B\,\operatorname{diag}(g)`.
-:mod:`~verify.weights.fit`
+:mod:`attnlimits.verify.weights.fit`
     :func:`head_diagnostics` computes spec §13 items 1–4 for one matrix; :func:`fit_identity_plus_low_rank`
     is item 3,
 
@@ -33,13 +33,13 @@ Modules
         \rho_r=\min_{s\in\mathbb R,\ \operatorname{rank}L\le r}\frac{\|B-sI-L\|_F}{\|B\|_F}
               =\min_s\frac{\sqrt{\phi_r(s)}}{\|B\|_F},\qquad
         \phi_r(s)=\sum_{k>r}\sigma_k(B-sI)^2 .
-:mod:`~verify.weights.report`
+:mod:`attnlimits.verify.weights.report`
     :func:`analyze_checkpoint` runs everything and returns a :class:`WeightsReport`
     (tidy CSV, JSON with parameters and versions, a PNG, a text table).
 
 Example
 -------
->>> from verify.weights import analyze_checkpoint            # doctest: +SKIP
+>>> from attnlimits.verify.weights import analyze_checkpoint            # doctest: +SKIP
 >>> rep = analyze_checkpoint("path/to/gpt2")                    # doctest: +SKIP
 >>> print(rep.format_table()); rep.write("out/gpt2-weights")    # doctest: +SKIP
 

@@ -1,4 +1,4 @@
-"""Dependency-free *safetensors* reader (NumPy only), used by :mod:`verify.weights.checkpoint` (spec §13).
+"""Dependency-free *safetensors* reader (NumPy only), used by :mod:`attnlimits.verify.weights.checkpoint` (spec §13).
 
 File format
 -----------
@@ -15,7 +15,7 @@ a bfloat16 is the upper 16 bits of an IEEE float32, so ``float32_bits = bf16_bit
 integer/boolean types ``I64 I32 I16 I8 U64 U32 U16 U8 BOOL``. The FP8 types are refused.
 
 Errors are reported as :class:`SafetensorsFormatError` (a :class:`ValueError`) with a one-line message;
-:func:`verify.weights.checkpoint.read_safetensors` turns them into ``CheckpointError``.
+:func:`attnlimits.verify.weights.checkpoint.read_safetensors` turns them into ``CheckpointError``.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 r"""Checkpoint I/O for the pretrained-weight diagnostics (spec §13 "Loading").
 
 Reads a local checkpoint into a dict of NumPy arrays: ``.safetensors`` (the NumPy reader of
-:mod:`verify.weights._safetensors` or the ``safetensors`` package), ``.bin``/``.pt`` through
+:mod:`attnlimits.verify.weights._safetensors` or the ``safetensors`` package), ``.bin``/``.pt`` through
 ``torch.load(..., weights_only=True)`` on the CPU, sharded ``*.index.json`` files and Hugging Face folders,
 plus the ``config.json`` beside them. Nothing is ever downloaded. Every failure is a
 :class:`CheckpointError` with a one-line message.
@@ -47,7 +47,7 @@ def read_safetensors(
     names : iterable of str, optional
         Read only these tensors.
     backend : {"auto", "numpy", "safetensors"}
-        ``"numpy"``: the dependency-free reader of :mod:`verify.weights._safetensors` (8-byte little-endian header
+        ``"numpy"``: the dependency-free reader of :mod:`attnlimits.verify.weights._safetensors` (8-byte little-endian header
         length :math:`N`, :math:`N` bytes of JSON, raw buffer). ``"safetensors"``: the ``safetensors``
         package (BF16 tensors, which NumPy cannot hold, are decoded by the NumPy reader). ``"auto"``: the
         package when importable, else NumPy. Both give identical arrays.

@@ -1,7 +1,7 @@
 r"""Report of the pretrained-weight diagnostics (spec §13): :func:`analyze_checkpoint` and :class:`WeightsReport`.
 
 :func:`analyze_checkpoint` loads a checkpoint (:mod:`.checkpoint`), extracts the heads (:mod:`.heads`),
-runs :func:`~verify.weights.fit.head_diagnostics` on every head product and layer sum, and returns a
+runs :func:`attnlimits.verify.weights.fit.head_diagnostics` on every head product and layer sum, and returns a
 :class:`WeightsReport` (tidy CSV, JSON with parameters and versions, a PNG, a text table).
 """
 from __future__ import annotations

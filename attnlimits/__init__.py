@@ -1,0 +1,84 @@
+"""attnlimits: symbolic–numeric derivation and verification of attention-layer theory.
+
+One import name for the whole system; the repository's folders are its layers::
+
+    attnlimits.derivations   the equations of each result, written once in SymPy
+    attnlimits.symbolic      the engine: Gaussian expectations, Hermite data, codegen, the registry
+    attnlimits.numeric       solvers generated from the symbolic systems
+    attnlimits.verify        Monte Carlo, training, the claims, reports and the command line
+
+The public API below is what a notebook needs; every command of the command line has a Python
+twin here with the same parameters, the same validation and the same errors
+(:class:`InputError`, one line)::
+
+    >>> import attnlimits as al
+    >>> sorted(al.results())
+    ['rmt', 'slr']
+    >>> table = al.slr.population(model="spiked", nu=2, L=3, activation="linear_centred", progress=False)
+    >>> round(table[0]["risk"], 12)                       # (L - 1)/(L + nu)
+    0.4
+    >>> table.to_frame()[["activation", "risk"]]          # doctest: +SKIP
+
+Results of commands are :class:`Table` objects (a sequence of tidy rows with ``to_frame()`` and
+``plot()``).  ``al.rmt``, ``al.slr`` and every result a plug-in registers are found through the
+``attnlimits.results`` entry points (:func:`results`).
+"""
+from __future__ import annotations
+
+import importlib as _importlib
+from pathlib import Path as _Path
+
+
+def _checkout_layers() -> list[str]:
+    """In a source checkout (an editable install, or ``PYTHONPATH=<checkout>``) the layers are the
+    folders beside this package: make them its subpackages.  In an installed wheel they are
+    inside this folder already and nothing is added."""
+    here = _Path(__file__).resolve().parent
+    root = here.parent
+    layers = ("derivations", "symbolic", "numeric", "verify")
+    if (here / "verify").is_dir() or not (root / "pyproject.toml").is_file():
+        return []
+    if all((root / name / "__init__.py").is_file() for name in layers):
+        return [str(root)]
+    return []
+
+
+__path__ += _checkout_layers()  # noqa: F821 - the package's own search path
+
+from ._api import (  # noqa: E402
+    InputError as InputError,
+    Table as Table,
+    __version__ as __version__,
+    claims as claims,
+    export as export,
+    hermite as hermite,
+    results as results,
+    run as run,
+    sweep as sweep,
+    verify_claims as verify_claims,
+    weights as weights,
+)
+
+__all__ = ["InputError", "Table", "__version__", "claims", "export", "hermite", "results", "run",
+           "sweep", "verify_claims", "weights"]
+
+_LAYERS = ("derivations", "symbolic", "numeric", "verify")
+
+
+def __getattr__(name):
+    """The layers on first use, and each registered result as a namespace of its commands
+    (``al.slr.replica(...)``, ``al.rmt(...)``)."""
+    if name in _LAYERS:
+        return _importlib.import_module(f"{__name__}.{name}")
+    from . import _api
+
+    ns = _api.result_namespace(name)
+    if ns is not None:
+        return ns
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    from . import _api
+
+    return sorted(set(globals()) | set(_LAYERS) | set(_api.results()))
