@@ -293,6 +293,8 @@ class ResultNamespace:
                 setattr(self, _py_name(cmd.name), _CommandFunction(result, cmd))
         self.__doc__ = f"{result.title}.\n\nCommands: " + ", ".join(
             _py_name(c.name) if c.name else "(call the namespace)" for c in result.commands)
+        if any(c.name == "" for c in result.commands):
+            self.__doc__ += "\n\n" + _doc(result, result.command(""))
 
     @property
     def commands(self) -> list[str]:

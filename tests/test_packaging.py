@@ -1,0 +1,66 @@
+"""One import package: a wheel built from the repository installs exactly ``attnlimits`` (and its
+dist-info), with the layers as its subpackages; the explicit package list is complete."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ("derivations", "symbolic", "numeric", "verify")
+
+
+def _declared():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    return cfg["packages"], cfg["package-dir"]
+
+
+def test_package_list_is_complete():
+    packages, mapping = _declared()
+    assert mapping == {"attnlimits": "attnlimits", **{f"attnlimits.{n}": n for n in LAYERS}}
+    found = {"attnlimits"}
+    for layer in LAYERS:
+        for init in (ROOT / layer).rglob("__init__.py"):
+            if "__pycache__" not in init.parts:
+                found.add("attnlimits." + ".".join(init.parent.relative_to(ROOT).parts))
+    assert set(packages) == found
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                           "--wheel-dir", str(out), str(ROOT)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (whl,) = out.glob("attnlimits-*.whl")
+    return whl
+
+
+def test_wheel_installs_one_top_level_package(wheel):
+    with zipfile.ZipFile(wheel) as z:
+        record = next(n for n in z.namelist() if n.endswith(".dist-info/RECORD"))
+        paths = [line.split(",")[0] for line in z.read(record).decode().splitlines() if line.strip()]
+        entry_points = z.read(record.replace("RECORD", "entry_points.txt")).decode()
+    tops = {p.split("/")[0] for p in paths}
+    assert tops == {"attnlimits", record.split("/")[0]}, tops
+    for layer in LAYERS:
+        assert f"attnlimits/{layer}/__init__.py" in paths
+    sources = sum(1 for layer in LAYERS for p in (ROOT / layer).rglob("*.py") if "__pycache__" not in p.parts)
+    assert sum(1 for p in paths if p.endswith(".py") and p.split("/")[1] in LAYERS) == sources
+    assert "attnlimits = attnlimits.verify.cli:console_main" in entry_points
+    assert "slr = attnlimits.derivations.slr.result:RESULT" in entry_points
+
+
+def test_checkout_package_finds_the_layers_beside_it():
+    import attnlimits
+    import attnlimits.numeric
+
+    assert Path(attnlimits.numeric.__file__).resolve() == ROOT / "numeric" / "__init__.py"
+    assert Path(attnlimits.__file__).resolve() == ROOT / "attnlimits" / "__init__.py"
