@@ -475,7 +475,7 @@ def export(result: str, output, **params) -> str:
 
 
 def sweep(grid, out, *, workers: int | None = None, scheduler: str | None = None, force: bool = False,
-          retry_failed: bool = False, csv: bool = False, progress: bool = True):
+          retry_failed: bool = False, reuse_stale: bool = False, csv: bool = False, progress: bool = True):
     """Run a grid file (``attnlimits sweep GRID.toml --out DIR``) and return its summary; the
     results table is then in ``out`` (:class:`attnlimits.verify.sweep.table.ResultsTable`)."""
     from attnlimits.verify.sweep.grid import load_grid
@@ -484,7 +484,7 @@ def sweep(grid, out, *, workers: int | None = None, scheduler: str | None = None
     if workers is not None and workers < 0:
         raise InputError(f"workers must be >= 0, got {workers}")
     return run_sweep(load_grid(grid), out, scheduler=scheduler, workers=workers, force=force,
-                     retry_failed=retry_failed, progress=progress, csv=csv)
+                     retry_failed=retry_failed, reuse_stale=reuse_stale, progress=progress, csv=csv)
 
 
 def weights(checkpoint, *, ranks: Sequence[int] | None = None, layers: Sequence[int] | None = None,

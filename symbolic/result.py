@@ -87,6 +87,10 @@ class Param:
     command-line spelling (default ``--name`` with ``_`` → ``-``).  ``raw=True`` keeps numbers as
     their exact text (for an mpmath backend) after validating them.  Text longer than
     ``max_length`` characters is refused (a one-line message, never the input repeated back).
+    ``validator`` optionally names ``"module:function"`` called with one value (one item of a
+    list) that raises :class:`InputError` or :class:`ValueError` for a value the command would
+    refuse (an unknown activation name): a sweep's grid is checked with it before anything runs.
+    It is imported only then, so that the parser stays free of SymPy.
     """
 
     name: str
@@ -99,6 +103,7 @@ class Param:
     metavar: str | None = None
     raw: bool = False
     max_length: int = 500
+    validator: str | None = None
 
     def __post_init__(self):
         if self.kind not in _KINDS:

@@ -48,7 +48,8 @@ _NU = Param("nu", "float", check="nonnegative,inf", help="spike strength nu >= 0
 _L = Param("L", "ints", check=">=1", flag="--L",
            help="sequence length, or a comma-separated list for L uniform over it (variable length)")
 _ACTS = Param("activation", "strs", default=DEFAULT_ACTIVATIONS,
-              help=f"comma-separated activation names (default {','.join(DEFAULT_ACTIVATIONS)})")
+              help=f"comma-separated activation names (default {','.join(DEFAULT_ACTIVATIONS)})",
+              validator="attnlimits.derivations.slr.population:activation")
 
 POPULATION_COMMAND = Command(
     name="population",
@@ -242,7 +243,8 @@ REPLICA_COMMAND = Command(
         Param("nu", "float", 2.0, "spike strength nu (inf allowed for max-SLR)", check="nonnegative,inf"),
         Param("L", "ints", [2], "sequence length; a list gives a uniform variable-length law", check=">=2",
               flag="--L"),
-        Param("activation", "strs", ["softmax"], "comma list of activation variants (spec §4 full names)"),
+        Param("activation", "strs", ["softmax"], "comma list of activation variants (spec §4 full names)",
+              validator="attnlimits.derivations.slr.population:activation"),
         Param("alpha", "floats", [1.0, 2.0, 4.0, 10.0, 20.0], "sample ratios alpha = N/D", check="positive"),
         Param("lam", "strs", ["0.1"], "ridge strengths lambda (comma list) or 'tune' (log grid 1e-3..10 + refinement)"),
         Param("delta", "float", 0.1, "label noise Delta", check="nonnegative"),

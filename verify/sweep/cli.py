@@ -28,9 +28,8 @@ EXAMPLE_GRID = textwrap.dedent("""\
     model = "spiked"
     L = 3
     [axes]
-    nu = [0.5, 1, 2]
-    alpha = { start = 0.1, stop = 2.0, num = 20 }
-    lam = { start = 1e-3, stop = 1, num = 4, log = true }""")
+    nu = { start = 0.25, stop = 4, num = 5, log = true }
+    activation = ["softmax", "linear_uncentred", "erf_learned"]""")
 
 DESCRIPTION = textwrap.dedent("""\
     Run every point of a grid file as a task on Dask and keep the results in a table, or plot it.
@@ -39,8 +38,10 @@ DESCRIPTION = textwrap.dedent("""\
         validates the grid (one line with the line number on error, exit 2), then runs the
         points missing from DIR on a local Dask cluster (one single-threaded worker process per
         core) or on --scheduler ADDR.  Each finished point is written at once to DIR/parts/ as
-        Parquet, keyed by a hash of command, parameters and code version: rerunning resumes,
-        --force redoes.  A failing point records its one-line error and the sweep goes on.
+        Parquet, keyed by a hash of command, parameters and code (the package version and a
+        fingerprint of its source): rerunning resumes, --force redoes, and points made by other
+        code are reported and recomputed (--reuse-stale keeps them).  A failing point records
+        its one-line error and the sweep goes on.  Needs the extra: pip install 'attnlimits[sweep]'.
 
     attnlimits sweep plot DIR --x X --y Y [--hue H]
         draws Y against X, one curve per value of H, with error bars (standard error over
@@ -74,6 +75,9 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                         "0 runs the points in this process")
     g.add_argument("--force", action="store_true", help="redo points already in the table")
     g.add_argument("--retry-failed", action="store_true", help="redo points whose last attempt failed")
+    g.add_argument("--reuse-stale", action="store_true",
+                   help="keep points computed by other code (another source fingerprint) instead of "
+                        "recomputing them (default: recompute, and report how many)")
     g.add_argument("--csv", action="store_true", help="also write DIR/results.csv")
     g.add_argument("--check", action="store_true", help="validate the grid, print the plan, run nothing")
     g.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -104,7 +108,7 @@ def build_parser(prog: str = "attnlimits") -> argparse.ArgumentParser:
     return parser
 
 
-_RUN_ONLY = ("out", "scheduler", "workers", "force", "retry_failed", "csv", "check", "no_progress")
+_RUN_ONLY = ("out", "scheduler", "workers", "force", "retry_failed", "reuse_stale", "csv", "check", "no_progress")
 _PLOT_ONLY = ("x", "y", "hue", "where", "output", "logx", "logy")
 
 
@@ -161,7 +165,8 @@ def _sweep(args) -> int:
         pass
     try:
         summary = run_sweep(grid, args.out, scheduler=args.scheduler, workers=args.workers, force=args.force,
-                            retry_failed=args.retry_failed, progress=not args.no_progress, csv=args.csv)
+                            retry_failed=args.retry_failed, progress=not args.no_progress, csv=args.csv,
+                            reuse_stale=args.reuse_stale)
     except KeyboardInterrupt as exc:
         s = getattr(exc, "summary", None)
         if s is not None:
@@ -188,12 +193,28 @@ def _sigterm(signum, frame):
 def run(args) -> int:
     """Run ``attnlimits sweep`` from parsed ``args``; bad input prints one line, returns 2."""
     try:
-        if args.target == "plot":
-            return _plot(args)
-        return _sweep(args)
+        try:
+            if args.target == "plot":
+                return _plot(args)
+            return _sweep(args)
+        except ModuleNotFoundError as exc:
+            raise missing_extra(exc) from None
     except InputError as exc:
         print(f"attnlimits sweep: error: {exc}", file=sys.stderr)
         return 2
+
+
+#: the optional dependencies of sweeps (pyproject.toml's ``sweep`` extra), by import name
+SWEEP_MODULES = ("pyarrow", "dask", "distributed", "tomli")
+
+
+def missing_extra(exc: ModuleNotFoundError) -> Exception:
+    """A missing optional dependency as one line naming the extra to install (other missing
+    modules are not ours to explain: ``exc`` itself)."""
+    name = (exc.name or "").split(".")[0]
+    if name in SWEEP_MODULES:
+        return InputError(f"sweeps need the optional dependency {name!r}: pip install 'attnlimits[sweep]'")
+    return exc
 
 
 def main(argv=None) -> int:

@@ -57,8 +57,8 @@ try:  # Python >= 3.11
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-__all__ = ["Grid", "load_grid", "parse_grid", "find_command", "point_key", "code_version_of",
-           "canonical_params"]
+__all__ = ["Grid", "load_grid", "parse_grid", "find_command", "point_key", "point_identity", "code_version_of",
+           "source_fingerprint", "canonical_params"]
 
 _TOP_KEYS = ("command", "mode", "zip", "together", "merge", "code_version", "fixed", "axes", "description")
 _RANGE_KEYS = {"start", "stop", "num", "step", "log"}
@@ -142,24 +142,76 @@ def _distribution_of(top: str) -> str:
     return (metadata.packages_distributions().get(top) or ["attnlimits"])[0]
 
 
-def code_version_of(command: Command) -> str:
-    """``"<distribution>==<version>"`` of the package that provides ``command.run``.
+@functools.lru_cache(maxsize=None)
+def _package_fingerprint(top: str) -> str:
+    """SHA-256 (16 hex digits) of the ``.py`` files of the top-level package ``top``, found
+    without importing it; ``""`` when it cannot be located."""
+    import importlib.util
 
-    The distribution is looked up from the top-level module of ``command.run`` (without
-    importing it); ``attnlimits==<version>`` when that module belongs to no installed
-    distribution (a source checkout) or the lookup fails.
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return ""
+    if spec is None:
+        return ""
+    roots = list(spec.submodule_search_locations or []) or ([spec.origin] if spec.origin else [])
+    h = hashlib.sha256()
+    for root in roots:
+        root = Path(root)
+        files = sorted(root.rglob("*.py")) if root.is_dir() else [root]
+        for f in files:
+            if "__pycache__" in f.parts:
+                continue
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def source_fingerprint(command: Command) -> str:
+    """The fingerprint of the code that computes ``command``: the attnlimits source fingerprint
+    (the one ``verify --cache`` keys on, :func:`attnlimits.verify.claims.base.code_fingerprint`),
+    combined with the source of the plug-in package providing ``command.run`` when that is not
+    attnlimits.  Any edit of the source, also in an editable install, changes it."""
+    from attnlimits.verify.claims.base import code_fingerprint
+
+    fp = code_fingerprint()
+    top = command.run.partition(":")[0].split(".")[0]
+    if top != "attnlimits":
+        extra = _package_fingerprint(top)
+        fp = hashlib.sha256(f"{fp}|{top}:{extra}".encode()).hexdigest()[:16]
+    return fp
+
+
+def code_version_of(command: Command) -> str:
+    """``"<distribution>==<version>+src.<fingerprint>"`` of the code that provides ``command.run``.
+
+    The distribution is looked up from the top-level module of ``command.run`` (without importing
+    it; ``attnlimits`` when it belongs to no installed distribution); the fingerprint is
+    :func:`source_fingerprint`, so the points of a sweep are keyed on the code itself, not only on
+    the package version: after an edit, a rerun finds the old points *stale* and recomputes them
+    (``--reuse-stale`` keeps them).  A grid file's ``code_version = "..."`` pins the version instead.
     """
     from importlib import metadata
 
     top = command.run.partition(":")[0].split(".")[0]
     try:
         dist = _distribution_of(top)
-        return f"{dist}=={metadata.version(dist)}"
+        version = f"{dist}=={metadata.version(dist)}"
     except Exception:  # noqa: BLE001 - provenance only; never stop a sweep for it
         try:
-            return f"attnlimits=={metadata.version('attnlimits')}"
+            version = f"attnlimits=={metadata.version('attnlimits')}"
         except Exception:  # noqa: BLE001
-            return "attnlimits==unknown"
+            version = "attnlimits==unknown"
+    try:
+        return f"{version}+src.{source_fingerprint(command)}"
+    except OSError:  # an unreadable source file: the version alone
+        return version
+
+
+def point_identity(command_name: str, params: dict) -> str:
+    """What a point *is*, whatever code computed it: command and canonical parameters (the
+    ``command`` and ``params_json`` columns of the table)."""
+    return json.dumps([command_name, canonical_params(params)])
 
 
 def point_key(command_name: str, params: dict, code_version: str) -> str:
@@ -291,6 +343,24 @@ def _expand_range(spec: dict, err) -> list:
     return [_clean_float(start + step * i) for i in range(n)]
 
 
+def _validate_value(p, parsed, checked: dict) -> None:
+    """Run ``p.validator`` (see :class:`~attnlimits.symbolic.result.Param`) on every item of a parsed
+    value, once per distinct item; its refusal becomes an :class:`InputError` of one line."""
+    if not p.validator:
+        return
+    from attnlimits.symbolic.result import resolve
+
+    for item in parsed if isinstance(parsed, list) else [parsed]:
+        if item is None or (p.validator, repr(item)) in checked:
+            continue
+        try:
+            resolve(p.validator)(item)
+        except (InputError, ValueError, KeyError, TypeError) as exc:
+            msg = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc).strip().splitlines()
+            raise InputError(msg[0] if msg else f"{item!r} is refused") from None
+        checked[(p.validator, repr(item))] = True
+
+
 def parse_grid(text: str, source: str = "<grid>", results: dict[str, Result] | None = None) -> Grid:
     """Parse and validate grid-file ``text`` (see the module docstring for the format).
 
@@ -339,6 +409,7 @@ def parse_grid(text: str, source: str = "<grid>", results: dict[str, Result] | N
             raise err(f"parameter {k!r} is both fixed and an axis", "axes", k)
 
     listy = ("floats", "ints", "strs", "choices")
+    checked: dict = {}  # (validator, value) already accepted
     for k, v in fixed.items():
         p = params[k]
         if isinstance(v, dict):
@@ -346,7 +417,7 @@ def parse_grid(text: str, source: str = "<grid>", results: dict[str, Result] | N
         if isinstance(v, list) and p.kind not in listy:
             raise err(f"{k} takes one value; to sweep it, put the list under [axes]", "fixed", k)
         try:
-            p.parse(v)
+            _validate_value(p, p.parse(v), checked)
         except InputError as exc:
             raise err(f"{k}: {exc}", "fixed", k) from None
 
@@ -367,7 +438,7 @@ def parse_grid(text: str, source: str = "<grid>", results: dict[str, Result] | N
             if isinstance(v, list) and p.kind not in listy:
                 raise aerr(f"takes one value per point, got the list {v!r}")
             try:
-                p.parse(v)
+                _validate_value(p, p.parse(v), checked)
             except InputError as exc:
                 raise aerr(str(exc)) from None
         axes[k] = values

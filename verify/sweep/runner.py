@@ -37,7 +37,7 @@ from pathlib import Path
 
 from attnlimits.symbolic.result import InputError
 
-from .grid import Grid
+from .grid import Grid, point_identity
 from ._worker import THREAD_ENV, PinThreads, _one_line, _versions, execute_chain, execute_point, point_rows
 from .table import ResultsTable
 
@@ -66,6 +66,9 @@ class SweepSummary:
     workers: int = 0
     out: str = ""
     errors: list = field(default_factory=list)
+    stale: int = 0          # points made by other code, recomputed
+    stale_reused: int = 0   # points made by other code, kept (--reuse-stale)
+    stale_versions: list = field(default_factory=list)
 
     @property
     def remaining(self) -> int:
@@ -74,7 +77,10 @@ class SweepSummary:
     def line(self) -> str:
         parts = [f"{self.done} ok", f"{self.failed} failed"]
         if self.skipped:
-            parts.append(f"{self.skipped} already in the table")
+            parts.append(f"{self.skipped} already in the table"
+                         + (f" ({self.stale_reused} made by other code)" if self.stale_reused else ""))
+        if self.stale:
+            parts.append(f"{self.stale} recomputed (made by other code)")
         if self.remaining:
             parts.append(f"{self.remaining} not run")
         head = "sweep interrupted" if self.interrupted else "sweep"
@@ -135,21 +141,38 @@ def _hms(s: float) -> str:
     return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
 
 
-def _select(grid: Grid, table: ResultsTable, force: bool, retry_failed: bool) -> list[int]:
+def _select(grid: Grid, table: ResultsTable, force: bool, retry_failed: bool,
+            reuse_stale: bool = False) -> tuple[list[int], dict]:
+    """The indices of the points to run, and the stale points found: ``{"recompute": n,
+    "reused": n, "versions": [...]}`` — points whose only finished rows were made by other code
+    (another :func:`~attnlimits.verify.sweep.grid.code_version_of`).  They are run again unless
+    ``reuse_stale``."""
+    stale = {"recompute": 0, "reused": 0, "versions": []}
     if force:
-        return list(range(len(grid)))
+        return list(range(len(grid))), stale
     have = table.statuses()
+    other = table.versions_by_identity()
     todo = []
     for i, k in enumerate(grid.keys):
         st = have.get(k)
-        if st is None or (st == "failed" and retry_failed):
+        if st is None:
+            made_by = [v for v in other.get(point_identity(grid.command_name, grid.points[i]), ())
+                       if v != grid.code_version]
+            if made_by:
+                stale["versions"] = sorted(set(stale["versions"]) | set(made_by))
+                if reuse_stale:
+                    stale["reused"] += 1
+                    continue
+                stale["recompute"] += 1
             todo.append(i)
-    return todo
+        elif st == "failed" and retry_failed:
+            todo.append(i)
+    return todo, stale
 
 
 def run_sweep(grid: Grid, out, *, client=None, scheduler: str | None = None, workers: int | None = None,
               force: bool = False, retry_failed: bool = False, progress: bool = True, csv: bool = False,
-              stream=None, compact_above: int = 256) -> SweepSummary:
+              stream=None, compact_above: int = 256, reuse_stale: bool = False) -> SweepSummary:
     """Run the points of ``grid`` missing from the table in ``out``; return a :class:`SweepSummary`.
 
     Parameters
@@ -169,6 +192,9 @@ def run_sweep(grid: Grid, out, *, client=None, scheduler: str | None = None, wor
         rerun every point, including those already in the table.
     retry_failed : bool
         rerun the points whose latest attempt failed (they are skipped otherwise).
+    reuse_stale : bool
+        keep points computed by other code (another code fingerprint) instead of recomputing
+        them; either way they are counted in the summary and reported on ``stream``.
     progress : bool
         draw the progress bar on ``stream`` (default ``sys.stderr``).
     csv : bool
@@ -189,8 +215,13 @@ def run_sweep(grid: Grid, out, *, client=None, scheduler: str | None = None, wor
     table.clean_temporaries()
     if len(table.part_files()) > compact_above:
         table.compact()
-    todo = _select(grid, table, force, retry_failed)
-    summary = SweepSummary(planned=len(grid), skipped=len(grid) - len(todo), to_run=len(todo), out=str(table.directory))
+    todo, stale = _select(grid, table, force, retry_failed, reuse_stale)
+    summary = SweepSummary(planned=len(grid), skipped=len(grid) - len(todo), to_run=len(todo), out=str(table.directory),
+                           stale=stale["recompute"], stale_reused=stale["reused"], stale_versions=stale["versions"])
+    if stale["recompute"] or stale["reused"]:
+        what = ("kept as they are (--reuse-stale)" if reuse_stale else "recomputed (--reuse-stale keeps them)")
+        print(f"sweep: {stale['recompute'] + stale['reused']} point(s) in the table were made by other code "
+              f"({', '.join(stale['versions'])}; this code {grid.code_version}): {what}", file=stream, flush=True)
     table.start_run(grid, len(grid), len(todo))
     chains = grid.chains(todo)
     bar = _Progress(len(todo), stream, progress)

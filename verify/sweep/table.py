@@ -172,14 +172,45 @@ class ResultsTable:
         for k, a, f in zip(keys, attempts, finished):
             if k not in latest or (f, a) > latest[k]:
                 latest[k] = (f, a)
+        # one point (command + parameters) computed by several code versions (several keys): the
+        # rows of the most recently finished key stand for it; the others stay on disk
+        idents = self._identities(t)
+        newest: dict[str, tuple[str, str]] = {}
+        for k, ident in zip(keys, idents):
+            if ident is not None and (ident not in newest or latest[k][0] > newest[ident][0]):
+                newest[ident] = (latest[k][0], k)
         rows = t.column("row_index").to_pylist()
         seen: set = set()
         keep = []
-        for i, (k, a, r) in enumerate(zip(keys, attempts, rows)):
+        for i, (k, a, r, ident) in enumerate(zip(keys, attempts, rows, idents)):
+            if ident is not None and newest[ident][1] != k:
+                continue
             if latest[k][1] == a and (a, r) not in seen:  # compaction can leave exact duplicates
                 seen.add((a, r))
                 keep.append(i)
         return t.take(pa.array(keep, pa.int64()))
+
+    @staticmethod
+    def _identities(t: pa.Table) -> list:
+        """:func:`~attnlimits.verify.sweep.grid.point_identity` of every row (``None`` without
+        the columns, in tables written before they existed)."""
+        if "command" not in t.column_names or "params_json" not in t.column_names:
+            return [None] * t.num_rows
+        return [None if c is None or p is None else json.dumps([c, p])
+                for c, p in zip(t.column("command").to_pylist(), t.column("params_json").to_pylist())]
+
+    def versions_by_identity(self) -> dict[str, set]:
+        """point identity → the code versions that finished it (status ``ok``), over every stored
+        attempt: how a rerun recognises points made by other code."""
+        t = self.read_all()
+        if t.num_rows == 0 or "code_version" not in t.column_names:
+            return {}
+        out: dict[str, set] = {}
+        for ident, v, st in zip(self._identities(t), t.column("code_version").to_pylist(),
+                                t.column("status").to_pylist()):
+            if ident is not None and st == "ok":
+                out.setdefault(ident, set()).add(v)
+        return out
 
     def rows(self) -> list[dict]:
         """:meth:`read` as a list of dicts."""
