@@ -263,9 +263,9 @@ def test_table_survives_crash_debris_and_compacts(tmp_path):
     before = sorted(map(tuple, (sorted(r.items()) for r in t.rows())))
     (t.parts / ".tmp-crashed.parquet").write_bytes(b"PAR1 half a file")  # killed mid-write
     (t.parts / "part-broken.parquet").write_bytes(b"not parquet")  # damaged disk
-    with pytest.warns(UserWarning, match="skipping unreadable part file"):
+    with pytest.warns(UserWarning, match="part-broken.parquet is damaged.*moved to .*damaged"):
         assert len(t.rows()) == 4
-    (t.parts / "part-broken.parquet").unlink()
+    assert not (t.parts / "part-broken.parquet").exists() and (out / "damaged" / "part-broken.parquet").exists()
     assert t.clean_temporaries() == 1
     assert t.compact() == 4 and len(t.part_files()) == 1
     assert sorted(map(tuple, (sorted(r.items()) for r in t.rows()))) == before
@@ -481,6 +481,9 @@ def test_killed_or_interrupted_client_then_resume(tmp_path, client, how):
             _, err = proc.communicate(timeout=60)
             assert proc.returncode == 130, err
             assert "interrupted: every finished point is in the table" in err
+            # no worker tracebacks: the summary and the one line (workers ignore SIGINT)
+            lines = [s for s in err.strip().splitlines() if not s.startswith("sweep [")]  # progress
+            assert "Traceback" not in err and len(lines) <= 2, err
     finally:
         _reap(proc)
     before = {r["point_key"]: r["attempt"] for r in ResultsTable(out).rows()}
@@ -503,3 +506,31 @@ def test_worker_writes_its_point_only_while_it_sees_the_run(tmp_path):
     rec = execute_point(g.command.run, g.points[0], g.keys[0], pin=False, token="other", **kw)  # another machine
     assert "written" not in rec and rec["table_rows"][0]["f"] == 2.0 and rec["table_rows"][0]["status"] == "ok"
     assert len(ResultsTable(tmp_path).part_files()) == 1
+
+
+def test_300_parts_with_a_damaged_one_resume(tmp_path, recwarn):
+    """More part files than the compaction threshold, one of them damaged: the rerun names the
+    file, sets it aside, compacts the rest and redoes exactly the lost point."""
+    out = tmp_path / "out"
+    text = 'command = "toy"\n[axes]\nx = { start = 1, stop = 300, step = 1 }\n'
+    s = run_sweep(grid(text), out, workers=0, progress=False, compact_above=10_000)
+    assert s.done == 300
+    t = ResultsTable(out)
+    parts = t.part_files()
+    assert len(parts) == 300
+    parts[17].write_bytes(b"PAR1 damaged")
+    s = run_sweep(grid(text), out, workers=0, progress=False)  # compact_above = 256 by default
+    assert (s.skipped, s.done, s.failed) == (299, 1, 0)
+    assert any("is damaged" in str(w.message) and parts[17].name in str(w.message) for w in recwarn)
+    assert (out / "damaged" / parts[17].name).exists()
+    rows = t.rows()
+    assert len(rows) == 300 and sorted(r["x"] for r in rows) == [float(i) for i in range(1, 301)]
+    assert len(t.part_files()) <= 2
+
+
+def test_workers_capped_by_cores(tmp_path, capsys):
+    from attnlimits.verify.sweep.runner import default_workers
+
+    s = run_sweep(grid('command = "toy"\n[axes]\nx = [1, 2]\n'), tmp_path / "out", workers=1000, progress=False)
+    assert s.done == 2 and 1 <= s.workers <= min(2, default_workers())
+    assert f"--workers 1000 is more than the {default_workers()} core(s) available" in capsys.readouterr().err

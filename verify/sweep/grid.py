@@ -518,9 +518,10 @@ def parse_grid(text: str, source: str = "<grid>", results: dict[str, Result] | N
         raw_points.append(raw)
         points.append(parsed)
         keys.append(point_key(cmd_name, parsed, code_version))
-    if len(set(keys)) != len(keys):
-        dup = next(k for k in keys if keys.count(k) > 1)
-        raise err(f"the grid lists the same point twice: {points[keys.index(dup)]}", "axes")
+    first: dict[str, int] = {}
+    for i, k in enumerate(keys):  # one pass (a 10^6-point grid checks in a second)
+        if first.setdefault(k, i) != i:
+            raise err(f"the grid lists the same point twice: {points[first[k]]}", "axes")
     return Grid(command_name=cmd_name, result=result, command=command, fixed=dict(fixed), axes=axes,
                 points=points, keys=keys, together=together, merge=merge, code_version=code_version, mode=mode,
                 text=text, source=source, raw_points=raw_points)

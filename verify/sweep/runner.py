@@ -278,6 +278,25 @@ def run_sweep(grid: Grid, out, *, client=None, scheduler: str | None = None, wor
     return summary
 
 
+def _local_cluster(LocalCluster, n: int):
+    """A local cluster whose worker processes ignore SIGINT: Ctrl-C reaches the whole foreground
+    process group, and workers that took it printed a traceback each (about 70 lines for one
+    Ctrl-C); the client handles it and closes the cluster.  A process started while SIGINT is
+    ignored keeps ignoring it (Python installs its handler only over the default one)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                            worker_dashboard_address=None, env=dict(THREAD_ENV), silence_logs=logging.ERROR)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                            worker_dashboard_address=None, env=dict(THREAD_ENV), silence_logs=logging.ERROR)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _unlink(path: Path) -> None:
     try:
         path.unlink()
@@ -334,9 +353,13 @@ def _run_dask(grid: Grid, chains, record, summary: SweepSummary, task: dict, *, 
                 n = workers if workers is not None else min(default_workers(), len(chains))
                 if n < 0:
                     raise InputError(f"--workers must be >= 0, got {n}")
-                cluster = LocalCluster(n_workers=max(1, n), threads_per_worker=1, processes=True,
-                                       dashboard_address=None, worker_dashboard_address=None,
-                                       env=dict(THREAD_ENV), silence_logs=logging.ERROR)
+                cores = default_workers()
+                if n > cores:  # more single-threaded processes than cores only add contention
+                    print(f"sweep: --workers {n} is more than the {cores} core(s) available; using {cores}",
+                          file=sys.stderr, flush=True)
+                    n = cores
+                n = min(n, len(chains))
+                cluster = _local_cluster(LocalCluster, max(1, n))
                 client = Client(cluster)
         client.register_plugin(PinThreads(), name=PinThreads.name)
         summary.workers = len(client.scheduler_info().get("workers", {}))
@@ -375,6 +398,11 @@ def _run_dask(grid: Grid, chains, record, summary: SweepSummary, task: dict, *, 
                     else:
                         batch.append(rec)
             record(batch)
+    except KeyboardInterrupt:
+        # stop the workers' own writes first (they check the run's token before writing), then
+        # cancel: points still running would otherwise land while the cluster closes
+        _unlink(Path(task["out"]) / f".writers-{task['token']}")
+        raise
     finally:
         if futures and client is not None:
             try:

@@ -151,14 +151,29 @@ class ResultsTable:
 
     # --- reading --------------------------------------------------------------------------------
     def read_all(self) -> pa.Table:
-        """Every stored row of every attempt (unreadable part files are skipped with a warning)."""
+        """Every stored row of every attempt, read part file by part file; a damaged part file is
+        set aside (:meth:`set_aside`, named in a warning) and its points are redone by a rerun."""
         tables = []
         for p in self.part_files():
             try:
                 tables.append(pq.ParquetFile(p).read(use_threads=False))  # ~10x faster than read_table
             except Exception as exc:  # noqa: BLE001 - a damaged file must not hide the others
-                warnings.warn(f"skipping unreadable part file {p}: {exc}")
+                self.set_aside(p, exc)
         return _unify(tables)
+
+    def set_aside(self, path: Path, exc: BaseException | None = None) -> Path | None:
+        """Move the unreadable part file ``path`` to ``DIR/damaged/`` (out of the table, kept for
+        inspection) with a warning naming it; its points count as missing, so a rerun redoes them."""
+        target = self.directory / "damaged" / Path(path).name
+        why = f": {str(exc).strip().splitlines()[0]}" if exc is not None and str(exc).strip() else ""
+        try:
+            target.parent.mkdir(exist_ok=True)
+            os.replace(path, target)
+        except OSError:
+            warnings.warn(f"skipping unreadable part file {path}{why}")
+            return None
+        warnings.warn(f"part file {path} is damaged{why}; moved to {target}; its points will be redone")
+        return target
 
     def read(self) -> pa.Table:
         """The current table: for each point, the rows of its latest attempt."""
@@ -232,7 +247,16 @@ class ResultsTable:
         files = self.part_files()
         if len(files) <= 1:
             return 0
-        tables = [pq.ParquetFile(p).read(use_threads=False) for p in files]
+        tables, good = [], []
+        for p in files:
+            try:
+                tables.append(pq.ParquetFile(p).read(use_threads=False))
+                good.append(p)
+            except Exception as exc:  # noqa: BLE001 - a damaged part must not block the others
+                self.set_aside(p, exc)
+        files = good
+        if len(files) <= 1:
+            return 0
         merged = _unify(tables)
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
         target = self.parts / f"part-{stamp}-compact-{uuid.uuid4().hex[:8]}.parquet"
