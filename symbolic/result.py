@@ -90,7 +90,9 @@ class Param:
     ``validator`` optionally names ``"module:function"`` called with one value (one item of a
     list) that raises :class:`InputError` or :class:`ValueError` for a value the command would
     refuse (an unknown activation name): a sweep's grid is checked with it before anything runs.
-    It is imported only then, so that the parser stays free of SymPy.
+    It is imported only then, so that the parser stays free of SymPy.  ``writes=True`` marks a
+    parameter naming a file the command writes (a log, a figure): a sweep keeps such paths inside
+    its output folder.
     """
 
     name: str
@@ -104,6 +106,7 @@ class Param:
     raw: bool = False
     max_length: int = 500
     validator: str | None = None
+    writes: bool = False
 
     def __post_init__(self):
         if self.kind not in _KINDS:

@@ -182,7 +182,7 @@ PHASE_COMMAND = Command(
         Param("continuation", "choice", "up", "up: both starts continued upward in α from the smallest α (the "
               "informed start is cold only there); none: both cold starts at every α (sees an informed branch "
               "that appears at larger α)", choices=("up", "none")),
-        Param("plot", "str", "", "write the phase-diagram PNG to this path"),
+        Param("plot", "str", "", "write the phase-diagram PNG to this path", writes=True),
     ),
     description="Hard phase = two distinct fixed points with the informed one of larger free entropy. "
                 "Continuation in α from both starts; the figure says 'no hard phase found in this range' "
@@ -218,10 +218,10 @@ TRAIN_COMMAND = Command(
         Param("lr", "float", 0.0, "GD/SGD dimensionless step (η = lr·D/N) or Adam step; 0: default",
               check="nonnegative"),
         Param("n_test", "int", 20000, "fresh test sequences per seed", check="positive"),
-        Param("plot", "str", "", "write the learning-curve figure (PNG) here"),
+        Param("plot", "str", "", "write the learning-curve figure (PNG) here", writes=True),
         Param("theory", "choice", "rs", "RS lines on the figure (rs: one RS fixed point per α and activation, "
               "minutes, plus the Bayes-optimal E_BO(α) line; none: ERM, population and Bayes only)", choices=("rs", "none")),
-        Param("log", "str", "", "append each finished seed as a JSON line here"),
+        Param("log", "str", "", "append each finished seed as a JSON line here", writes=True),
     ),
     description="Trains the §4 predictor on N = αD sequences by ridge ERM (docs/slr.md §12), several "
                 "seeds at once, and reports E_test (fresh sequences and the §6.1 formula from the "

@@ -177,7 +177,7 @@ def test_point_key_depends_on_command_parameters_and_code_version():
 # the table: resume, force, failures (in this process: workers=0)
 # ------------------------------------------------------------------------------------------------
 def test_resume_force_and_failure_rows(tmp_path):
-    log = tmp_path / "log.jsonl"
+    log = tmp_path / "out" / "log.jsonl"  # output files stay inside the output folder
     text = f'command = "toy"\n[fixed]\nfail_above = 2.5\nlog = "{log}"\n[axes]\nx = [1, 2, 3]\nseed = [0, 1]\n'
     out = tmp_path / "out"
     s = run_sweep(grid(text), out, workers=0, progress=False)
@@ -217,8 +217,8 @@ def test_resume_force_and_failure_rows(tmp_path):
 @pytest.mark.parametrize("workers", [0, "dask"])
 def test_merged_chains_one_call_each_rows_back_to_points(tmp_path, workers, request):
     client = request.getfixturevalue("client") if workers == "dask" else None
-    log = tmp_path / "log.jsonl"
-    text = f'command = "toy merge"\n[fixed]\nlog = "{log}"\n[axes]\nx = [1, 2]\nz = [0.5, 0.25, 3]\n'
+    log = tmp_path / "out" / "log.jsonl"  # a relative output path is taken inside each run's folder
+    text = 'command = "toy merge"\n[fixed]\nlog = "log.jsonl"\n[axes]\nx = [1, 2]\nz = [0.5, 0.25, 3]\n'
     g = grid(text)
     assert g.together == ("z",) and g.merge and [len(c) for c in g.chains()] == [3, 3]
     s = run_sweep(g, tmp_path / "out", client=client, workers=0 if client is None else None, progress=False)
@@ -373,7 +373,7 @@ def test_dask_sweep_chains_stay_on_one_worker_in_order(tmp_path, client):
 
 
 def test_killed_worker_loses_no_point(tmp_path, client):
-    out, log = tmp_path / "out", tmp_path / "log.jsonl"
+    out, log = tmp_path / "out", tmp_path / "out" / "log.jsonl"
     g = grid(f'command = "toy"\n[fixed]\nsleep = 0.15\nlog = "{log}"\n[axes]\nx = {{ start = 1, stop = 16, step = 1 }}\n')
     pids = sorted(client.run(os.getpid).values())
     seen = {}
@@ -465,7 +465,7 @@ def test_ctrl_c_in_process_keeps_finished_points(tmp_path, client):
 
 @pytest.mark.parametrize("how", ["SIGKILL", pytest.param("SIGINT", marks=pytest.mark.slow)])
 def test_killed_or_interrupted_client_then_resume(tmp_path, client, how):
-    out, log = tmp_path / "out", tmp_path / "log.jsonl"
+    out, log = tmp_path / "out", tmp_path / "out" / "log.jsonl"
     text = f'command = "toy"\n[fixed]\nsleep = 0.2\nlog = "{log}"\n[axes]\nx = {{ start = 1, stop = 16, step = 1 }}\n'
     p = write_grid(tmp_path, text)
     proc = _client_process(p, out)

@@ -117,3 +117,22 @@ def test_missing_pyarrow_through_the_command(monkeypatch, capsys, tmp_path):
     assert cli.run(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "attnlimits[sweep]" in err
+
+
+def test_output_paths_stay_inside_the_output_folder(tmp_path):
+    out = tmp_path / "out"
+    for bad, line in ((f'log = "{tmp_path / "elsewhere.jsonl"}"', 3), ('log = "../escape.jsonl"', 3),
+                      ('log = "/etc/x.jsonl"', 3)):
+        g = G.parse_grid(f'command = "toy"\n[fixed]\n{bad}\n[axes]\nx = [1]\n', source="grid.toml", results=RESULTS)
+        with pytest.raises(InputError, match=rf"^grid.toml:{line}: log = .* writes outside the output folder"):
+            run_sweep(g, out, workers=0, progress=False)
+        assert not out.exists()  # refused before anything was written
+    on_axis = G.parse_grid('command = "toy"\n[axes]\nx = [1]\nlog = ["a.jsonl", "/tmp/b.jsonl"]\n',
+                           source="grid.toml", results=RESULTS)
+    with pytest.raises(InputError, match=r"^grid.toml:4: log = '/tmp/b.jsonl'"):
+        on_axis.check_outputs(out)
+    # a relative path is written inside the output folder
+    g = G.parse_grid('command = "toy"\n[fixed]\nlog = "sub/log.jsonl"\n[axes]\nx = [1, 2]\n', results=RESULTS)
+    (out / "sub").mkdir(parents=True)
+    s = run_sweep(g, out, workers=0, progress=False)
+    assert s.done == 2 and len((out / "sub" / "log.jsonl").read_text().splitlines()) == 2

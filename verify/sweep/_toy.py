@@ -24,7 +24,7 @@ _PARAMS = (
     Param("work", "int", default=0, check="nonnegative", help="CPU work units (about 1 ms each)"),
     Param("fail_above", "float", default=float("inf"), check="inf", help="raise for x > this"),
     Param("input_error_below", "float", default=float("-inf"), check="inf", help="InputError for x < this"),
-    Param("log", "str", default="", help="append one JSON line per finished point to this file"),
+    Param("log", "str", default="", help="append one JSON line per finished point to this file", writes=True),
     Param("die_at", "float", default=float("inf"), check="inf", help="x at which the process kills itself once"),
     Param("die_flag", "str", default="", help="flag file: the kill happens only while it is absent"),
     Param("kind", "choice", default="a", choices=("a", "b"), help="a label"),

@@ -87,7 +87,8 @@ def _one_line(exc: BaseException) -> str:
 
 
 def execute_point(run: str, params: dict, key: str, after=None, pin: bool = True, *, command_name: str = "",
-                  code_version: str = "", out: str | None = None, token: str | None = None) -> dict:
+                  code_version: str = "", out: str | None = None, token: str | None = None,
+                  writes: tuple = ()) -> dict:
     """Run the command function ``run`` on one point; never raises (a failure is a record).
 
     Parameters
@@ -108,6 +109,9 @@ def execute_point(run: str, params: dict, key: str, after=None, pin: bool = True
         the output folder and the run's token: when this process sees ``out/.writers-<token>``
         (same machine, or a shared filesystem), it writes the point's part file itself, at once,
         and returns only the record; otherwise the client writes the returned rows.
+    writes : tuple of str
+        the parameters that name files the command writes: a relative path is taken inside
+        ``out`` (the grid was checked to stay inside it, :meth:`Grid.check_outputs`).
 
     Returns
     -------
@@ -119,7 +123,7 @@ def execute_point(run: str, params: dict, key: str, after=None, pin: bool = True
     t0 = time.perf_counter()
     status, error, rows = "ok", "", []
     try:
-        result = resolve_run(run)(dict(params), progress=None)
+        result = resolve_run(run)(inside_out(params, writes, out), progress=None)
         if result is None:
             result = []
         if isinstance(result, dict):
@@ -143,6 +147,18 @@ def execute_point(run: str, params: dict, key: str, after=None, pin: bool = True
     return rec
 
 
+def inside_out(params: dict, writes: tuple, out: str | None) -> dict:
+    """``params`` with each output path of ``writes`` that is relative taken inside ``out``."""
+    params = dict(params)
+    if out is None:
+        return params
+    for name in writes:
+        v = params.get(name)
+        if isinstance(v, str) and v.strip() and not Path(v).is_absolute():
+            params[name] = str(Path(out) / v)
+    return params
+
+
 def _same(a, b) -> bool:
     if a == b:
         return True
@@ -155,7 +171,7 @@ def _same(a, b) -> bool:
 
 def execute_chain(run: str, points: list, keys: list, axes: tuple, after=None, pin: bool = True, *,
                   command_name: str = "", code_version: str = "", out: str | None = None,
-                  token: str | None = None) -> list:
+                  token: str | None = None, writes: tuple = ()) -> list:
     """Run a merged chain: one call with the lists of the chain's values along ``axes``.
 
     Each point of ``points`` holds a one-element list on every axis of ``axes``; the call gets
@@ -166,8 +182,9 @@ def execute_chain(run: str, points: list, keys: list, axes: tuple, after=None, p
     """
     if pin:
         _pin_threads()
-    task = {"command_name": command_name, "code_version": code_version, "out": out, "token": token}
-    merged = dict(points[0])
+    task = {"command_name": command_name, "code_version": code_version, "out": out, "token": token,
+            "writes": writes}
+    merged = inside_out(points[0], writes, out)
     for a in axes:
         merged[a] = [p[a][0] for p in points]
     t0 = time.perf_counter()

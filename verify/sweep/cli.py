@@ -148,6 +148,8 @@ def _sweep(args) -> int:
     grid = load_grid(args.target)
     if args.workers is not None and args.workers < 0:
         raise InputError(f"--workers must be >= 0, got {args.workers}")
+    if args.out:
+        grid.check_outputs(args.out)
     if args.check:
         chains = grid.chains()
         print(f"{args.target}: {grid.command_name}, {len(grid)} points in {len(chains)} chains; axes: "

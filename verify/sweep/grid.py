@@ -282,6 +282,29 @@ class Grid:
         return list(groups.values())
 
 
+    def check_outputs(self, out) -> None:
+        """Refuse a point whose output-file parameter (:attr:`Param.writes`, e.g. ``slr train
+        --log/--plot``) names a path outside the output folder ``out`` — absolute elsewhere, or
+        climbing out with ``..`` — as one line ``FILE:LINE: ...``; relative paths are taken inside
+        ``out`` when the point runs."""
+        writes = [p.name for p in self.command.parameters if p.writes]
+        if not writes:
+            return
+        root = Path(out).resolve()
+        lines = _Lines(self.text) if self.text else None
+        for raw in self.raw_points or self.points:
+            for name in writes:
+                v = raw.get(name)
+                if not isinstance(v, str) or not v.strip():
+                    continue
+                target = (Path(v) if Path(v).is_absolute() else root / v).resolve()
+                if target != root and root not in target.parents:
+                    table = "fixed" if name in self.fixed else "axes"
+                    line = lines.line(table, name) if lines else None
+                    raise _fmt(self.source, line, f"{name} = {v!r} writes outside the output folder {out}; "
+                                                  f"give a path inside it (relative paths are taken inside it)")
+
+
 def _fmt(source: str, line: int | None, msg: str) -> InputError:
     return InputError(f"{source}:{line}: {msg}" if line else f"{source}: {msg}")
 

@@ -210,6 +210,7 @@ def run_sweep(grid: Grid, out, *, client=None, scheduler: str | None = None, wor
     """
     stream = sys.stderr if stream is None else stream
     t0 = time.monotonic()
+    grid.check_outputs(out)  # before anything is written
     table = ResultsTable(out)
     table.directory.mkdir(parents=True, exist_ok=True)
     table.clean_temporaries()
@@ -246,7 +247,8 @@ def run_sweep(grid: Grid, out, *, client=None, scheduler: str | None = None, wor
     token_file = table.directory / f".writers-{token}"
     token_file.write_text(token)
     task = {"command_name": grid.command_name, "code_version": grid.code_version,
-            "out": str(table.directory.resolve()), "token": token}
+            "out": str(table.directory.resolve()), "token": token,
+            "writes": tuple(p.name for p in grid.command.parameters if p.writes)}
 
     try:
         if todo and workers == 0:
