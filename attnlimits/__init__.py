@@ -51,6 +51,7 @@ from ._api import (  # noqa: E402
     __version__ as __version__,
     claims as claims,
     export as export,
+    figure as figure,
     hermite as hermite,
     results as results,
     run as run,
@@ -59,7 +60,7 @@ from ._api import (  # noqa: E402
     weights as weights,
 )
 
-__all__ = ["InputError", "Table", "__version__", "claims", "export", "hermite", "results", "run",
+__all__ = ["InputError", "Table", "__version__", "claims", "export", "figure", "hermite", "results", "run",
            "sweep", "verify_claims", "weights"]
 
 _LAYERS = ("derivations", "symbolic", "numeric", "verify")

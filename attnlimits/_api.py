@@ -20,7 +20,7 @@ from typing import Callable
 
 from attnlimits.symbolic.result import REQUIRED, Command, InputError, Result, discover_results
 
-__all__ = ["InputError", "Table", "__version__", "claims", "export", "hermite", "results", "run", "sweep",
+__all__ = ["InputError", "Table", "__version__", "claims", "export", "figure", "hermite", "results", "run", "sweep",
            "verify_claims", "weights", "result_namespace"]
 
 
@@ -452,6 +452,17 @@ def verify_claims(names: Sequence[str] = (), *, tags: Sequence[str] = (), mode: 
 
         path = write_report(res, out, meta=meta)
     return VerifyRun(res, report=path, meta=meta)
+
+
+def figure(name: str, out="attnlimits-figures", *, full: bool = False, seed: int = 0, device: str = "auto",
+           progress=True):
+    """Draw a figure panel of the papers (``attnlimits figure NAME``); return a :class:`Table` of
+    its plotted points (theory and simulation), the PNG path in ``table.params["png"]``."""
+    from attnlimits.verify.figures import make_figure
+
+    png, rows = make_figure(name, out, mode="full" if full else "quick", seed=int(seed), device=device,
+                            progress=_progress_fn(progress))
+    return Table(rows, command=f"figure {name}", params={"name": name, "png": str(png), "full": full, "seed": seed})
 
 
 def export(result: str, output, **params) -> str:

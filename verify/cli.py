@@ -89,7 +89,7 @@ def build_parser(results=None) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=_examples(*first, "attnlimits export rmt --activation tanh --backend numpy -o rmt_tanh.py",
                          "attnlimits hermite --activation relu", "attnlimits verify --quick",
-                         "attnlimits sweep grid.toml --out results/",
+                         "attnlimits sweep grid.toml --out results/", "attnlimits figure --list",
                          "attnlimits weights path/to/model.safetensors"),
     )
     parser.add_argument("--version", action="version", version=f"attnlimits {_version()}")
@@ -133,6 +133,28 @@ def build_parser(results=None) -> argparse.ArgumentParser:
         _add_common(ep, json_option=False)
         ep.set_defaults(_handler=_run_export, _result=res.name)
     p.set_defaults(_handler=_need_export_result)
+
+    # --- figure --------------------------------------------------------------------------------
+    p = sub.add_parser(
+        "figure",
+        help="draw a figure panel of the papers: theory live, simulation at quick or paper size",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Draw one panel of the papers' figures (attnlimits.verify.figures): theory on a dense grid, "
+                    "simulation or training at quick size (minutes on two cores) or the paper's size "
+                    "(--full), residuals in standard errors, the sizes and seeds on the figure; writes "
+                    "OUT/NAME.png and a tidy OUT/NAME.csv.",
+        epilog=_examples("attnlimits figure --list", "attnlimits figure rmt-1a --out figures/",
+                         "attnlimits figure slr-risk-nu --out figures/",
+                         "attnlimits figure slr-finite-alpha --full --device cuda --out figures/"),
+    )
+    p.add_argument("names", nargs="*", metavar="NAME", help="figure panels (see --list)")
+    p.add_argument("--list", action="store_true", help="list the panels with their sources and quick-mode times")
+    p.add_argument("--full", action="store_true", help="the paper's sizes (much longer; a GPU helps)")
+    p.add_argument("--out", default="attnlimits-figures", help="output folder (default ./attnlimits-figures)")
+    p.add_argument("--seed", type=int, default=0, help="master seed of the simulations (default 0)")
+    p.add_argument("--device", default="auto", help="torch device: auto (CUDA when available), cpu, cuda")
+    _add_common(p, json_option=False)
+    p.set_defaults(_handler=_cmd_figure)
 
     # --- sweep ---------------------------------------------------------------------------------
     from attnlimits.verify.sweep.cli import add_subparser as _add_sweep
@@ -451,6 +473,31 @@ def _cmd_verify(args) -> int:
               f"code (fingerprints {', '.join(ctx.disk.summary()['stale_fingerprints'])}; this code "
               f"{ctx.disk.fingerprint}); delete the folder to recompute them", file=sys.stderr)
     return 1 if any(r.verdict == "fail" for r in results) else 0
+
+
+def _cmd_figure(args) -> int:
+    from attnlimits.verify.figures import FIGURES, make_figure
+
+    if args.list or not args.names:
+        for f in FIGURES.values():
+            print(f"{f.name:<18} {f.title}\n{'':<18} {f.source}; quick: about {f.quick_minutes:g} min on 2 cores")
+        return 0 if args.list else 2
+    unknown = [n for n in args.names if n not in FIGURES]
+    if unknown:
+        raise CLIError(f"no figure {unknown[0]!r}; figures: {', '.join(FIGURES)}")
+    _check_device(args.device)
+    _check_out_dir(args.out)
+    from attnlimits.verify._torchutil import resolve_device
+
+    try:
+        device = str(resolve_device(args.device))
+    except (RuntimeError, ValueError) as exc:
+        raise CLIError(str(exc)) from None
+    for name in args.names:
+        png, rows = make_figure(name, args.out, mode="full" if args.full else "quick", seed=args.seed, device=device,
+                                progress=_progress)
+        print(f"{name}: {png} ({len(rows)} rows in {png.with_suffix('.csv')})")
+    return 0
 
 
 def _int_list(text, name):

@@ -1,0 +1,53 @@
+"""``attnlimits figure``: the papers' panels as one command each (PNG + tidy CSV)."""
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+
+import pytest
+
+from attnlimits.symbolic.result import InputError
+from attnlimits.verify.figures import FIGURES, make_figure
+
+
+def test_list_names_every_panel():
+    out = subprocess.run([sys.executable, "-m", "attnlimits", "figure", "--list"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0
+    for name in ("rmt-1a", "rmt-1b", "rmt-1c", "slr-risk-nu", "slr-risk-L", "slr-finite-alpha"):
+        assert name in out.stdout and name in FIGURES
+    bad = subprocess.run([sys.executable, "-m", "attnlimits", "figure", "nope"], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "no figure 'nope'" in bad.stderr
+
+
+def test_unknown_figure_and_mode():
+    with pytest.raises(InputError, match="no figure"):
+        make_figure("nope", "x")
+    with pytest.raises(InputError, match="mode"):
+        make_figure("rmt-1c", "x", mode="huge")
+
+
+def test_rmt_1c_png_and_tidy_csv(tmp_path):
+    png, rows = make_figure("rmt-1c", tmp_path, device="cpu")
+    assert png.exists() and png.stat().st_size > 10_000
+    with open(tmp_path / "rmt-1c.csv") as fh:
+        table = list(csv.DictReader(fh))
+    assert len(table) == len(rows)
+    theory = [r for r in rows if r["kind"] == "theory"]
+    sims = [r for r in rows if r["kind"] == "simulation"]
+    assert {r["curve"] for r in theory} == {"ridge", "w0", "aligned"}
+    # the ridge theory is the closed form 0.75/(1 + SNR) at gamma -> 0 (T4 1c)
+    for r in theory:
+        if r["curve"] == "ridge" and r["snr"] in (0.0, 1.0, 4.0):
+            assert r["E"] == pytest.approx(0.75 / (1 + r["snr"]), abs=2e-4)
+    # every simulated point carries its sizes and seed
+    assert sims and all({"n", "p", "draws", "seed", "E_se", "theory"} <= set(r) for r in sims)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_every_quick_figure(tmp_path, name):
+    png, rows = make_figure(name, tmp_path, device="cpu")
+    assert png.exists() and rows
