@@ -249,11 +249,33 @@ def custom_activation(text: str, kind: str = "elementwise", name: str | None = N
     if kind == "normalised":
         if h.is_nonpositive:
             raise ActivationError(f"a normalised activation needs a positive weight h(t); got {h}")
+        if not h.is_positive:
+            _check_positive_on_grid(h)
         expr = sp.expand_log(sp.log(h), force=True)
     else:
         expr = h
     return Activation(name or f"{kind}:{text}", kind, expr, f"user expression ({kind}) h(t) = {h}",
                       normalised=(kind == "normalised"), source="user")
+
+
+def _check_positive_on_grid(h) -> None:
+    """Refuse a weight ``h(t)`` that SymPy cannot show positive and that is not positive (and
+    finite) on t ∈ [−8, 8] (161 points; the scores are Gaussian, so this is where the weights
+    are evaluated): ``normalised:t`` would otherwise give a sum of weights through zero and an
+    answer that is garbage (E_test = 308 ± 27113)."""
+    import math
+
+    fn = sp.lambdify(t, h, modules="mpmath")
+    for k in range(-80, 81):
+        x = k / 10
+        try:
+            v = complex(fn(x))
+        except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+            raise ActivationError(f"a normalised activation needs a positive weight h(t); h = {h} is undefined "
+                                  f"at t = {x:g}") from None
+        if abs(v.imag) > 0 or not math.isfinite(v.real) or not v.real > 0:
+            raise ActivationError(f"a normalised activation needs a positive weight h(t); h = {h} is "
+                                  f"{v.real:.3g} at t = {x:g}")
 
 
 def chi_symbols(L_value: int):

@@ -251,7 +251,7 @@ REPLICA_COMMAND = Command(
         Param("branches", "flag", False, "also start from small overlaps and report every distinct fixed point"),
         Param("extra", "float", None, "value of a fixed extra scalar (erf_fixed c, softplus_norm b)"),
         Param("metric", "choice", "excess", "error metric (spec §2)", choices=("excess", "noisy")),
-        Param("points", "int", 1024, "Sobol points per replicate (power of 2)", check="positive"),
+        Param("points", "int", 1024, "Sobol points per replicate (power of 2)", check=">=64"),
         Param("replicates", "int", 4, "independent scrambled replicates (error estimate)", check=">=2"),
         Param("seed", "int", 0, "seed of the scramblings"),
         Param("form", "choice", "stein", "form of the conjugate update (§10.4): stein = the derivative of the RS "

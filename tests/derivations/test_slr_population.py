@@ -187,3 +187,16 @@ def test_quoted_forms_Q1_Q2():
     ratio = sp.simplify(q2.derived["softmax"] / q2.quoted)
     assert sp.limit(ratio, nu, sp.oo) == sp.oo  # e^{3ν/4}/√ν: the exponents differ
     assert math.isclose(float(ratio.subs({L: 2, nu: 1})), math.sqrt(math.pi) / 2 * math.exp(0.75), rel_tol=1e-12)
+
+
+def test_normalised_activation_must_be_positive():
+    """A normalised weight that is not positive is refused (issue 33: ``normalised:t`` gave
+    E_test = 308 ± 27113 with exit 0); one SymPy cannot prove positive but is, passes."""
+    from attnlimits.derivations.slr.population import custom_activation
+    from attnlimits.symbolic.hermite import ActivationError
+
+    for bad, where in (("t", "-8"), ("t**3 + 1", "-8"), ("cos(t)", "-8"), ("1/t", "-8")):
+        with pytest.raises(ActivationError, match=f"positive weight.*t = {where}"):
+            custom_activation(bad, kind="normalised")
+    assert custom_activation("2 + sin(t)", kind="normalised").kind == "normalised"
+    assert custom_activation("exp(2*t)", kind="normalised").expr.free_symbols
