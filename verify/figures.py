@@ -100,10 +100,9 @@ def _finish(fig, ax, out: Path, name: str, rows: list[dict], note: str) -> Path:
     # the sizes, seeds and fixed parameters, in the right margin under the legend
     ax.annotate("\n".join(textwrap.wrap(note, 44)), xy=(1.02, 0.0), xycoords="axes fraction", fontsize=6.5,
                 color="0.3", ha="left", va="bottom")
-    png = out / f"{name}.png"
-    tmp = out / f".tmp-{name}.png"
-    fig.savefig(tmp, dpi=130)
-    os.replace(tmp, png)
+    from attnlimits.verify._io import save_figure
+
+    png = save_figure(fig, out / f"{name}.png", dpi=130)
     cols = list(dict.fromkeys(k for r in rows for k in r))
     tmp = out / f".tmp-{name}.csv"
     with open(tmp, "w", newline="") as fh:

@@ -173,7 +173,9 @@ def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
     fig.suptitle(title or f"BO state evolution of {mname}, informed vs uninformed starts {how} "
                           f"(Δ = {delta:g}; docs/slr.md §11)", fontsize=10, y=0.925)
     fig.subplots_adjust(left=0.06, right=0.86, bottom=0.12, top=0.72, wspace=0.28)
-    fig.savefig(path, dpi=120)
+    from attnlimits.verify._io import save_figure
+
+    save_figure(fig, path, dpi=120)  # atomic: a failing write leaves the previous file
     fig.clear()
     return str(path)
 
@@ -191,6 +193,10 @@ def run_phase(params: dict, *, progress=None) -> list[dict]:
         if not vals or any(not ((math.isfinite(v) or (ok_inf and v == math.inf)) and v > 0) for v in vals):
             raise InputError(f"--{name} values must be {'> 0 (inf allowed)' if ok_inf else 'finite and > 0'}"
                              f"{' for max-SLR' if ok_inf else ''}, got {vals}")
+    if params.get("plot"):  # a bad path is found before the scan, not after it
+        from attnlimits.verify._io import check_output_file
+
+        check_output_file(params["plot"])
     rows = phase_scan(tuple(params["L"]), tuple(params["nu"]), tuple(params["alpha"]), params["delta"], model=model,
                       points=int(params["points"]), continuation=params.get("continuation") or "up",
                       progress=progress)
