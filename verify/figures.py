@@ -293,7 +293,7 @@ def _fig_slr_finite(out, mode, seed, device):
                       lam=[repr(lam)], delta=0.1, points=size["points"])[0]
             res = train_erm(act, model="spiked", nu=2.0, L=2, alpha=a, lam=lam, D=size["D"], seeds=size["seeds"],
                             seed=seed, delta=0.1, device=device)
-            errs = np.array([float(s["test_error"]) for s in res.seeds])
+            errs = np.array([float(s["E_test"]) for s in res.seeds if s.get("E_test") is not None])
             m = float(errs.mean())
             se = float(errs.std(ddof=1) / math.sqrt(len(errs))) if len(errs) > 1 else float("nan")
             xs.append(a), ms.append(m), ses.append(se), zs.append((m - float(th["E_test"])) / se if se > 0 else float("nan"))
