@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +76,7 @@ def _axes(title: str, xlabel: str, ylabel: str, logx=False, logy=False, residual
         ax.set_yscale("log")
     else:
         ax.yaxis.set_major_formatter(ScalarFormatter())
-    ax.set_title(title, fontsize=10)
+    ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=9.5)
     ax.set_ylabel(ylabel)
     (rax or ax).set_xlabel(xlabel)
     if rax is not None:
@@ -85,8 +86,6 @@ def _axes(title: str, xlabel: str, ylabel: str, logx=False, logy=False, residual
 
 
 def _finish(fig, ax, out: Path, name: str, rows: list[dict], note: str) -> Path:
-    import textwrap
-
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     for a in fig.axes:  # plain tick labels on log axes: 0.1, 0.2, 0.5, 1 (or one per decade when wide)
@@ -271,7 +270,7 @@ def _fig_slr_finite(out, mode, seed, device):
     alphas = [1.0, 2.0, 4.0, 10.0, 20.0]
     acts = ("softmax", "linear_uncentred")
     size = {"quick": {"D": 200, "seeds": 2, "points": 1024}, "full": {"D": 2000, "seeds": 8, "points": 4096}}[mode]
-    fig, ax, rax = _axes("Test error vs sample ratio α, spiked SLR, ν = 2, L = 2, Δ = 0.1 (arXiv:2509.21936)",
+    fig, ax, rax = _axes("Test error vs α, spiked SLR, ν = 2, L = 2, Δ = 0.1 (arXiv:2509.21936)",
                          "sample ratio α = N/D", "test error E_test (excess)", logx=True, residual=True)
     rows = []
     dense = list(np.round(np.logspace(0, math.log10(20), 12), 4))
