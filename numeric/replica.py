@@ -682,7 +682,7 @@ _INTEGRANDS = ("gg_k", "gg_v", "dg_k", "dg_v", "gx_k", "gx_v", "gxi_k", "gxi_v")
 
 def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, newton_steps=0, rescreen=None,
              replicon=False):
-    """Per-replicate averages of the channel integrands and observables at order parameters x.
+    r"""Per-replicate averages of the channel integrands and observables at order parameters x.
 
     ``replicon``: also the per-replicate averages of the 9 entries of the replicon operator's
     channel part (kernel ``replicon_integrand``, docs/slr.md §10.8), appended after :data:`_NAMES`;

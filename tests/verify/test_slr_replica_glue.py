@@ -45,12 +45,31 @@ def test_lam_parse():
         V._parse_lams(["abc"])
 
 
-def test_branches_flag_reports_informed_first():
+def test_branches_all_reports_every_branch_with_its_phase():
     params = V.REPLICA_COMMAND.parse({"model": "spiked", "nu": "2", "L": "2", "activation": "linear_centred",
-                                      "alpha": "10", "lam": "1", "branches": "true", "points": "128"})
+                                      "alpha": "10", "lam": "1", "branches": "all", "points": "128"})
     rows = V.run_replica(params)
-    assert rows[0]["branch"] == "informed"
-    assert all("n_branches" in r for r in rows)
+    assert [r["phase"] for r in rows].count("equilibrium") == 1
+    assert all(r["n_branches"] == len(rows) for r in rows)
+    for r in rows:
+        for k in ("replicon", "rsb", "only_unstable_fixed_points", "training_objective", "free_energy", "branch"):
+            assert k in r, k
+    # rows sorted by training objective; the equilibrium one is the lowest RS-stable
+    objs = [r["training_objective"] for r in rows]
+    assert objs == sorted(objs)
+
+
+def test_branches_modes_and_the_former_flag():
+    from attnlimits.numeric._replica_command import branch_mode
+
+    assert V.REPLICA_COMMAND.parse({})["branches"] == "equilibrium"
+    assert branch_mode(True) == "all" and branch_mode("true") == "all" and branch_mode(None) == "equilibrium"
+    with pytest.raises(InputError, match="--branches"):
+        V.REPLICA_COMMAND.parse({"branches": "some"})
+    params = V.REPLICA_COMMAND.parse({"model": "spiked", "nu": "2", "L": "2", "activation": "linear_centred",
+                                      "alpha": "10", "lam": "1", "branches": "informed", "points": "128"})
+    (row,) = V.run_replica(params)
+    assert row["phase"] == "unsearched" and row["branch"] == "informed"
 
 
 def test_form_option_reaches_the_solver():
