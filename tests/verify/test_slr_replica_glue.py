@@ -75,7 +75,7 @@ def test_branches_modes_and_the_former_flag():
 def test_form_option_reaches_the_solver():
     # --form jacobian gives the API's form="jacobian" fixed point (to reproduce references made with it)
     args = {"model": "spiked", "nu": "2", "L": "2", "activation": "linear_centred", "alpha": "4", "lam": "0.1",
-            "delta": "0.1", "points": "256"}
+            "delta": "0.1", "points": "256", "branches": "informed"}
     rows = {f: V.run_replica(V.REPLICA_COMMAND.parse({**args, "form": f}))[0] for f in ("stein", "jacobian")}
     api = V.rs_fixed_point("linear_centred", "spiked", 2.0, 2, 4.0, 0.1, 0.1, points=256, form="jacobian")
     assert rows["jacobian"]["E_test"] == pytest.approx(api.E_test, rel=1e-9)
