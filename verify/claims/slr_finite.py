@@ -253,7 +253,12 @@ OPEN_FINDING: dict = {'setting': 'softmax, spiked, L=2, nu=2, Delta=0.1, alpha=2
            'λ=0.1 gap is explained by the Jacobian bias and the coarse rule — independent evidence, from '
            'training, for the Stein form. At λ=0.01 the Stein-form solve from the informed start ends on an unstable fixed '
            'point (spectral radius 1.07, E_test 1.52, 9.5 % of the samples with two prox minima; 4×4096): '
-           'no stable informed branch to compare with ERM there — still open.'}
+           'no stable informed branch to compare with ERM there — still open.',
+ 'decision': 'Decided (issue 26, 2026-12-03) by the replicon (docs/slr.md §10.8): at α=2, 4×4096, Stein form, '
+             'the RS replicon is 0.603 ± 0.006 at λ=0.1 (RS stable; ERM agrees), 0.838 ± 0.029 at λ=0.05, '
+             '1.23 ± 0.22 at 0.03, 1.37 ± 0.12 at 0.02 and 1.32 ± 0.04 at λ=0.01 (the only fixed point the branch '
+             'search finds there): replica symmetry is broken below λ ≈ 0.04, so the λ=0.01 ERM-vs-RS gap and '
+             'the many near-degenerate ERM minima are the signature of RSB, not a solver or tolerance issue.'}
 
 
 def open_finding_note() -> str:
@@ -268,7 +273,7 @@ def open_finding_note() -> str:
                      + ", ".join(f"{d:.3f} (D={D})" for D, d in f["distance_to_manifold"]) + f". {f['starts']}")
     return ("Open finding outside R5 (not a check of this claim; docs/slr.md §12.1, "
             "benchmarks/study_rs_vs_erm.py): " + " | ".join(parts) + " " + OPEN_FINDING["conclusion"] + " "
-            + OPEN_FINDING["update"])
+            + OPEN_FINDING["update"] + " " + OPEN_FINDING["decision"])
 
 
 # =============================================================================================
