@@ -82,3 +82,11 @@ def test_form_option_reaches_the_solver():
     assert rows["jacobian"]["E_test"] != rows["stein"]["E_test"]
     assert rows["jacobian"]["form"] == "jacobian" and rows["stein"]["form"] == "stein"  # provenance in every row
     assert V.REPLICA_COMMAND.parse(args)["form"] == "stein"
+
+
+def test_rs_all_branches_name_level():
+    out = V.rs_all_branches("linear_centred", "spiked", 2.0, 2, [10.0], 1.0, 0.1, points=128, lam_ladder=())
+    (rows,) = out.values()
+    assert [ph for _, _, ph in rows].count("equilibrium") == 1
+    with pytest.raises(InputError, match="alpha"):
+        V.rs_all_branches("linear_centred", "spiked", 2.0, 2, [0.0], 1.0)
