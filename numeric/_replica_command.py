@@ -11,18 +11,19 @@ its text is copied into exported files with those imports rewritten.
 - :func:`check_setting` — model / ν / α / λ / Δ checks (:class:`InputError`, one line)
 - :func:`check_rule_size` — points a power of 2, at least 2 replicates
 - :func:`parse_lams` — ``--lam`` values: numbers or ``["tune"]``
-- :func:`replica_rows` — the rows of one activation on given kernels and frozen rule (docs/slr.md §10, §12)
+- :func:`branch_mode` — ``--branches`` (equilibrium, all, informed; the former flag ``True`` is ``all``)
+- :func:`replica_rows` — the rows of one activation on given kernels and frozen rule (docs/slr.md §10, §12):
+  with the branch search and the equilibrium selection of §10.7 unless ``branches = informed``
 - :func:`replica_run` — the frozen rule of ``params`` (:func:`attnlimits.numeric.replica.make_rule`), then the rows
 """
 from __future__ import annotations
 
 import math
+import sys
 
 from attnlimits.symbolic.result import InputError
 
 from ._portable_solver import ConvergenceError
-import sys
-
 from .replica import UNKNOWNS, make_rule, rs_branch_search, rs_fixed_point, rs_select_equilibrium, rs_tune_lambda
 
 #: ``--branches``: equilibrium (search every branch, report the equilibrium one, default), all (report
@@ -42,8 +43,9 @@ def branch_mode(value) -> str:
         raise InputError(f"--branches must be one of {', '.join(BRANCH_MODES)}, got {value!r}")
     return v
 
-__all__ = ["DEFAULT_LAMBDA_GRID", "BRANCH_MODES", "branch_mode", "length_law", "check_setting", "check_rule_size", "parse_lams", "replica_row",
-           "replica_rows", "replica_run"]
+
+__all__ = ["DEFAULT_LAMBDA_GRID", "BRANCH_MODES", "branch_mode", "length_law", "check_setting", "check_rule_size",
+           "parse_lams", "replica_row", "replica_rows", "replica_run"]
 
 DEFAULT_LAMBDA_GRID = tuple(10.0 ** (k / 2) for k in range(-6, 3))  #: 9 points, 1e-3 … 10
 
