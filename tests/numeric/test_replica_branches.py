@@ -112,8 +112,8 @@ def test_free_energy_equals_training_objective_at_a_fixed_point(lin_kernels):
     assert fp.replicon < 1 and math.isfinite(fp.replicon_error)
 
 
-@pytest.mark.slow
 def test_equilibrium_branch_at_the_peak_side_matches_erm(lin_kernels):
+    # 9 s idle (the branch search at one α without the λ ladder)
     """linear_uncentred, spiked ν = 2, L = 2, λ = 0.1, α = 4: the informed start reaches an RS-unstable
     branch (E ≈ 2.16, replicon ≈ 2); the search finds the RS-stable one of lower objective, E ≈ 0.84,
     which ERM realises (D = 600: 0.86 ± 0.03, issue 26; D = 300, 3 seeds, this session: 0.77 ± 0.02)."""
