@@ -263,8 +263,11 @@ REPLICA_COMMAND = Command(
     ),
     description=("Solves the RS saddle-point equations of ridge ERM (half_sum loss) for single-location regression "
                  "on a frozen scrambled-Sobol rule with a multistart safeguarded-Newton prox, damped -> Anderson -> "
-                 "Newton outer iteration and continuation in alpha; reports E_test with its integration error, the "
-                 "training loss, all order parameters, stability and the non-PD fraction."),
+                 "Newton outer iteration and continuation in alpha; searches every fixed point (informed, small-overlap, "
+                 "large-lambda and alpha-continuation starts) and reports the equilibrium one (lowest RS training "
+                 "objective among the RS-stable) or all of them; reports E_test with its integration error, the "
+                 "training objective (zero-temperature free energy), the replicon (RS stable below 1; rsb flag), "
+                 "all order parameters, stability and the non-PD fraction."),
     examples=("attnlimits slr replica --model spiked --nu 2 --L 2 --activation softmax --alpha 4,10 --lam 0.1 "
               "--delta 0.1",
               "attnlimits slr replica --model max --nu inf --L 3 --activation linear_uncentred,softmax --alpha 4 "
