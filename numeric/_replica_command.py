@@ -11,20 +11,41 @@ its text is copied into exported files with those imports rewritten.
 - :func:`check_setting` — model / ν / α / λ / Δ checks (:class:`InputError`, one line)
 - :func:`check_rule_size` — points a power of 2, at least 2 replicates
 - :func:`parse_lams` — ``--lam`` values: numbers or ``["tune"]``
-- :func:`replica_rows` — the rows of one activation on given kernels and frozen rule (docs/slr.md §10, §12)
+- :func:`branch_mode` — ``--branches`` (equilibrium, all, informed; the former flag ``True`` is ``all``)
+- :func:`replica_rows` — the rows of one activation on given kernels and frozen rule (docs/slr.md §10, §12):
+  with the branch search and the equilibrium selection of §10.7 unless ``branches = informed``
 - :func:`replica_run` — the frozen rule of ``params`` (:func:`attnlimits.numeric.replica.make_rule`), then the rows
 """
 from __future__ import annotations
 
 import math
+import sys
 
 from attnlimits.symbolic.result import InputError
 
 from ._portable_solver import ConvergenceError
-from .replica import UNKNOWNS, make_rule, rs_branches, rs_fixed_point, rs_tune_lambda
+from .replica import UNKNOWNS, make_rule, rs_branch_search, rs_fixed_point, rs_select_equilibrium, rs_tune_lambda
 
-__all__ = ["DEFAULT_LAMBDA_GRID", "length_law", "check_setting", "check_rule_size", "parse_lams", "replica_row",
-           "replica_rows", "replica_run"]
+#: ``--branches``: equilibrium (search every branch, report the equilibrium one, default), all (report
+#: every distinct fixed point with its phase), informed (no search: continuation from the informed start)
+BRANCH_MODES = ("equilibrium", "all", "informed")
+
+
+def branch_mode(value) -> str:
+    """``--branches`` value: one of :data:`BRANCH_MODES`; ``True``/``"true"`` (the former flag) is ``all``,
+    ``False``/``None``/``""`` the default ``equilibrium``."""
+    if value is True or str(value).strip().lower() in ("true", "1", "yes"):
+        return "all"
+    if value is None or value is False or str(value).strip().lower() in ("", "false", "0", "no"):
+        return "equilibrium"
+    v = str(value).strip().lower()
+    if v not in BRANCH_MODES:
+        raise InputError(f"--branches must be one of {', '.join(BRANCH_MODES)}, got {value!r}")
+    return v
+
+
+__all__ = ["DEFAULT_LAMBDA_GRID", "BRANCH_MODES", "branch_mode", "length_law", "check_setting", "check_rule_size",
+           "parse_lams", "replica_row", "replica_rows", "replica_run"]
 
 DEFAULT_LAMBDA_GRID = tuple(10.0 ** (k / 2) for k in range(-6, 3))  #: 9 points, 1e-3 … 10
 
@@ -126,30 +147,48 @@ def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
     for lam in (DEFAULT_LAMBDA_GRID if lams == "tune" else lams):
         check_setting(model, nu, None, lam, Delta)
     metric = params.get("metric", "excess")
+    mode = branch_mode(params.get("branches"))
     form = params.get("form", "stein")
     if form not in ("stein", "jacobian"):
         raise InputError(f"--form must be 'stein' or 'jacobian', got {form!r}")
     base = {"activation": params["activation"], "model": model, "nu": float(params["nu"]), "L": str(L),
             "metric": metric, "points": int(params.get("points", 1024)),
             "replicates": int(params.get("replicates", 4)), "seed": int(params.get("seed", 0)),
-            "extra": params.get("extra"), "form": form}
+            "extra": params.get("extra"), "form": form, "branches": mode}
     rows = []
     if lams == "tune":
         for a in alphas:
             best, grid = rs_tune_lambda(kern, rules, a, Delta, grid=list(DEFAULT_LAMBDA_GRID), model=model, nu=nu,
                                         progress=progress, form=form)
             cols = {"lam_grid": ";".join(f"{g.lam:.6g}" for g in grid),
-                    "E_grid": ";".join(f"{g.E_test:.6g}" for g in grid), "tuned": True}
+                    "E_grid": ";".join(f"{g.E_test:.6g}" for g in grid), "tuned": True,
+                    "n_branches": 1, "only_unstable_fixed_points": best.stability_damped >= 1, "phase": "tuned"}
             rows.append(replica_row(base, best, "informed", True, cols))
+    elif mode != "informed":
+        for lam in lams:
+            found = rs_branch_search(kern, rules, alphas, lam, Delta, model=model, nu=nu, progress=progress, form=form)
+            for a in alphas:
+                labelled = rs_select_equilibrium(found[a])
+                if not labelled:
+                    raise ConvergenceError("slr RS fixed point (docs/slr.md §10)", {"alpha": a, "lam": lam}, float("nan"),
+                                           "no start of the branch search converged",
+                                           "more points, a larger λ, or --branches informed for the plain solve")
+                only_unstable = all(f.stability_damped >= 1 for _, f, _ in labelled)
+                cols = {"n_branches": len(labelled), "only_unstable_fixed_points": only_unstable}
+                eq = next(f for _, f, ph in labelled if ph == "equilibrium")
+                if only_unstable or eq.replicon >= 1:
+                    what = ("every fixed point found is unstable under the damped map" if only_unstable else
+                            f"no RS-stable fixed point (replicon {eq.replicon:.3g} >= 1: replica symmetry broken)")
+                    print(f"warning: slr replica alpha={a:g} lam={lam:g}: {what}; the row is flagged, not an RS "
+                          "prediction to trust", file=sys.stderr)
+                for origin, fp, phase in labelled:
+                    if mode == "equilibrium" and phase != "equilibrium":
+                        continue
+                    rows.append(replica_row(base, fp, origin, origin == "informed", {**cols, "phase": phase}))
     else:
         for lam in lams:
             x = None
             for a in alphas:
-                if params.get("branches"):
-                    found = rs_branches(kern, rules, a, lam, Delta, model=model, nu=nu, progress=progress, form=form)
-                    for name, fp in found:
-                        rows.append(replica_row(base, fp, name, name == "informed", {"n_branches": len(found)}))
-                    continue
                 try:
                     fp = rs_fixed_point(kern, rules, a, lam, Delta, x0=x, model=model, nu=nu, progress=progress,
                                         form=form)
@@ -158,7 +197,8 @@ def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
                         raise
                     fp = rs_fixed_point(kern, rules, a, lam, Delta, model=model, nu=nu, progress=progress, form=form)
                 x = [fp.values[k] for k in UNKNOWNS]
-                rows.append(replica_row(base, fp, "informed", True))
+                rows.append(replica_row(base, fp, "informed", True, {
+                    "n_branches": 1, "only_unstable_fixed_points": fp.stability_damped >= 1, "phase": "unsearched"}))
     if metric == "noisy":
         for r in rows:
             r["E_test"] += Delta ** 2

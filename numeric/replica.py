@@ -68,7 +68,8 @@ import numpy as np
 from ._portable_solver import ConvergenceError
 
 __all__ = ["RSKernels", "RSRule", "RSFixedPoint", "compile_rs_kernels", "make_rule", "rs_map", "rs_fixed_point",
-           "rs_learning_curve", "rs_tune_lambda", "rs_branches", "informed_start", "small_overlap_start",
+           "rs_learning_curve", "rs_tune_lambda", "rs_branches", "rs_branch_search", "rs_select_equilibrium",
+           "rs_replicon", "informed_start", "small_overlap_start",
            "UNKNOWNS"]
 
 UNKNOWNS = ("m_k", "q_k", "V_k", "m_v", "q_v", "V_v")
@@ -679,8 +680,13 @@ def _prox_affine(mod, wchi, wz, y, V_k, V_v):
 _INTEGRANDS = ("gg_k", "gg_v", "dg_k", "dg_v", "gx_k", "gx_v", "gxi_k", "gxi_v")
 
 
-def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, newton_steps=0, rescreen=None):
-    """Per-replicate averages of the channel integrands and observables at order parameters x."""
+def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, newton_steps=0, rescreen=None,
+             replicon=False):
+    r"""Per-replicate averages of the channel integrands and observables at order parameters x.
+
+    ``replicon``: also the per-replicate averages of the 9 entries of the replicon operator's
+    channel part (kernel ``replicon_integrand``, docs/slr.md §10.8), appended after :data:`_NAMES`;
+    they need the full :math:`W=(\mathcal V^{-1}+H)^{-1}` per sample (a batched LU inverse)."""
     m_k, q_k, V_k, m_v, q_v, V_v = (float(v) for v in x)
     mod = kern.modules[rule.L]
     L = rule.L
@@ -727,6 +733,12 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, 
     for ell in range(1, L):
         np.copyto(sig_loc, sig[ell], where=rule.eps == ell)
     cols = list(ints) + [sig_loc, sig[L], 0.5 * resid ** 2, pd_fail.astype(float), diag["multi_minima_fraction"]]
+    if replicon:
+        Hfull = _unpack_sym([np.broadcast_to(np.asarray(h_, float), (n,)) for h_ in out[2 * L + 1:]], 2 * L)
+        with np.errstate(all="ignore"):
+            W = np.linalg.inv(Hfull + np.diag(1.0 / vdiag))
+        w_up = [W[:, i, j] for i in range(2 * L) for j in range(i, 2 * L)]
+        cols += list(mod.replicon_integrand(*w_up, V_k, V_v))
     R, P = rule.replicates, rule.points
     # per-replicate means column by column (contiguous, pairwise sums); a non-finite sample makes its mean one
     per_rep = np.stack([np.broadcast_to(np.asarray(c, float), (n,)).reshape(R, P).mean(axis=1) for c in cols], axis=1)
@@ -742,14 +754,15 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, 
 _NAMES = _INTEGRANDS + ("A", "B", "train_half_sq", "pd_fail", "multi_minima")
 
 
-def _averages(kern, rules, x, Delta, reps=None, timing=None, anchor=None, newton_steps=0, rescreen=None):
+def _averages(kern, rules, x, Delta, reps=None, timing=None, anchor=None, newton_steps=0, rescreen=None,
+              replicon=False):
     """P(L)-weighted per-replicate averages (R, n_quantities), with the prox diagnostics."""
     tot = None
     diags = []
     for rule in rules:
         per_rep, diag = _channel(kern, rule if reps is None else _subrule(rule, reps), x, Delta, timing,
                                  None if anchor is None else anchor[len(diags)], newton_steps,
-                                 None if rescreen is None else rescreen[len(diags)])
+                                 None if rescreen is None else rescreen[len(diags)], replicon)
         tot = rule.weight * per_rep if tot is None else tot + rule.weight * per_rep
         diags.append(diag)
     return tot, diags
@@ -840,6 +853,18 @@ class RSFixedPoint:
     lam: float
     Delta: float
     flags: tuple = ()
+    #: The RS training objective per sample, the zero-temperature free energy over α, evaluated from
+    #: its derived functional (kernel ``rs_energy``, docs/slr.md §10.7); equal to
+    #: ``training_objective`` at an exact fixed point (they differ by the residual).
+    free_energy: float = float("nan")
+    #: Standard error of ``training_objective`` (and so of ``free_energy``), delta method.
+    training_objective_error: float = float("nan")
+    #: Largest real part of the eigenvalues of ∂G/∂x: below 1 the fixed point attracts the damped
+    #: iteration x ← (1 − ε)x + εG(x) for small ε (``stability``, the spectral radius, is the undamped one).
+    stability_damped: float = float("nan")
+    #: Replicon (de Almeida–Thouless) eigenvalue, docs/slr.md §10.8: RS is locally stable iff < 1.
+    replicon: float = float("nan")
+    replicon_error: float = float("nan")
     #: ∂G/∂x at the fixed point (6×6, forward differences; ``stability`` is its spectral radius).
     jacobian: Any = field(default=None, repr=False, compare=False)
     #: The prox selection at the fixed point (χ̂ − ω^χ per sample, one array per rule): the handle
@@ -858,7 +883,10 @@ class RSFixedPoint:
     def as_row(self) -> dict:
         row = {"alpha": self.alpha, "lam": self.lam, "Delta": self.Delta, "E_test": self.E_test,
                "E_test_error": self.E_test_error, "training_loss": self.training_loss,
-               "training_loss_error": self.training_loss_error, "training_objective": self.training_objective}
+               "training_loss_error": self.training_loss_error, "training_objective": self.training_objective,
+               "training_objective_error": self.training_objective_error, "free_energy": self.free_energy,
+               "replicon": self.replicon, "replicon_error": self.replicon_error,
+               "rsb": bool(self.replicon >= 1), "stability_damped": self.stability_damped}
         for k in UNKNOWNS:
             row[k] = self.values[k]
             row[k + "_error"] = self.errors[k]
@@ -1183,6 +1211,38 @@ def _solve(G, x0, tol, *, max_damped=40, damping=0.5, damped_exit=1e-1, max_ande
                 break
         res, x, gx = best
     return x, gx, res, it, evals[0], "+".join(methods) or "start", J, xJ
+
+
+def rs_replicon(kern: RSKernels, rules, x, alpha, lam, Delta, hats, *, offsets=None):
+    r"""The replicon (de Almeida–Thouless) eigenvalue of the RS solution at x (docs/slr.md §10.8).
+
+    :math:`\mathcal T(\Sigma)_{cd}=\alpha P_cP_d\,\mathbb E[K]\,\Sigma` on symmetric 2 × 2 perturbations
+    :math:`\Sigma` of the (k, v) overlaps, with the per-sample channel part :math:`K` (kernel
+    ``replicon_integrand``, from the prox Jacobian) averaged on the frozen rule and the prior factor
+    :math:`P_c^2=\mathbb E(\partial\hat w_c/\partial b)^2` (kernel ``replicon_prior``); the replicon is the
+    spectral radius of :math:`\mathcal T` (a positive map, so its Perron root, real and ≥ 0).  RS is
+    locally stable iff it is below 1.  ``offsets`` (the prox selection at x) avoids the multistart:
+    one Newton step from the selected minima.  Cost: one surrogate map plus a batched 2L × 2L inverse.
+
+    Returns ``(replicon, standard error over the replicates, T as a 3 × 3 array on (kk, kv, vv))``.
+    """
+    av, _ = _averages(kern, rules, np.asarray(x, float), Delta, anchor=offsets,
+                      newton_steps=1 if offsets is not None else 0, replicon=True)
+    K = av[:, len(_NAMES):]
+    mod = next(iter(kern.modules.values()))
+    (P2k,) = np.atleast_1d(mod.replicon_prior(hats["m_hat_k"], hats["q_hat_k"], hats["V_hat_k"], lam))
+    (P2v,) = np.atleast_1d(mod.replicon_prior(hats["m_hat_v"], hats["q_hat_v"], hats["V_hat_v"], lam))
+    Pk, Pv = math.sqrt(float(P2k)), math.sqrt(float(P2v))
+    w = np.array([Pk * Pk, Pk * Pv, Pv * Pv])
+
+    def rho(k9):
+        T = alpha * w[:, None] * np.asarray(k9, float).reshape(3, 3)
+        return float(np.max(np.abs(np.linalg.eigvals(T)))), T
+
+    val, T = rho(K.mean(axis=0))
+    R = K.shape[0]
+    err = float(np.std([rho(K[r])[0] for r in range(R)], ddof=1) / math.sqrt(R)) if R > 1 else float("nan")
+    return val, err, T
 
 
 def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: float, *, x0=None, model="spiked",
@@ -1587,7 +1647,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
 
     E, tl = observables(x, av.mean(axis=0))
     errs = {k: 0.0 for k in UNKNOWNS}
-    E_err = tl_err = 0.0
+    E_err = tl_err = obj_err = 0.0
     if compute_error and R > 1:
         try:
             A = np.linalg.inv(np.eye(x.size) - J)
@@ -1595,7 +1655,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
             A = None
             flags.append("singular_jacobian")
         if A is not None:
-            xr_list, Er, tlr = [], [], []
+            xr_list, Er, tlr, objr = [], [], [], []
             for r in range(R):
                 gr, _ = _update_from_averages(kern, av[r], x, alpha, lam, form)
                 xr = x + A @ (gr - x)
@@ -1604,14 +1664,18 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
                 e_r, t_r = observables(xr, av[r] + Jav @ (xr - x))
                 Er.append(e_r)
                 tlr.append(t_r)
+                objr.append(t_r + lam * (xr[1] + xr[4]) / (2 * alpha))
             xr_arr = np.array(xr_list)
             sd = xr_arr.std(axis=0, ddof=1) / math.sqrt(R)
             E_err = float(np.std(Er, ddof=1) / math.sqrt(R))
             tl_err = float(np.std(tlr, ddof=1) / math.sqrt(R))
+            obj_err = float(np.std(objr, ddof=1) / math.sqrt(R))
             # the residual's own effect: the distance to the exact fixed point of the linearised map
             shift = A @ (gx - x)
             e_s, t_s = observables(x + shift, av.mean(axis=0) + Jav @ shift)
             sd = np.hypot(sd, np.abs(shift))
+            o_s = t_s + lam * (x[1] + shift[1] + x[4] + shift[4]) / (2 * alpha)
+            obj_err = float(math.hypot(obj_err, o_s - (tl + lam * (x[1] + x[4]) / (2 * alpha))))
             E_err, tl_err = float(math.hypot(E_err, e_s - E)), float(math.hypot(tl_err, t_s - tl))
             errs = dict(zip(UNKNOWNS, map(float, sd)))
     d = dict(zip(_NAMES, av.mean(axis=0)))
@@ -1620,6 +1684,20 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         flags.append("pd_fail_above_1pct")
     if stability >= 1:
         flags.append("unstable")
+    stability_damped = float(np.max(eig.real))
+    # the RS training objective from its derived functional (§10.7) and the replicon (§10.8)
+    hats_x = {k: float(v) for k, v in info["hats"].items()}
+    (free_energy,) = np.atleast_1d(mod.rs_energy(*x, *(hats_x[k] for k in ("m_hat_k", "q_hat_k", "V_hat_k", "m_hat_v",
+                                                                          "q_hat_v", "V_hat_v")),
+                                                 lam, alpha, d["train_half_sq"], d["gg_k"], d["gg_v"]))
+    try:
+        replicon, replicon_err, _ = rs_replicon(kern, rules, x, alpha, lam, Delta, hats_x,
+                                                offsets=[d_["offset"] for d_ in info["diags"]])
+        evals += 1
+    except (np.linalg.LinAlgError, ValueError, ZeroDivisionError, ConvergenceError):
+        replicon = replicon_err = float("nan")
+    if replicon >= 1:
+        flags.append("rsb")
     diags = info["diags"]
     amb = float(np.mean([dg["ambiguous_fraction"] for dg in diags]))
     mm = float(np.mean([dg["multi_minima_fraction"] for dg in diags]))
@@ -1631,7 +1709,9 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     return RSFixedPoint(values, errs, E, E_err, tl, tl_err, tl + lam * (x[1] + x[4]) / (2 * alpha),
                         {k: float(v) for k, v in info["hats"].items()}, stability, pd_fail, mm, amb, res, iters,
                         evals, "+".join(methods), rules[0].method, seconds, timing.get("prox", 0.0), float(alpha),
-                        float(lam), float(Delta), tuple(flags), jacobian=J,
+                        float(lam), float(Delta), tuple(flags), free_energy=float(free_energy),
+                        training_objective_error=obj_err, stability_damped=stability_damped, replicon=replicon,
+                        replicon_error=replicon_err, jacobian=J,
                         anchor=[d["offset"] for d in info["diags"]], averages=av.mean(axis=0))
 
 
@@ -1680,6 +1760,116 @@ def rs_branches(kern: RSKernels, rules, alpha, lam, Delta, *, model="spiked", nu
         if not dup:
             found.append((name, fp))
     return found
+
+
+def _same_point(fa: RSFixedPoint, fb: RSFixedPoint, k_se: float = 3.0, rel: float = 1e-4) -> bool:
+    """Two fixed points on the same rule are one when every order parameter agrees within
+    ``k_se`` combined standard errors or ``rel`` (relative): closer than the integration error they
+    cannot be told apart."""
+    for k in UNKNOWNS:
+        a, b = fa.values[k], fb.values[k]
+        ea, eb = fa.errors.get(k, 0.0), fb.errors.get(k, 0.0)
+        if abs(a - b) > max(rel * max(1.0, abs(a), abs(b)), k_se * math.hypot(ea, eb)):
+            return False
+    return True
+
+
+def _degenerate(fp: RSFixedPoint) -> bool:
+    """A point the search rejects: a response parameter at the projection's floor (V → 0, where the
+    map's Jacobian blows up; measured: ``linear_uncentred`` spiked L = 2, λ = 0.1, continued down
+    from λ = 10, ends at V_k = V_v = 1e-10 with a residual above tol and spectral radius ~1e4) or
+    non-finite values.  Not a fixed point of the RS equations (they need V > 0)."""
+    x = np.array([fp.values[k] for k in UNKNOWNS])
+    return (not np.isfinite(x).all()) or min(x[2], x[5]) <= 1e-8 or not math.isfinite(fp.training_objective)
+
+
+def _add_distinct(found: list, origin: str, fp: RSFixedPoint) -> bool:
+    """Append ``(origin, fp)`` unless it repeats a point of ``found`` (then keep the lower residual)."""
+    for i, (o, f) in enumerate(found):
+        if _same_point(f, fp):
+            if fp.residual < f.residual:
+                found[i] = (o, fp)
+            return False
+    found.append((origin, fp))
+    return True
+
+
+#: Ridge strengths of the large-λ continuation, as multiples of the target λ (from large to small).
+LAMBDA_LADDER = (100.0, 10.0, 3.0)
+
+
+def rs_branch_search(kern: RSKernels, rules, alphas, lam, Delta, *, model="spiked", nu=2.0, x0=None,
+                     lam_ladder=LAMBDA_LADDER, side_ratio: float = 1.5, progress=None, **kw) -> dict:
+    r"""Every distinct RS fixed point found at each α of ``alphas`` (docs/slr.md §10.7).
+
+    Starts, at every α: the informed start (or ``x0``), the small-overlap start, continuation in λ
+    from large λ (the informed start at ``lam_ladder`` × λ, then warm steps down to λ), and
+    continuation in α from both sides: along ``alphas`` (sorted) from every fixed point of the
+    neighbouring α below, then from every one of the neighbour above (the neighbouring points of the
+    curve); a lone α gets its two sides at α/``side_ratio`` and α·``side_ratio``.  A start that does
+    not converge is skipped.  Distinct up to the integration error (:func:`_same_point`).
+
+    Returns ``{alpha: [(origin, RSFixedPoint), ...]}`` in the order found; select with
+    :func:`rs_select_equilibrium`.  Cost: about (4 + len(lam_ladder) + 2 × branches) fixed points per α.
+    """
+    alphas = sorted(float(a) for a in alphas)
+    found = {a: [] for a in alphas}
+
+    def solve(a, lam_, **kw2):
+        try:
+            fp = rs_fixed_point(kern, rules, a, lam_, Delta, model=model, nu=nu, progress=progress, **kw, **kw2)
+        except (ConvergenceError, ValueError, np.linalg.LinAlgError, FloatingPointError):
+            return None
+        return None if _degenerate(fp) else fp
+
+    x_inf = informed_start(model, nu) if x0 is None else np.asarray(x0, float)
+    for a in alphas:
+        for origin, s in (("informed", x_inf), ("small_overlap", small_overlap_start(model, nu))):
+            fp = solve(a, lam, x0=s)
+            if fp is not None:
+                _add_distinct(found[a], origin, fp)
+        prev = None
+        for mult in lam_ladder:
+            prev = solve(a, lam * mult, x0=x_inf) if prev is None else solve(a, lam * mult, warm=prev)
+        fp = solve(a, lam, x0=x_inf) if prev is None else solve(a, lam, warm=prev)
+        if fp is not None:
+            _add_distinct(found[a], "large_lambda", fp)
+    sides = {}
+    if len(alphas) == 1:
+        a = alphas[0]
+        for tag, a_side in (("alpha_below", a / side_ratio), ("alpha_above", a * side_ratio)):
+            fs = solve(a_side, lam, x0=x_inf)
+            sides[tag] = [] if fs is None else [fs]
+    # continuation along the curve, up then down, from every branch of the neighbour
+    for direction, order in (("alpha_up", alphas), ("alpha_down", alphas[::-1])):
+        for i, a in enumerate(order):
+            if i == 0:
+                neigh = sides.get("alpha_below" if direction == "alpha_up" else "alpha_above", [])
+            else:
+                neigh = [f for _, f in found[order[i - 1]]]
+            for fn in neigh:
+                fp = solve(a, lam, warm=fn)
+                if fp is not None:
+                    _add_distinct(found[a], direction, fp)
+    return found
+
+
+def rs_select_equilibrium(branches: list) -> list:
+    """Label the fixed points of one point (``[(origin, fp), ...]``): returns rows of
+    ``(origin, fp, phase)`` sorted by training objective, ``phase`` one of ``"equilibrium"`` and
+    ``"metastable"`` (docs/slr.md §10.7).
+
+    The equilibrium branch is the one with the lowest RS training objective (zero-temperature free
+    energy) among the RS-stable ones (replicon < 1); if none is RS-stable, the lowest of all (its row
+    then carries ``rsb``).  An RS energy computed at an AT-unstable point is not the ground-state energy
+    of anything (RS underestimates it there, as in the Sherrington–Kirkpatrick model), so a low value
+    there does not make it the equilibrium."""
+    if not branches:
+        return []
+    order = sorted(branches, key=lambda of: of[1].training_objective)
+    stable = [of for of in order if of[1].replicon < 1]
+    eq = (stable or order)[0]
+    return [(o, f, "equilibrium" if (o, f) is eq or f is eq[1] else "metastable") for o, f in order]
 
 
 def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="spiked", nu=2.0, x0=None,

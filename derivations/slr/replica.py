@@ -56,6 +56,7 @@ __all__ = [
     "RS_UNKNOWNS", "RS_CONJUGATES", "check_activation", "prior_update", "z_elimination", "reduced_objective",
     "loss_hessian", "affine_structure", "affine_residual_polynomial", "channel_integrands",
     "conjugate_update", "test_error", "training_residual", "replica_kernels", "kernel_key",
+    "prior_energy", "moreau_envelope_average", "rs_energy", "prox_jacobian", "replicon_operator", "replicon_prior",
 ]
 
 from .symbols import Delta, alpha  # noqa: E402  (shared, one definition)
@@ -396,6 +397,179 @@ def training_residual(L: int):
 
 
 # =============================================================================================
+# the RS training objective (zero-temperature free energy) and the replicon
+# =============================================================================================
+
+@lru_cache(maxsize=None)
+def prior_energy():
+    r"""Prior (ridge) part of the zero-temperature RS free energy, per coordinate of a block, derived.
+
+    The minimum value of the same scalar prior problem as :func:`prior_update`, averaged over the
+    teacher coordinate and the noise:
+
+    .. math:: \Psi_w(\hat m,\hat q,\hat V)=\mathbb E_{x^*,\xi}\min_w\Big[\frac{\lambda+\hat V}{2}w^2
+              -(\hat m x^*+\sqrt{\hat q}\,\xi)\,w\Big]=-\frac{\hat m^2+\hat q}{2(\lambda+\hat V)}.
+    """
+    w, b, xs, xi = sp.symbols("w b x_star xi", real=True)
+    sq = sp.Symbol("sqrt_q_hat", nonnegative=True)
+    pot = (lam + V_hat) / 2 * w ** 2 - b * w
+    (w_hat,) = sp.solve(sp.diff(pot, w), w)
+    val = pot.subs(w, w_hat).subs(b, m_hat * xs + sq * xi)
+    E = wick_expectation(sp.expand(val), (xs, xi), [0, 0], sp.eye(2)).subs(sq, sp.sqrt(q_hat))
+    return sp.simplify(E)
+
+
+@lru_cache(maxsize=None)
+def moreau_envelope_average():
+    r"""The channel part of the free energy, :math:`\mathbb E\,\mathcal M(\omega)`, in the averages the
+    channel already computes.
+
+    :math:`\mathcal M(\omega)=\min_{\chi,z}\ell(\chi,z)+\frac{\|\chi-\omega^\chi\|^2}{2V_k}+\frac{\|z-\omega^z\|^2}{2V_v}`
+    (the prox objective of §10.3 at its minimum).  At the minimiser :math:`\hat\chi-\omega^\chi=V_kg^\chi`,
+    :math:`\hat z-\omega^z=V_vg^z`, so :math:`\mathcal M=\ell(\hat\chi,\hat z)+\tfrac{V_k}{2}\|g^\chi\|^2+\tfrac{V_v}{2}\|g^z\|^2`
+    and its average is written with ``train_half_sq`` :math:`=\mathbb E\,\ell`, ``gg_k``, ``gg_v``
+    (the integrands of :func:`channel_integrands`).  Returns ``(inputs, expr)``.
+    """
+    ell, gg_k, gg_v = sp.symbols("train_half_sq gg_k gg_v", real=True)
+    dchi, dz = sp.symbols("d_chi d_z", real=True)  # ‖χ̂ − ω^χ‖, ‖ẑ − ω^z‖
+    M = ell + dchi ** 2 / (2 * V_k) + dz ** 2 / (2 * V_v)
+    # ‖χ̂ − ω^χ‖² = V_k²‖g^χ‖² (definition of g, §10.3 step 4), averaged
+    M = sp.expand(M).subs({dchi ** 2: V_k ** 2 * gg_k, dz ** 2: V_v ** 2 * gg_v})
+    return (ell, gg_k, gg_v, V_k, V_v), sp.simplify(M)
+
+
+RS_ENERGY_INPUTS = sp.symbols("m_k q_k V_k m_v q_v V_v m_hat_k q_hat_k V_hat_k m_hat_v q_hat_v V_hat_v", real=True)
+
+
+@lru_cache(maxsize=None)
+def rs_energy():
+    r"""The RS training objective per sample: the zero-temperature RS free energy divided by α.
+
+    .. math:: \frac{e}{\alpha}=\frac1\alpha\sum_{b\in\{k,v\}}\Big[m_b\hat m_b+\tfrac12\hat q_bV_b
+              -\tfrac12\hat V_bq_b+\Psi_w(\hat m_b,\hat q_b,\hat V_b)\Big]+\mathbb E\,\mathcal M(\omega),
+
+    :math:`\Psi_w` from :func:`prior_energy`, :math:`\mathbb E\mathcal M` from
+    :func:`moreau_envelope_average`.  :math:`e=\lim_{D\to\infty}\min_{k,v}(\text{objective})/D` under
+    RS (the :math:`\beta\to\infty` limit of the replica free energy of the Gibbs measure
+    :math:`e^{-\beta\,\text{objective}}`): its stationary points in the conjugates are the prior
+    update (:func:`prior_update`), in :math:`(m,q,V)` the conjugate update (:func:`conjugate_update`,
+    ``stein``; envelope theorem), and at a fixed point it equals
+    :math:`\mathbb E\,\ell(\hat\chi,\hat z)+\lambda(q_k+q_v)/(2\alpha)`, the training objective per
+    sample (``tests/derivations/test_slr_replica.py`` checks all three).  Among several fixed points
+    the one with the lowest value is the one the global minimiser realises (docs/slr.md §10.7).
+
+    Returns ``(inputs, expr)`` with inputs ``RS_ENERGY_INPUTS + (lam, alpha, train_half_sq, gg_k, gg_v)``.
+    """
+    mk, qk, Vk_, mv, qv, Vv_, mhk, qhk, Vhk, mhv, qhv, Vhv = RS_ENERGY_INPUTS
+    Psi = prior_energy()
+    (ell, ggk, ggv, Vk_s, Vv_s), M = moreau_envelope_average()
+    M = M.subs({Vk_s: Vk_, Vv_s: Vv_})
+    e = 0
+    for m, q, V, mh, qh, Vh in ((mk, qk, Vk_, mhk, qhk, Vhk), (mv, qv, Vv_, mhv, qhv, Vhv)):
+        e += m * mh + qh * V / 2 - Vh * q / 2 + Psi.subs({m_hat: mh, q_hat: qh, V_hat: Vh})
+    expr = e / alpha + M
+    return tuple(RS_ENERGY_INPUTS) + (lam, alpha, ell, ggk, ggv), expr
+
+
+def _sym_matrix(name, n):
+    """Symmetric n × n matrix of symbols ``name_i_j`` (i ≤ j) and the list of its upper triangle."""
+    up = {}
+    for i in range(n):
+        for j in range(i, n):
+            up[(i, j)] = sp.Symbol(f"{name}_{i}_{j}", real=True)
+    M = sp.Matrix(n, n, lambda i, j: up[(min(i, j), max(i, j))])
+    return M, [up[(i, j)] for i in range(n) for j in range(i, n)]
+
+
+@lru_cache(maxsize=None)
+def prox_jacobian(L: int):
+    r""":math:`\partial g/\partial\omega` of the per-sample prox (§10.3 step 5), by implicit differentiation.
+
+    Stationarity of :math:`\ell(h)+\frac12(h-\omega)^\top\mathcal V^{-1}(h-\omega)` in
+    :math:`h=(\chi,z)` is :math:`\nabla\ell(h)+\mathcal V^{-1}(h-\omega)=0`; differentiating in
+    :math:`\omega` (SymPy, with the loss Hessian :math:`H` as a symbolic symmetric matrix) gives
+    :math:`(H+\mathcal V^{-1})\,\partial h/\partial\omega=\mathcal V^{-1}`, so with
+    :math:`W=(H+\mathcal V^{-1})^{-1}` (numerical linear algebra per sample, not an equation):
+    :math:`\partial h/\partial\omega=W\mathcal V^{-1}` and
+    :math:`G=\partial g/\partial\omega=\mathcal V^{-1}(W\mathcal V^{-1}-I)`.
+
+    Returns ``(W_upper_symbols, G)`` with ``G`` a :math:`2L\times2L` SymPy matrix in the symbols
+    of ``W`` and ``V_k, V_v``.
+    """
+    L = int(L)
+    n = 2 * L
+    Hm, _ = _sym_matrix("H", n)
+    Wm, w_up = _sym_matrix("W", n)
+    Vinv = sp.diag(*([1 / V_k] * L + [1 / V_v] * L))
+    h = sp.Matrix(sp.symbols(f"h_1:{n + 1}", real=True))
+    om = sp.Matrix(sp.symbols(f"om_1:{n + 1}", real=True))
+    # stationarity, linearised about the prox point: ∇ℓ(h) ≈ ∇ℓ(ĥ) + H (h − ĥ); its ω-derivative
+    stat = Hm * h + Vinv * (h - om)
+    dS_dh, dS_dom = stat.jacobian(h), stat.jacobian(om)
+    assert sp.simplify(dS_dh - (Hm + Vinv)) == sp.zeros(n, n)
+    # dh/dω = −(∂S/∂h)⁻¹ ∂S/∂ω, with (∂S/∂h)⁻¹ = W
+    dh_dom = -Wm * dS_dom
+    G = Vinv * (dh_dom - sp.eye(n))
+    return w_up, G
+
+
+@lru_cache(maxsize=None)
+def replicon_prior():
+    r"""Prior factor of the replicon: :math:`\mathbb E_{x^*,\xi}[(\partial\hat w/\partial b)^2]` of the ridge
+    prior problem of :func:`prior_update` (a constant, :math:`1/(\lambda+\hat V)^2`, for ridge)."""
+    w, b, xs, xi = sp.symbols("w b x_star xi", real=True)
+    pot = (lam + V_hat) / 2 * w ** 2 - b * w
+    (w_hat,) = sp.solve(sp.diff(pot, w), w)
+    d = sp.diff(w_hat, b) ** 2
+    return sp.simplify(wick_expectation(sp.expand(d), (xs, xi), [0, 0], sp.eye(2)))
+
+
+REPLICON_BASIS = ("kk", "kv", "vv")  #: coordinates of a symmetric 2 × 2 perturbation Σ of the (k, v) overlaps
+
+
+@lru_cache(maxsize=None)
+def replicon_operator(L: int):
+    r"""The per-sample channel part of the replicon (de Almeida–Thouless) operator, derived.
+
+    A replicon perturbation is a fluctuation of the estimator uncorrelated with the teacher and
+    across replicas: per input coordinate :math:`i` a pair :math:`(\delta k_i,\delta v_i)` with
+    :math:`2\times2` covariance :math:`\Sigma` (:math:`\Sigma_{kk},\Sigma_{kv},\Sigma_{vv}`).  Through the
+    i.i.d. tokens it moves the cavity fields of every sample by :math:`\delta\omega\sim\mathcal N(0,\Sigma\otimes I_L)`
+    (:math:`\delta\chi_\ell=x_\ell\cdot\delta k/\sqrt D`, :math:`\delta z_\ell=x_\ell\cdot\delta v/\sqrt D`), the
+    prox outputs by :math:`\delta g=G\,\delta\omega` (:func:`prox_jacobian`), the conjugate fields of
+    coordinate :math:`i` by :math:`\delta b_{c,i}=\sum_{\mu,\ell}x_{\mu\ell i}\delta g_{c,\mu\ell}/\sqrt D`, whose
+    covariance is :math:`\alpha\,\mathbb E\sum_\ell\delta g_{c\ell}\delta g_{d\ell}`, and the estimator by
+    :math:`\delta w_c=(\partial\hat w_c/\partial b)\,\delta b_c` (:func:`replicon_prior`).  One turn is
+    the linear map
+
+    .. math:: \Sigma\mapsto\mathcal T(\Sigma)_{cd}=\alpha\,P_cP_d\,
+              \mathbb E\Big[\sum_\ell\big(G(\Sigma\otimes I_L)G^\top\big)_{c\ell,d\ell}\Big],
+              \qquad P_c^2=\mathbb E(\partial\hat w_c/\partial b)^2,
+
+    on symmetric :math:`2\times2` matrices; RS is stable iff its spectral radius (the *replicon*) is
+    below 1.  For one block and a scalar channel it is the familiar
+    :math:`\alpha\,\mathbb E[(\partial_\omega g)^2]\,\mathbb E[(\partial_b\hat w)^2]<1`.
+
+    Returns ``(inputs, outputs)``: inputs the upper triangle of :math:`W` and ``V_k, V_v``; outputs
+    the 9 entries of the per-sample matrix :math:`K` with :math:`\mathbb E[K]\,\mathrm{vec}(\Sigma)`
+    the bracket above, row-major over (output, input) in :data:`REPLICON_BASIS`.
+    """
+    L = int(L)
+    w_up, G = prox_jacobian(L)
+    a, b, c = sp.symbols("Sigma_kk Sigma_kv Sigma_vv", real=True)
+    Sig = sp.Matrix([[a, b], [b, c]])
+    S = sp.kronecker_product(Sig, sp.eye(L))  # (χ-block, z-block) ordering: index c·L + ℓ
+    C = G * S * G.T
+    blk = {"kk": (0, 0), "kv": (0, 1), "vv": (1, 1)}
+    outs = []
+    for name in REPLICON_BASIS:
+        i0, j0 = blk[name]
+        e = sp.expand(sum(C[i0 * L + ell, j0 * L + ell] for ell in range(L)))
+        outs += [e.coeff(a), e.coeff(b), e.coeff(c)]
+    return list(w_up) + [V_k, V_v], outs
+
+
+# =============================================================================================
 # kernels for attnlimits.numeric.replica
 # =============================================================================================
 
@@ -461,6 +635,15 @@ def _replica_kernels_cached(key):
     pr = prior_update()
     kernels["prior"] = Kernel("prior", [m_hat, q_hat, V_hat, lam], [pr["m"], pr["q"], pr["V"]],
                               doc="§10.2 ridge prior part: m, q, V from m̂, q̂, V̂ and λ.")
+    ein, eexpr = rs_energy()
+    kernels["rs_energy"] = Kernel("rs_energy", list(ein), [eexpr],
+                                  doc="§10.7 RS training objective per sample (zero-temperature free energy / alpha).")
+    rin, rout = replicon_operator(L)
+    kernels["replicon_integrand"] = Kernel(
+        "replicon_integrand", rin, rout,
+        doc=f"§10.8 per-sample replicon operator K (3 x 3, row-major over kk, kv, vv) of L={L} from W = (H + V^-1)^-1.")
+    kernels["replicon_prior"] = Kernel("replicon_prior", [m_hat, q_hat, V_hat, lam], [replicon_prior()],
+                                       doc="§10.8 prior factor E[(dw/db)^2] of the replicon.")
     tin, texpr = test_error()
     kernels["test_error"] = Kernel("test_error", tin, [texpr], doc="§10.5 test error 1 - 2 m_v A + q_v B + noisy Delta^2.")
     return kernels

@@ -248,7 +248,11 @@ REPLICA_COMMAND = Command(
         Param("alpha", "floats", [1.0, 2.0, 4.0, 10.0, 20.0], "sample ratios alpha = N/D", check="positive"),
         Param("lam", "strs", ["0.1"], "ridge strengths lambda (comma list) or 'tune' (log grid 1e-3..10 + refinement)"),
         Param("delta", "float", 0.1, "label noise Delta", check="nonnegative"),
-        Param("branches", "flag", False, "also start from small overlaps and report every distinct fixed point"),
+        Param("branches", "choice", "equilibrium", "equilibrium: search every branch (informed, small-overlap, "
+              "large-lambda and alpha-continuation starts) and report the equilibrium one (lowest RS training "
+              "objective among the RS-stable, docs/slr.md §10.7); all: every distinct fixed point with its phase; "
+              "informed: no search, continuation from the informed start (fast)",
+              choices=("equilibrium", "all", "informed")),
         Param("extra", "float", None, "value of a fixed extra scalar (erf_fixed c, softplus_norm b)"),
         Param("metric", "choice", "excess", "error metric (spec §2)", choices=("excess", "noisy")),
         Param("points", "int", 1024, "Sobol points per replicate (power of 2)", check=">=64"),
@@ -261,14 +265,20 @@ REPLICA_COMMAND = Command(
     ),
     description=("Solves the RS saddle-point equations of ridge ERM (half_sum loss) for single-location regression "
                  "on a frozen scrambled-Sobol rule with a multistart safeguarded-Newton prox, damped -> Anderson -> "
-                 "Newton outer iteration and continuation in alpha; reports E_test with its integration error, the "
-                 "training loss, all order parameters, stability and the non-PD fraction."),
+                 "Newton outer iteration and continuation in alpha; searches every fixed point (informed, small-overlap, "
+                 "large-lambda and alpha-continuation starts) and reports the equilibrium one (lowest RS training "
+                 "objective among the RS-stable) or all of them; reports E_test with its integration error, the "
+                 "training objective (zero-temperature free energy), the replicon (RS stable below 1; rsb flag), "
+                 "all order parameters, stability and the non-PD fraction."),
     examples=("attnlimits slr replica --model spiked --nu 2 --L 2 --activation softmax --alpha 4,10 --lam 0.1 "
               "--delta 0.1",
               "attnlimits slr replica --model max --nu inf --L 3 --activation linear_uncentred,softmax --alpha 4 "
-              "--lam tune --json"),
-    table=("activation", "alpha", "lam", "branch", "E_test", "E_test_error", "training_loss", "m_k", "q_k", "V_k",
-           "m_v", "q_v", "V_v", "stability", "pd_fail_fraction", "method"),
+              "--lam tune --json",
+              "attnlimits slr replica --model spiked --nu 2 --L 2 --activation linear_uncentred --lam 0.1 "
+              "--alpha 2,3,4,5,8 --branches all"),
+    table=("activation", "alpha", "lam", "branch", "phase", "E_test", "E_test_error", "training_objective",
+           "replicon", "rsb", "only_unstable_fixed_points", "n_branches", "m_k", "q_k", "V_k",
+           "m_v", "q_v", "V_v", "stability", "stability_damped", "pd_fail_fraction", "method"),
     expensive=("alpha",),
 )
 

@@ -94,7 +94,7 @@ def test_replica_export_round_trip(tmp_path, capsys):
     text = path.read_text()
     check_text(text, "L=2:")
     assert "import mpmath" not in text
-    args = {"alpha": "2,4", "lam": "0.1", "delta": "0.1", "points": "128", "replicates": "2"}
+    args = {"alpha": "2,4", "lam": "0.1", "delta": "0.1", "points": "128", "replicates": "2", "branches": "informed"}
     proc = run_file(path, [*(x for k, v in args.items() for x in (f"--{k}", v)), "--json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     exported = json.loads(proc.stdout)
@@ -198,7 +198,7 @@ def test_replica_export_tune_branches_and_length_law(tmp_path, capsys):
     assert cli_main(["export", "slr", "--solver", "replica", "--activation", "linear_uncentred", "--L", "2,3",
                      "--model", "max", "--nu", "inf", "-o", str(path)]) == 0
     capsys.readouterr()
-    for extra in ({"lam": "tune"}, {"lam": "0.1", "branches": True}):
+    for extra in ({"lam": "tune"}, {"lam": "0.1", "branches": "all"}):
         args = {"alpha": "4", "delta": "0.1", "points": "256", "replicates": "2", **extra}
         argv = [x for k, v in args.items() for x in ((f"--{k}",) if v is True else (f"--{k}", v))]
         proc = run_file(path, [*argv, "--json"], tmp_path)

@@ -45,21 +45,48 @@ def test_lam_parse():
         V._parse_lams(["abc"])
 
 
-def test_branches_flag_reports_informed_first():
+def test_branches_all_reports_every_branch_with_its_phase():
     params = V.REPLICA_COMMAND.parse({"model": "spiked", "nu": "2", "L": "2", "activation": "linear_centred",
-                                      "alpha": "10", "lam": "1", "branches": "true", "points": "128"})
+                                      "alpha": "10", "lam": "1", "branches": "all", "points": "128"})
     rows = V.run_replica(params)
-    assert rows[0]["branch"] == "informed"
-    assert all("n_branches" in r for r in rows)
+    assert [r["phase"] for r in rows].count("equilibrium") == 1
+    assert all(r["n_branches"] == len(rows) for r in rows)
+    for r in rows:
+        for k in ("replicon", "rsb", "only_unstable_fixed_points", "training_objective", "free_energy", "branch"):
+            assert k in r, k
+    # rows sorted by training objective; the equilibrium one is the lowest RS-stable
+    objs = [r["training_objective"] for r in rows]
+    assert objs == sorted(objs)
+
+
+def test_branches_modes_and_the_former_flag():
+    from attnlimits.numeric._replica_command import branch_mode
+
+    assert V.REPLICA_COMMAND.parse({})["branches"] == "equilibrium"
+    assert branch_mode(True) == "all" and branch_mode("true") == "all" and branch_mode(None) == "equilibrium"
+    with pytest.raises(InputError, match="--branches"):
+        V.REPLICA_COMMAND.parse({"branches": "some"})
+    params = V.REPLICA_COMMAND.parse({"model": "spiked", "nu": "2", "L": "2", "activation": "linear_centred",
+                                      "alpha": "10", "lam": "1", "branches": "informed", "points": "128"})
+    (row,) = V.run_replica(params)
+    assert row["phase"] == "unsearched" and row["branch"] == "informed"
 
 
 def test_form_option_reaches_the_solver():
     # --form jacobian gives the API's form="jacobian" fixed point (to reproduce references made with it)
     args = {"model": "spiked", "nu": "2", "L": "2", "activation": "linear_centred", "alpha": "4", "lam": "0.1",
-            "delta": "0.1", "points": "256"}
+            "delta": "0.1", "points": "256", "branches": "informed"}
     rows = {f: V.run_replica(V.REPLICA_COMMAND.parse({**args, "form": f}))[0] for f in ("stein", "jacobian")}
     api = V.rs_fixed_point("linear_centred", "spiked", 2.0, 2, 4.0, 0.1, 0.1, points=256, form="jacobian")
     assert rows["jacobian"]["E_test"] == pytest.approx(api.E_test, rel=1e-9)
     assert rows["jacobian"]["E_test"] != rows["stein"]["E_test"]
     assert rows["jacobian"]["form"] == "jacobian" and rows["stein"]["form"] == "stein"  # provenance in every row
     assert V.REPLICA_COMMAND.parse(args)["form"] == "stein"
+
+
+def test_rs_all_branches_name_level():
+    out = V.rs_all_branches("linear_centred", "spiked", 2.0, 2, [10.0], 1.0, 0.1, points=128, lam_ladder=())
+    (rows,) = out.values()
+    assert [ph for _, _, ph in rows].count("equilibrium") == 1
+    with pytest.raises(InputError, match="alpha"):
+        V.rs_all_branches("linear_centred", "spiked", 2.0, 2, [0.0], 1.0)

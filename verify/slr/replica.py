@@ -14,7 +14,9 @@ Python API
 - :func:`rs_fixed_point` (activation, model, nu, L, alpha, lam, Delta, …) → ``RSFixedPoint``
 - :func:`rs_learning_curve` (…, alphas, lam, …) → list (continuation in α)
 - :func:`rs_tune_lambda` (…, alpha, grid) → (best, grid points)
-- :func:`rs_branches` (…) → [(branch name, RSFixedPoint)], ``"informed"`` first
+- :func:`rs_branches` (…) → [(branch name, RSFixedPoint)], ``"informed"`` first (two starts only)
+- :func:`rs_all_branches` (…, alphas, lam, …) → {α: [(origin, RSFixedPoint, phase)]}: the branch search of
+  docs/slr.md §10.7 with the equilibrium one labelled (``phase``), each with its ``replicon`` (§10.8)
 - :func:`rs_kernels` (activation, L, extra) → compiled kernels; :func:`rs_rule` (model, nu, L, …)
 
 ``L`` is an int, a list of ints (uniform length law) or a dict {L: P(L)} (§3.4).  Bad input
@@ -34,6 +36,7 @@ from attnlimits.numeric._replica_command import length_law as _lengths
 from attnlimits.numeric._replica_command import parse_lams as _parse_lams
 
 __all__ = ["rs_kernels", "rs_rule", "rs_fixed_point", "rs_learning_curve", "rs_tune_lambda", "rs_branches",
+           "rs_all_branches",
            "run_replica", "REPLICA_COMMAND", "DEFAULT_LAMBDA_GRID"]
 
 @lru_cache(maxsize=64)
@@ -128,6 +131,21 @@ def rs_branches(activation, model, nu, L, alpha, lam, Delta=0.1, *, extra=None, 
 
     nu, kern, rules = _prepare(activation, model, nu, L, extra, points, replicates, seed, alpha, lam, Delta)
     return _br(kern, rules, float(alpha), float(lam), float(Delta), model=model, nu=nu, **kw)
+
+
+def rs_all_branches(activation, model, nu, L, alphas, lam, Delta=0.1, *, extra=None, points=1024, replicates=4,
+                    seed=0, **kw) -> dict:
+    """Every distinct fixed point at each α (informed, small-overlap, large-λ and α-continuation starts),
+    labelled ``equilibrium``/``metastable`` (docs/slr.md §10.7): ``{α: [(origin, RSFixedPoint, phase), …]}``
+    sorted by RS training objective.  See :func:`attnlimits.numeric.replica.rs_branch_search`."""
+    from attnlimits.numeric.replica import rs_branch_search, rs_select_equilibrium
+
+    for a in alphas:
+        _check(model, nu, a, lam, Delta)
+    nu, kern, rules = _prepare(activation, model, nu, L, extra, points, replicates, seed, None, lam, Delta)
+    found = rs_branch_search(kern, rules, [float(a) for a in alphas], float(lam), float(Delta), model=model, nu=nu,
+                             **kw)
+    return {a: rs_select_equilibrium(br) for a, br in found.items()}
 
 
 # =============================================================================================

@@ -105,6 +105,8 @@ def _extra_scalars():
 _EXTRA, _LEARNED = _extra_scalars()
 
 __all__ = [
+    "MULTISTART_INITS",
+    "train_multistart",
     "OPTIMIZERS",
     "OVERLAP_KEYS",
     "TRAIN_COMMAND",
@@ -991,6 +993,73 @@ def _parse_lams(items) -> list:
             raise InputError(f"--lam must be >= 0, got {s}")
         out.append(v)
     return out
+
+
+#: Starts of :func:`train_multistart` (issue 26 item 4).
+MULTISTART_INITS = ("informed", "uninformed", "random", "lambda_continuation")
+
+
+def train_multistart(activation: str, *, model: str, nu: float, L, alpha: float, lam: float, D: int,
+                     seeds: int = 3, seed: int = 0, delta: float = 0.1, inits=MULTISTART_INITS,
+                     lam_ladder=(10.0, 1.0), rel_objective: float = 1e-7, progress=None, **kw) -> list[dict]:
+    r"""ERM from several starts on the same data, and the distinct minima per seed (docs/slr.md §10.7).
+
+    Starts: ``informed`` (population optimum), ``uninformed`` (k, v ~ N(0, 0.05²): no overlap with the
+    teacher), ``random`` (N(0, 1)), ``lambda_continuation`` (informed at the first λ of ``lam_ladder``,
+    each minimiser the start of the next λ, then λ).  Every start sees the same teachers and data (same
+    ``seed``).  Two end points of a seed are one minimum when their objectives agree within
+    ``rel_objective`` (relative) — L-BFGS stops at a gradient norm far below what separates distinct
+    minima (measured: ≥ 1e-5 relative in objective where they differ).
+
+    Returns one row per (seed, start) with ``objective``, ``objective_per_N``, ``E_test_overlaps``, the
+    overlaps, ``minimum`` (index of the distinct minimum within the seed, 0 = lowest objective) and
+    ``equilibrium`` (True for the lowest-objective minimum: the one paired with the RS equilibrium branch),
+    and ``n_minima``.
+    """
+    unknown = [i for i in inits if i not in MULTISTART_INITS]
+    if unknown:
+        raise InputError(f"unknown start(s) {unknown}; choose from {', '.join(MULTISTART_INITS)}")
+    N = int(math.floor(alpha * D))
+    common = dict(model=model, nu=nu, L=L, alpha=alpha, D=D, seeds=seeds, seed=seed, delta=delta, progress=progress,
+                  **kw)
+    results = {}
+    for init in inits:
+        if init == "informed":
+            res = train_erm(activation, lam=lam, init="informed", **common)
+        elif init == "uninformed":
+            res = train_erm(activation, lam=lam, init="random", init_scale=0.05, **common)
+        elif init == "random":
+            res = train_erm(activation, lam=lam, init="random", init_scale=1.0, **common)
+        else:
+            theta = None
+            for lam_c in tuple(lam_ladder) + (lam,):
+                res = train_erm(activation, lam=lam_c, init="informed", init_theta=theta,
+                                test=lam_c == lam, **common)
+                theta = res.theta
+        results[init] = res
+    rows = []
+    for s in range(int(seeds)):
+        per = []
+        for init, res in results.items():
+            r = dict(res.seeds[s])
+            r["start"] = init
+            r["objective_per_N"] = r["objective"] / N
+            per.append(r)
+        per.sort(key=lambda r: r["objective"])
+        reps = []
+        for r in per:
+            for i, o in enumerate(reps):
+                if abs(r["objective"] - o) <= rel_objective * max(1.0, abs(o)):
+                    r["minimum"] = i
+                    break
+            else:
+                reps.append(r["objective"])
+                r["minimum"] = len(reps) - 1
+        for r in per:
+            r["n_minima"] = len(reps)
+            r["equilibrium"] = r["minimum"] == 0
+        rows += per
+    return rows
 
 
 def run_train(params: dict, *, progress=None) -> list[dict]:
