@@ -191,8 +191,8 @@ def _stat_text(check: Any) -> str:
     if s is None:
         return "—"
     dof = _float_or_none(_attr(check, "dof"))
-    law = "z" if dof is None else f"t{dof:.3g}"
-    return f"{law} {s:+.2f}" if abs(s) < 1e4 else f"{law} {s:+.1e}"
+    law = "z" if dof is None else f"t{dof:.2g}"
+    return f"{law} {s:+.2f}" if abs(s) < 100 else f"{law} {s:+.0e}"
 
 
 def _p_text(x: Any) -> str:
@@ -238,6 +238,7 @@ def family_summary(results: Sequence, level: float | None = None) -> dict:
         "level": level, "m": len(members), "failed": sum(1 for _, ok in zs if not ok),
         "with_t": sum(1 for c in members if _attr(c, "dof") is not None),
         "beyond_2_5": sum(1 for z, _ in zs if z is not None and z > 2.5),
+        "beyond_2_5_raw": sum(1 for c in members if abs(_float_or_none(_safe(c, "statistic")) or 0.0) > 2.5),
         "max_z_passing": max((z for z, ok in zs if ok and z is not None), default=None),
         "unlabelled_tolerances": unlabelled,
     }
@@ -246,8 +247,8 @@ def family_summary(results: Sequence, level: float | None = None) -> dict:
 # --------------------------------------------------------------------------------------------------
 # terminal table
 # --------------------------------------------------------------------------------------------------
-# check line: indent 2 | label 22 | kind 8 | theory 14 | MC mean ± SE 20 | threshold 9 | z/t 9 | p 8 | adj. thr 8 | mark 1
-_W_LABEL, _W_KIND, _W_THEORY, _W_MC, _W_THR, _W_STAT, _W_P = 22, 8, 14, 20, 9, 9, 8
+# check line: indent 2 | label 22 | kind 8 | theory 13 | MC mean ± SE 19 | threshold 9 | z/t 11 | p 8 | adj. thr 8 | mark 1
+_W_LABEL, _W_KIND, _W_THEORY, _W_MC, _W_THR, _W_STAT, _W_P = 22, 8, 13, 19, 9, 11, 8
 
 
 def format_table(results: Sequence, *, color: bool = False, elapsed: float | None = None) -> str:
@@ -308,7 +309,8 @@ def format_table(results: Sequence, *, color: bool = False, elapsed: float | Non
     fam = family_summary(results)
     if fam["m"]:
         lines.append(f"family-wise rule: Holm at {fam['level']:g} over {fam['m']} checks with an SE "
-                     f"({fam['with_t']} by Student t); {fam['failed']} failed, {fam['beyond_2_5']} beyond 2.5 SE")
+                     f"({fam['with_t']} by t); {fam['failed']} failed")
+        lines.append(f"beyond 2.5 SE: {fam['beyond_2_5_raw']} by |z| or |t|, {fam['beyond_2_5']} normal-equivalent")
     lines.append(_summary_line(results, elapsed))
     return "\n".join(lines)
 
@@ -690,8 +692,8 @@ def _markdown(results: Sequence, meta: Mapping, env: Mapping, plots: Mapping[int
           "Checks without SE are deterministic: they pass iff |value − theory| ≤ tolerance + allowance. "
           "The rule is stated in `attnlimits.verify.comparison`.", ""]
     mz = fam["max_z_passing"]
-    L += [f"This run: {fam['failed']} of {fam['m']} failed; {fam['beyond_2_5']} lie beyond 2.5 SE "
-          f"(normal-equivalent); the largest normal-equivalent |z| of a passing check is "
+    L += [f"This run: {fam['failed']} of {fam['m']} failed; {fam['beyond_2_5_raw']} have |z| or |t| > 2.5, "
+          f"{fam['beyond_2_5']} lie beyond 2.5 SE normal-equivalent (same p-value); the largest normal-equivalent |z| of a passing check is "
           f"{'—' if mz is None else f'{mz:.2f}'}"
           + (f"; **{fam['unlabelled_tolerances']} check(s) with an SE carry a tolerance not labelled as a "
              "quoted precision**" if fam["unlabelled_tolerances"] else "") + "."]
