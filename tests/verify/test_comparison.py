@@ -198,3 +198,12 @@ def test_extrapolate_t_degrees_of_freedom_and_bad_input():
         extrapolate([500, 500], [0.5, 0.5], [0.01, 0.01])
     with pytest.raises(ValueError, match="positive standard errors"):
         extrapolate([500, 1000], [0.5, 0.5], [0.0, 0.01])
+
+
+def test_mcestimate_carries_dof_and_p_values():
+    from attnlimits.verify.stats import mean_se
+
+    e = mean_se(np.array([[0.50, 1.0], [0.53, 1.1], [0.51, 1.05], [0.52, 0.95]]))
+    assert e.dof == 3 and mean_se(np.array([1.0])).dof is None
+    p = e.p_value([0.5, 1.0])
+    assert p[0] == pytest.approx(p_value(0.515, 0.5, float(e.se[0]), dof=3))
