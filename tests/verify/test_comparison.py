@@ -207,3 +207,21 @@ def test_mcestimate_carries_dof_and_p_values():
     assert e.dof == 3 and mean_se(np.array([1.0])).dof is None
     p = e.p_value([0.5, 1.0])
     assert p[0] == pytest.approx(p_value(0.515, 0.5, float(e.se[0]), dof=3))
+
+
+def test_power_of_a_t_check_needs_dof():
+    """A check whose SE comes from 16 draws (t₁₅) among 200: at Holm 1 % it fails beyond t ≈ 5.6, so
+    an 8-SE offset (true SE) is caught in ≈ 96 % of runs (≥ 4 binomial SE below), a 5-SE one in only
+    ≈ 36 %; with 4 draws (t₃, critical ≈ 35) even 8 SE is caught in < 2 %: few replicates buy no power."""
+    rng = np.random.default_rng(13)
+    runs, k = 600, 4.0
+    for draws, size, exact in ((16, 8.0, 0.957), (16, 5.0, 0.363), (4, 8.0, 0.016)):
+        hits = 0
+        for _ in range(runs):
+            p = _null_run(rng)
+            x = rng.normal(0.0, 1.0, draws)
+            mean, se = x.mean() + size / math.sqrt(draws), x.std(ddof=1) / math.sqrt(draws)
+            p[0] = p_value(mean, 0.0, se, dof=draws - 1)
+            hits += bool(holm(p, LEVEL).failed[0])
+        power = hits / runs
+        assert abs(power - exact) <= k * math.sqrt(exact * (1 - exact) / runs) + 0.01, (draws, size, power)
