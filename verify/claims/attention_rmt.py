@@ -183,7 +183,7 @@ def _mc_check(label: str, theory: float, est, i=None, band: float = 0.0, *, allo
 
 
 def _extrapolated_check(label: str, theories, ests, sizes, i=None, *, rate: float = 1.0, band: float = 0.0,
-                        note: str = "") -> Check:
+                        note: str = "", fits: list | None = None) -> Check:
     """MC − theory measured at two or more sizes ``sizes`` (``ests``: :class:`MCEstimate` per size,
     ``theories``: the engine's value per size — they differ when the theory uses a measured κ̂),
     extrapolated to n → ∞ as ``d(n) = d∞ + a n^(−rate)``; the check compares ``theory + d∞`` with the
@@ -203,8 +203,25 @@ def _extrapolated_check(label: str, theories, ests, sizes, i=None, *, rate: floa
     if band:
         text += f"; §12 band ±{band:g} of the quoted numbers not applied to MC"
     th = float(theories[-1])
+    if fits is not None:
+        fits.append((label, x))
     return Check(label, theory=th, value=th + x.limit, se=x.se, dof=x.dof,
                  note=(note + "; " if note else "") + text)
+
+
+def _correction_plot(title: str, fits: list) -> PlotSpec:
+    """MC − theory against n^(−rate) at each size, with the fitted line d∞ + a n^(−rate) down to n = ∞
+    (x = 0): the measured finite-size correction of the extrapolated checks."""
+    series = []
+    for k, (label, x) in enumerate(fits):
+        xs = [float(n) ** (-x.rate) for n in x.sizes]
+        grid = [0.0, max(xs) * 1.1]
+        series.append(PlotSeries(f"{label}: MC − theory", xs, list(x.values), yerr=list(x.ses), kind="points",
+                                 group=str(k)))
+        series.append(PlotSeries(f"fit, a = {x.slope:.3g}", grid, [x.limit + x.slope * g for g in grid], kind="line",
+                                 group=str(k)))
+    rate = fits[0][1].rate if fits else 1.0
+    return PlotSpec(title, f"n^-{rate:g}", "MC − theory", series, xscale="linear")
 
 
 def _strict_sign(label: str, est, i, sign: int, note: str = "") -> Check:
@@ -430,10 +447,10 @@ def _ri_runs(ctx, size, c):
     return sizes, [_ri_run(ctx, size, c, n) for n in sizes]
 
 
-def _ri_check(label, theory, sizes, ests, i=None, band=0.0, *, note=""):
+def _ri_check(label, theory, sizes, ests, i=None, band=0.0, *, note="", fits=None):
     """Extrapolated check when two sizes ran, else a plain MC check."""
     if len(sizes) > 1:
-        return _extrapolated_check(label, [theory] * len(sizes), ests, sizes, i, band=band, note=note)
+        return _extrapolated_check(label, [theory] * len(sizes), ests, sizes, i, band=band, note=note, fits=fits)
     return _mc_check(label, theory, ests[0], i, band, note=note)
 
 
@@ -574,16 +591,19 @@ def _run_V7(ctx, size):
     res = runs[-1]
     att, _ = theory_curve(ctx, "tanh", 0.5, _RI_GAMMAS)
     est = res.estimate("v7")
+    fits: list = []
     for g in (0.01, 0.1, 1.0):
         i = _idx(_RI_GAMMAS, g)
         checks.append(_ri_check(f"E(γ={g:g}), w_K=2e1 w_Q=1.5e2, n → ∞", att[i], sizes,
                                 [r.estimate("v7") for r in runs], i, 0.005))
         checks.append(_ri_check(f"paired diff vs w=0, γ={g:g}, n → ∞", 0.0, sizes,
-                                [r.paired_difference("v7", "w0") for r in runs], i, 0.005))
+                                [r.paired_difference("v7", "w0") for r in runs], i, 0.005, fits=fits))
     plot = _gamma_plot(ctx, "V7: weights irrelevant at μ = 0 (c = 1/2)",
                        [("theory (any weights)", "tanh", 0.5, {}, "att")],
                        [("MC w=0", _RI_GAMMAS, res.estimate("w0")), ("MC w_K=2e1, w_Q=1.5e2", _RI_GAMMAS, est)])
-    return checks, [plot], _mc_params(res, note="μ = 0; in the basis of the MC, e1 and e2 are fixed axes")
+    plots = [plot] + ([_correction_plot("V7: paired difference vs 1/n (→ 0 as n → ∞)", fits)] if fits else [])
+    return checks, plots, _mc_params(res, note="μ = 0; in the basis of the MC, e1 and e2 are fixed axes",
+                                     sizes=sizes)
 
 
 def _spec_V14(ctx):
@@ -877,12 +897,13 @@ def _run_V16(ctx, size):
     k_formula = float(R.diagonal_constant(hermite(ctx, "relu").centred, tsym, p))
     checks.append(Check("κ̂ vs E f(√p+√2ξ)/√p (§4.3)", theory=k_formula, value=kappa, se=float(kh.se), dof=_dof(kh),
                         note="mean diagonal of K_X before the diagonal mode (same p)"))
+    fits: list = []
     if len(sizes) > 1:
-        checks.append(_extrapolated_check(f"kept diagonal, κ=κ̂(n), γ=.1, n → ∞", th_keep,
+        checks.append(_extrapolated_check("kept diagonal, κ=κ̂(n), γ=.1, n → ∞", th_keep,
                                           [k.estimate("w0") for k in keeps], sizes, i, band=0.01,
-                                          note="theory at each size's own κ̂"))
+                                          note="theory at each size's own κ̂", fits=fits))
         checks.append(_extrapolated_check("zero diagonal, κ=0, γ=.1, n → ∞", [att_0[i]] * len(sizes),
-                                          [z.estimate("w0") for z in zeros], sizes, i, band=0.01))
+                                          [z.estimate("w0") for z in zeros], sizes, i, band=0.01, fits=fits))
     else:
         checks.append(_mc_check(f"kept diagonal, κ=κ̂={kappa:.4f}, γ=.1", th_keep[-1], keep.estimate("w0"), i, 0.01))
         checks.append(_mc_check("zero diagonal, κ=0, γ=.1", att_0[i], zero.estimate("w0"), i, 0.01))
@@ -891,7 +912,8 @@ def _run_V16(ctx, size):
                         ("theory κ = 0", "relu", 2.0, {}, "att")],
                        [("MC kept diagonal", _V16_GAMMAS, keep.estimate("w0")),
                         ("MC zero diagonal", _V16_GAMMAS, zero.estimate("w0"))])
-    return checks, [plot], _mc_params(keep, kappa_hat=kappa, kappa_formula=k_formula, sizes=sizes,
+    plots = [plot] + ([_correction_plot("V16: finite-n correction at γ = .1 (c = 2)", fits)] if fits else [])
+    return checks, plots, _mc_params(keep, kappa_hat=kappa, kappa_formula=k_formula, sizes=sizes,
                                       kappa_hat_by_size=kappas,
                                       note="the same draws are run in both diagonal modes")
 
