@@ -147,6 +147,13 @@ def test_all_claims_pass(mode):
     expected = {r.claim: ("discrepancy" if REGISTRY[r.claim].quoted else "pass") for r in results}
     bad = [(r.claim, r.verdict, r.notes) for r in results if r.verdict != expected[r.claim]]
     assert not bad, bad
+    # issue 27: no check with an SE keeps a flat tolerance that is not a labelled quoted precision, and
+    # no passing check lies beyond 4 normal-equivalent SE
+    from attnlimits.verify.report import family_summary
+
+    fam = family_summary(results)
+    assert fam["unlabelled_tolerances"] == 0 and fam["level"] == 0.01, fam
+    assert fam["max_z_passing"] is None or fam["max_z_passing"] <= 4.0, fam
 
 
 # ------------------------------------------------------------------------------------------------
