@@ -236,6 +236,13 @@ class Comparison:
     def law(self) -> str:
         return "z" if self.dof is None or not math.isfinite(self.dof) else f"t({self.dof:.3g})"
 
+    def to_dict(self) -> dict:
+        """JSON-friendly: inputs, statistic, law and p-value."""
+        ref = list(self.reference) if isinstance(self.reference, tuple) else self.reference
+        return {"value": self.value, "reference": ref, "se": self.se, "dof": self.dof, "tolerance": self.tolerance,
+                "allowance": self.allowance, "kind": self.kind, "statistic": self.statistic, "law": self.law,
+                "p_value": self.p_value}
+
     def passes(self, alpha: float) -> bool:
         """Verdict at per-check level ``alpha``: p > alpha; without SE, excess ≤ 0."""
         v = self.value
