@@ -31,3 +31,17 @@ def test_t_checks_need_more_standard_errors():
     res = run_claims([_claim("T", [t3]), _claim("Z", [z])], Context("quick"), level=0.01)
     assert res[0].verdict == "pass" and res[1].verdict == "fail"
     assert t3.p_value == pytest.approx(0.0154, abs=1e-3)
+
+
+def test_cli_level_option(tmp_path, capsys):
+    import json
+
+    from attnlimits.verify.cli import main
+
+    assert main(["verify", "V1", "--level", "1.5", "--no-report"]) == 2
+    assert "--level must lie strictly between 0 and 1" in capsys.readouterr().err
+    out = tmp_path / "rep"
+    assert main(["verify", "V1", "--level", "0.05", "--device", "cpu", "--out", str(out)]) == 0
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["meta"]["level"] == 0.05 and doc["family"]["level"] == 0.05
+    assert "Holm's step-down procedure at level 0.05" in (out / "report.md").read_text()
