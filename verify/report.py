@@ -212,6 +212,14 @@ def _tol_text(check: Any) -> str:
     return f"{_num(tol, 3)} ({why})" if why else _num(tol, 3)
 
 
+def _beyond(check: Any, k: float) -> bool:
+    """|z| or |t| > k for two-sided checks; statistic > k (the failing side) for bounds and intervals."""
+    s = _float_or_none(_safe(check, "statistic"))
+    if s is None:
+        return False
+    return (abs(s) if _attr(check, "kind", "abs") in ("abs", "rel") else s) > k
+
+
 def family_summary(results: Sequence, level: float | None = None) -> dict:
     """The family of a run: its level, size, failures, and how far its checks sit from theory.
 
@@ -238,7 +246,7 @@ def family_summary(results: Sequence, level: float | None = None) -> dict:
         "level": level, "m": len(members), "failed": sum(1 for _, ok in zs if not ok),
         "with_t": sum(1 for c in members if _attr(c, "dof") is not None),
         "beyond_2_5": sum(1 for z, _ in zs if z is not None and z > 2.5),
-        "beyond_2_5_raw": sum(1 for c in members if abs(_float_or_none(_safe(c, "statistic")) or 0.0) > 2.5),
+        "beyond_2_5_raw": sum(1 for c in members if _beyond(c, 2.5)),
         "max_z_passing": max((z for z, ok in zs if ok and z is not None), default=None),
         "unlabelled_tolerances": unlabelled,
     }
