@@ -15,7 +15,7 @@ Every claim compares three things:
    degrees of freedom, decided with the run's family by Holm.  The theory side is always the
    engine's value, never the spec's number, so no flat tolerance applies (the ± bands of §12 are
    the precision of the *quoted* numbers, used by the spec checks of 1.).  Claims about a limit
-   whose finite-n correction shows at the quick sizes (V4–V7, V14, V16, V19) run at two sizes and
+   whose finite-n correction shows at the quick sizes (V4–V11, V14, V16, V17, V19, V20) run at two sizes and
    compare the MC − theory difference extrapolated to n → ∞ at rate 1/n
    (:func:`attnlimits.verify.comparison.extrapolate`); the fitted correction is in the check's note.
 3. **qualitative statements** (signs, orderings, bands) where the claim makes one.
