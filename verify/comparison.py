@@ -69,14 +69,24 @@ are involved*, Biometrika 34 (1947); F. E. Satterthwaite, Biometrics Bull. 2 (19
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
 __all__ = [
-    "LEVEL", "KINDS", "Comparison", "statistic", "p_value", "critical_value", "z_equivalent",
-    "HolmResult", "holm", "combine", "Extrapolation", "extrapolate",
+    "KINDS",
+    "LEVEL",
+    "Comparison",
+    "Extrapolation",
+    "HolmResult",
+    "combine",
+    "critical_value",
+    "extrapolate",
+    "holm",
+    "p_value",
+    "statistic",
+    "z_equivalent",
 ]
 
 #: Default family-wise error level of a run (1 %).

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from attnlimits.verify.claims.base import Check, Claim, Context, run_claims
 
 

@@ -12,11 +12,18 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
-
 from attnlimits.verify.comparison import (
-    LEVEL, Comparison, combine, critical_value, extrapolate, holm, p_value, statistic, z_equivalent,
+    LEVEL,
+    Comparison,
+    combine,
+    critical_value,
+    extrapolate,
+    holm,
+    p_value,
+    statistic,
+    z_equivalent,
 )
+from scipy import stats
 
 M, M_T, R = 200, 60, 4  # checks per run, of which with SE from R replicates
 
