@@ -6,6 +6,8 @@ Re-exports are lazy so that ``attnlimits rmt`` does not pay for importing torch.
   ``probe_error_explicit``, ``probe_errors_cholesky``, ``noise_kernel_stieltjes``,
   ``AttentionMCResult``, ``torch_activation``; estimates (:mod:`attnlimits.verify.stats`): ``mean_se``,
   ``MCEstimate``; devices (:mod:`attnlimits.verify._torchutil`): ``resolve_device``.
+- The comparison rule (:mod:`attnlimits.verify.comparison`, shared by ``verify`` and ``explore``):
+  ``Comparison``, ``p_value``, ``holm``, ``extrapolate``, ``combine``.
 - Claims (:mod:`attnlimits.verify.claims`): ``REGISTRY``, ``Claim``, ``Check``, ``Context``, ``select``,
   ``run_claims``.
 - Reports (:mod:`attnlimits.verify.report`): ``format_table``, ``write_report``.
@@ -20,6 +22,7 @@ _EXPORTS = {
     "rmt_montecarlo": ["simulate_attention", "probe_error_explicit", "probe_errors_cholesky",
                        "noise_kernel_stieltjes", "AttentionMCResult", "torch_activation"],
     "stats": ["mean_se", "MCEstimate"],
+    "comparison": ["Comparison", "p_value", "holm", "extrapolate", "combine"],
     "_torchutil": ["resolve_device"],
     "claims": ["REGISTRY", "Claim", "Check", "Context", "select", "run_claims"],
     "report": ["format_table", "write_report"],

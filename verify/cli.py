@@ -170,15 +170,19 @@ def build_parser(results=None) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=textwrap.dedent(
             """\
-            Run the registered claims (theory vs Monte Carlo, with k-SE comparison rules), print a
-            table (claim, theory, MC +- SE, verdict), and write a report folder: report.md,
-            results.json, results.csv and plots/*.png.  Exit status 1 when any claim fails; a
-            'discrepancy' (a quoted statement the derivation contradicts) is reported, not a failure."""
+            Run the registered claims (theory vs Monte Carlo), print a table (claim, theory,
+            MC +- SE, z or t, p-value, verdict), and write a report folder: report.md,
+            results.json, results.csv and plots/*.png.  Every check with a Monte Carlo SE gets a
+            p-value (Student t where the SE comes from few replicates); the run fails checks by
+            Holm's procedure at the family-wise level --level (default 1%).  Exit status 1 when
+            any claim fails; a 'discrepancy' (a quoted statement the derivation contradicts) is
+            reported, not a failure."""
         ),
         epilog=_examples(
             "attnlimits verify --quick",
             "attnlimits verify --list",
             "attnlimits verify V4 V9 --out my-report",
+            "attnlimits verify --quick --seed 3 --level 0.05",
             "attnlimits verify --tag alignment --full --device cuda",
             "attnlimits verify --tag finite-sample --full --cache ~/.cache/attnlimits-full",
         ),
@@ -191,6 +195,8 @@ def build_parser(results=None) -> argparse.ArgumentParser:
     mode.add_argument("--full", action="store_true", help="the paper's sizes (n up to 4000)")
     p.add_argument("--device", default="auto", help="torch device: auto (CUDA when available), cpu, cuda")
     p.add_argument("--seed", type=int, default=0, help="master seed of all Monte Carlo draws (default 0)")
+    p.add_argument("--level", type=float, default=None, metavar="ALPHA",
+                   help="family-wise error level of the run (Holm; default 0.01)")
     p.add_argument("--out", default="attnlimits-report", help="report folder (default ./attnlimits-report)")
     p.add_argument("--no-report", action="store_true", help="print the table only")
     p.add_argument("--cache", default=None, metavar="DIR",
@@ -438,6 +444,11 @@ def _cmd_verify(args) -> int:
             print(f"{c.name:<14} [{', '.join(c.tags)}] {c.title}\n{'':<14} {c.source}")
         return 0
     mode = "full" if args.full else "quick"
+    from attnlimits.verify.comparison import LEVEL
+
+    level = LEVEL if args.level is None else args.level
+    if not 0 < level < 1:
+        raise CLIError(f"--level must lie strictly between 0 and 1, got {args.level}")
     _check_device(args.device)
     if not args.no_report:
         _check_out_dir(args.out)
@@ -456,11 +467,11 @@ def _cmd_verify(args) -> int:
         ctx = Context(mode, device=device, seed=args.seed, progress=progress, cache_dir=args.cache)
     except ValueError as exc:
         raise CLIError(f"--cache: {exc}") from None
-    results = run_claims(claims, ctx)
+    results = run_claims(claims, ctx, level=level)
     elapsed = time.perf_counter() - t0
     print(format_table(results, color=sys.stdout.isatty()))
     if not args.no_report:
-        meta = {"mode": mode, "device": device, "seed": args.seed, "threads": args._threads,
+        meta = {"mode": mode, "device": device, "seed": args.seed, "level": level, "threads": args._threads,
                 "elapsed_s": round(elapsed, 1),
                 "command": "attnlimits " + " ".join(sys.argv[1:]) if sys.argv else "attnlimits verify",
                 "references": citation(claims)}

@@ -23,10 +23,15 @@ that made them)
     versions (Python, attnlimits, numpy, scipy, sympy, mpmath, torch, matplotlib), CUDA availability
     and device name, platform and a UTC time stamp. No host name.
 
-Comparison rule shown in the tables (``docs/attention_rmt.md`` §10, :class:`attnlimits.verify.claims.base.Check`):
-a check passes iff :math:`|\text{value}-\text{theory}|\le\max(\text{tol},k\,\text{SE})+\text{allowance}`
-(the *threshold* column); interval checks pass iff
-:math:`\text{lo}-\text{thr}\le\text{value}\le\text{hi}+\text{thr}`.
+Comparison rule shown in the tables (:mod:`attnlimits.verify.comparison`, stated there once): each
+check with a Monte Carlo SE has a statistic (``z``, or ``t<dof>`` when its SE comes from few
+replicates) — the deviation beyond its tolerance (a quoted number's precision) and allowance, in
+SEs —, a raw p-value, and, after :func:`attnlimits.verify.claims.base.run_claims` applied Holm's
+procedure at the run's family-wise level, the *adjusted threshold* its p-value was compared with
+(``level/(m − rank + 1)``) and its Holm-adjusted p-value; it fails iff the adjusted p ≤ level.
+The *threshold* column is the same decision in the value's units. Checks without SE are
+deterministic (``|value − theory| ≤ tolerance + allowance``). ``report.md`` states the rule, the
+level and the family size; ``results.json`` has them under ``"family"``.
 
 Plots use :class:`matplotlib.figure.Figure` with :class:`~matplotlib.backends.backend_agg.FigureCanvasAgg`
 directly, so the user's global matplotlib backend is never changed.
@@ -51,7 +56,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["format_table", "write_report", "environment_info", "TABLE_WIDTH", "CSV_COLUMNS"]
+__all__ = ["format_table", "write_report", "environment_info", "family_summary", "TABLE_WIDTH", "CSV_COLUMNS"]
 
 #: Maximum width (characters, ANSI codes excluded) of :func:`format_table` lines.
 TABLE_WIDTH = 110
@@ -59,7 +64,8 @@ TABLE_WIDTH = 110
 #: Columns of ``results.csv``, in order.
 CSV_COLUMNS = (
     "claim", "verdict", "check", "kind", "theory", "value", "se", "tolerance", "k", "allowance",
-    "threshold", "passed", "mode", "seed", "device",
+    "threshold", "passed", "mode", "seed", "device", "dof", "tolerance_reason", "statistic", "law", "p_value",
+    "p_adjusted", "holm_threshold", "level",
 )
 
 _VERDICTS = ("pass", "fail", "discrepancy")
@@ -171,11 +177,86 @@ def _check_threshold(check: Any) -> float | None:
         return None
 
 
+def _safe(check: Any, name: str) -> Any:
+    """A derived attribute of a check (statistic, p_value, law...), ``None`` when it cannot be computed."""
+    try:
+        return getattr(check, name, None)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _stat_text(check: Any) -> str:
+    """``z 2.31`` or ``t3 −2.31``; ``—`` for deterministic checks."""
+    s = _float_or_none(_safe(check, "statistic"))
+    if s is None:
+        return "—"
+    dof = _float_or_none(_attr(check, "dof"))
+    law = "z" if dof is None else f"t{dof:.2g}"
+    return f"{law} {s:+.2f}" if abs(s) < 100 else f"{law} {s:+.0e}"
+
+
+def _p_text(x: Any) -> str:
+    f = _float_or_none(x)
+    if f is None:
+        return "—"
+    return f"{f:.3f}" if f >= 0.01 else f"{f:.1e}"
+
+
+def _tol_text(check: Any) -> str:
+    tol = _float_or_none(_attr(check, "tolerance"))
+    if not tol:
+        return "—"
+    why = _attr(check, "tolerance_reason", "") or ""
+    if not why and _float_or_none(_attr(check, "se")):
+        why = "unlabelled"
+    return f"{_num(tol, 3)} ({why})" if why else _num(tol, 3)
+
+
+def _beyond(check: Any, k: float) -> bool:
+    """|z| or |t| > k for two-sided checks; statistic > k (the failing side) for bounds and intervals."""
+    s = _float_or_none(_safe(check, "statistic"))
+    if s is None:
+        return False
+    return (abs(s) if _attr(check, "kind", "abs") in ("abs", "rel") else s) > k
+
+
+def family_summary(results: Sequence, level: float | None = None) -> dict:
+    """The family of a run: its level, size, failures, and how far its checks sit from theory.
+
+    ``beyond_2_5``: checks whose |z| (normal-equivalent of t) exceeds 2.5; ``max_z_passing``: the
+    largest normal-equivalent |z| among passing checks; ``unlabelled_tolerances``: checks with an SE
+    and a nonzero tolerance not labelled as a quoted precision or numerical accuracy."""
+    from attnlimits.verify.comparison import LEVEL, z_equivalent
+
+    members = [c for r in results for c in r.checks if bool(_safe(c, "stochastic"))]
+    levels = {_attr(c, "level") for c in members if _attr(c, "level") is not None}
+    if level is None:
+        level = levels.pop() if len(levels) == 1 else LEVEL
+    zs = []
+    for c in members:
+        p = _float_or_none(_safe(c, "p_value"))
+        sided = 2 if _attr(c, "kind", "abs") in ("abs", "rel") else 1
+        z = z_equivalent(p, sided=sided) if p is not None else None
+        zs.append((z, _check_passed(c)))
+    unlabelled = sum(1 for c in members if (_float_or_none(_attr(c, "tolerance")) or 0) > 0
+                     and not (_attr(c, "tolerance_reason", "") or ""))
+    return {
+        "rule": "Holm step-down over the p-values of all checks with a Monte Carlo SE "
+                "(normal law, or Student t with the SE's degrees of freedom)",
+        "level": level, "m": len(members), "failed": sum(1 for _, ok in zs if not ok),
+        "with_t": sum(1 for c in members if _attr(c, "dof") is not None),
+        "beyond_2_5": sum(1 for z, _ in zs if z is not None and z > 2.5),
+        "beyond_2_5_raw": sum(1 for c in members if _beyond(c, 2.5)),
+        "max_z_passing": max((z for z, ok in zs if ok and z is not None), default=None),
+        "unlabelled_tolerances": unlabelled,
+    }
+
+
 # --------------------------------------------------------------------------------------------------
 # terminal table
 # --------------------------------------------------------------------------------------------------
-# check line: indent 2 | label 30 | kind 8 | theory 24 | MC mean ± SE 24 | threshold 10 | mark 1
-_W_LABEL, _W_KIND, _W_THEORY, _W_MC, _W_THR = 30, 8, 24, 24, 10
+# check line: indent 2 | label 22 | kind 8 | theory 13 | MC mean ± SE 19 | threshold 9 | z/t 11 | p 8 | adj. thr 8 | mark 1
+_W_LABEL, _W_KIND, _W_THEORY, _W_MC, _W_THR, _W_STAT, _W_P = 22, 8, 13, 19, 9, 11, 8
 
 
 def format_table(results: Sequence, *, color: bool = False, elapsed: float | None = None) -> str:
@@ -195,14 +276,15 @@ def format_table(results: Sequence, *, color: bool = False, elapsed: float | Non
     str
         Header, one block per claim (name, verdict, time, title; then one line per check: label,
         kind, theory — ``[lo, hi]`` for interval checks —, MC mean ± SE — SE omitted when ``None`` —,
-        threshold, ✓/✗), and a summary line such as ``"3 claims: 2 pass, 0 fail, 1 discrepancy (4.2 s)"``.
+        threshold, z or t statistic, raw p-value, Holm-adjusted threshold, ✓/✗), and a summary line such as ``"3 claims: 2 pass, 0 fail, 1 discrepancy (4.2 s)"``.
         Numbers carry 4 significant digits. A claim without checks shows the first line of its notes.
     """
     rule = "─" * TABLE_WIDTH
     head1 = f"{'claim':<14}{'verdict':<13}{'time':>8}  title"
     head2 = "  " + " ".join([
         _fit("check", _W_LABEL), _fit("kind", _W_KIND), _fit("theory", _W_THEORY),
-        _fit("MC mean ± SE", _W_MC), _fit("threshold", _W_THR), "ok",
+        _fit("MC mean ± SE", _W_MC), _fit("threshold", _W_THR), _fit("z / t", _W_STAT), _fit("p", _W_P),
+        _fit("adj. thr", _W_P), "ok",
     ])
     lines = [head1, head2.rstrip(), rule]
     for r in results:
@@ -220,7 +302,8 @@ def format_table(results: Sequence, *, color: bool = False, elapsed: float | Non
                 _fit(_attr(c, "label", ""), _W_LABEL), _fit(kind, _W_KIND),
                 _fit(_num(_attr(c, "theory")), _W_THEORY),
                 _fit(_mc(_attr(c, "value"), _attr(c, "se")), _W_MC),
-                _fit(_num(_check_threshold(c)), _W_THR),
+                _fit(_num(_check_threshold(c), 3), _W_THR), _fit(_stat_text(c), _W_STAT),
+                _fit(_p_text(_safe(c, "p_value")), _W_P), _fit(_p_text(_attr(c, "holm_threshold")), _W_P),
             ]) + " "
             lines.append(line + _paint(_MARK[ok], ok, color))
         notes = (r.notes or "").strip()
@@ -231,6 +314,11 @@ def format_table(results: Sequence, *, color: bool = False, elapsed: float | Non
         elif not r.checks:
             lines.append("  (no checks)")
     lines.append(rule)
+    fam = family_summary(results)
+    if fam["m"]:
+        lines.append(f"family-wise rule: Holm at {fam['level']:g} over {fam['m']} checks with an SE "
+                     f"({fam['with_t']} by t); {fam['failed']} failed")
+        lines.append(f"beyond 2.5 SE: {fam['beyond_2_5_raw']} by |z| or |t|, {fam['beyond_2_5']} normal-equivalent")
     lines.append(_summary_line(results, elapsed))
     return "\n".join(lines)
 
@@ -289,7 +377,8 @@ def environment_info() -> dict:
 # --------------------------------------------------------------------------------------------------
 # JSON / CSV
 # --------------------------------------------------------------------------------------------------
-_FLOAT_FIELDS = ("value", "se", "tolerance", "k", "allowance", "threshold")
+_FLOAT_FIELDS = ("value", "se", "tolerance", "k", "allowance", "threshold", "dof", "statistic", "p_value",
+                 "p_adjusted", "holm_threshold", "level")
 
 
 def _clean(x: Any) -> Any:
@@ -367,7 +456,8 @@ def _csv_rows(results: Sequence, meta: Mapping) -> list[dict]:
     rows = []
     for r in results:
         if not r.checks:
-            rows.append({"claim": r.claim, "verdict": r.verdict, **{k: "" for k in CSV_COLUMNS[2:12]}, **base})
+            rows.append({"claim": r.claim, "verdict": r.verdict, **{k: "" for k in CSV_COLUMNS[2:12]}, **base,
+                         **{k: "" for k in CSV_COLUMNS[15:]}})
             continue
         for c in r.checks:
             rows.append({
@@ -377,6 +467,10 @@ def _csv_rows(results: Sequence, meta: Mapping) -> list[dict]:
                 "tolerance": _csv_number(_attr(c, "tolerance")), "k": _csv_number(_attr(c, "k")),
                 "allowance": _csv_number(_attr(c, "allowance")),
                 "threshold": _csv_number(_check_threshold(c)), "passed": _check_passed(c), **base,
+                "dof": _csv_number(_attr(c, "dof")), "tolerance_reason": _attr(c, "tolerance_reason", "") or "",
+                "statistic": _csv_number(_safe(c, "statistic")), "law": _safe(c, "law") or "",
+                "p_value": _csv_number(_safe(c, "p_value")), "p_adjusted": _csv_number(_attr(c, "p_adjusted")),
+                "holm_threshold": _csv_number(_attr(c, "holm_threshold")), "level": _csv_number(_attr(c, "level")),
             })
     return rows
 
@@ -594,6 +688,24 @@ def _markdown(results: Sequence, meta: Mapping, env: Mapping, plots: Mapping[int
             rows.append((key, json.dumps(_clean(val), ensure_ascii=False) if not isinstance(val, str) else val))
     L += _md_table(("", ""), rows) if rows else ["(no metadata)"]
 
+    fam = family_summary(results, _float_or_none(meta.get("level")))
+    L += ["", "## How verdicts are decided", ""]
+    L += [f"Family-wise rule: **Holm's step-down procedure at level {fam['level']:g}** over the {fam['m']} "
+          f"checks with a Monte Carlo standard error ({fam['with_t']} of them by Student t with the "
+          "degrees of freedom of their SE, the others by the normal law). A correct theory fails any of "
+          f"them with probability at most {fam['level']:g}. Each such check's statistic is its deviation "
+          "beyond its tolerance (a quoted number's precision, labelled) and finite-size allowance, in SEs; "
+          "its p-value is compared with the adjusted threshold level/(m − rank + 1), rank 1 the smallest p, "
+          "and checks fail in rank order until the first that passes (equivalently: adjusted p ≤ level). "
+          "Checks without SE are deterministic: they pass iff |value − theory| ≤ tolerance + allowance. "
+          "The rule is stated in `attnlimits.verify.comparison`.", ""]
+    mz = fam["max_z_passing"]
+    L += [f"This run: {fam['failed']} of {fam['m']} failed; {fam['beyond_2_5_raw']} have |z| or |t| > 2.5, "
+          f"{fam['beyond_2_5']} lie beyond 2.5 SE normal-equivalent (same p-value); the largest normal-equivalent |z| of a passing check is "
+          f"{'—' if mz is None else f'{mz:.2f}'}"
+          + (f"; **{fam['unlabelled_tolerances']} check(s) with an SE carry a tolerance not labelled as a "
+             "quoted precision**" if fam["unlabelled_tolerances"] else "") + "."]
+
     L += ["", "## Environment", ""]
     env_rows = [("time (UTC)", env.get("timestamp")), ("python", env.get("python")),
                 ("platform", env.get("platform"))]
@@ -651,9 +763,12 @@ def _markdown(results: Sequence, meta: Mapping, env: Mapping, plots: Mapping[int
         if r.params:
             L += ["Parameters:", ""] + _fence(_compact_json(r.params), "json") + [""]
         if r.checks:
-            L += _md_table(("check", "kind", "theory", "MC mean ± SE", "|Δ|", "threshold", "", "note"), [
+            L += _md_table(("check", "kind", "theory", "MC mean ± SE", "|Δ|", "tolerance", "z / t", "p",
+                            "adj. threshold", "adj. p", "threshold", "", "note"), [
                 (_attr(c, "label", ""), _attr(c, "kind", "abs"), _num(_attr(c, "theory"), 6), _mc_md(c, 6),
-                 _num(_gap(c)), _num(_check_threshold(c)), "✓" if _check_passed(c) else "✗", _attr(c, "note", "") or "")
+                 _num(_gap(c)), _tol_text(c), _stat_text(c), _p_text(_safe(c, "p_value")),
+                 _p_text(_attr(c, "holm_threshold")), _p_text(_attr(c, "p_adjusted")), _num(_check_threshold(c)),
+                 "✓" if _check_passed(c) else "✗", _attr(c, "note", "") or "")
                 for c in r.checks
             ])
         else:
@@ -668,9 +783,11 @@ def _markdown(results: Sequence, meta: Mapping, env: Mapping, plots: Mapping[int
     refs = meta.get("references") or []
     if refs:
         L += ["## References", ""] + [f"- {_md_cell(str(ref))}" for ref in refs] + [""]
-    L += ["---", "", "Comparison rule: a check passes iff |value − theory| ≤ max(tolerance, k·SE) + allowance "
-          "(the *threshold* column; relative checks scale the tolerance by |theory|, interval checks widen "
-          "[lo, hi] by the threshold). Full-precision numbers are in `results.json` and `results.csv`.", ""]
+    L += ["---", "", f"Comparison rule: Holm at family-wise level {fam['level']:g} over the checks with an SE "
+          "(z, or t with the SE's degrees of freedom, of the deviation beyond tolerance + allowance); the "
+          "*threshold* column is the same decision in the value's units (relative checks scale the tolerance "
+          "by |theory|, interval checks widen [lo, hi] by it). Full-precision numbers are in `results.json` "
+          "and `results.csv`.", ""]
     return "\n".join(L)
 
 
@@ -755,6 +872,7 @@ def write_report(results: Sequence, out_dir: str | os.PathLike, *, meta: Mapping
                    "elapsed_s": _float_or_none(meta.get("elapsed_s", meta.get("elapsed")))
                    or round(sum(float(r.elapsed or 0.0) for r in results), 3)}
         doc = {"meta": _clean(meta), "environment": _clean(env), "summary": summary,
+               "family": _clean(family_summary(results, _float_or_none(meta.get("level")))),
                "claims": [_claim_dict(r, plots.get(i)) for i, r in enumerate(results)]}
         (out / "results.json").write_text(
             json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")

@@ -4,8 +4,10 @@ Shared by the Monte Carlo simulators of both results (:mod:`attnlimits.verify.rm
 :mod:`attnlimits.verify.slr`) and by the claims. NumPy only.
 
 With :math:`N` draws :math:`x_1,\dots,x_N`, the estimate is :math:`\bar x` with standard error
-:math:`s/\sqrt N` (:math:`s` the ``ddof=1`` standard deviation); a claim agrees with theory when
-:math:`|\bar x-\text{theory}|\le\max(k\,\mathrm{SE},\ \text{tol})+\text{allowance}` (spec §10).
+:math:`s/\sqrt N` (:math:`s` the ``ddof=1`` standard deviation), whose degrees of freedom are
+:math:`N-1` (:attr:`MCEstimate.dof`).  Verdicts follow the one comparison rule of
+:mod:`attnlimits.verify.comparison` (Student t with these degrees of freedom, Holm over a run):
+:meth:`MCEstimate.p_value` applies it to one estimate.
 """
 from __future__ import annotations
 
@@ -37,6 +39,22 @@ class MCEstimate:
     samples: np.ndarray
     n_draws: int
 
+    @property
+    def dof(self) -> int | None:
+        """Degrees of freedom of the SE: ``n_draws − 1`` (``None`` with one draw)."""
+        return self.n_draws - 1 if self.n_draws >= 2 else None
+
+    def p_value(self, theory, *, tolerance: float = 0.0, allowance: float = 0.0) -> np.ndarray:
+        """Two-sided p-values of ``mean`` vs ``theory`` by :func:`attnlimits.verify.comparison.p_value`
+        (Student t with :attr:`dof`); NaN where there is no SE."""
+        from attnlimits.verify.comparison import p_value
+
+        m, se = np.broadcast_arrays(np.asarray(self.mean, float), np.asarray(self.se, float))
+        th = np.broadcast_to(np.asarray(theory, float), m.shape)
+        out = [p_value(a, b, c, self.dof, tolerance=tolerance, allowance=allowance)
+               for a, b, c in zip(m.ravel(), th.ravel(), se.ravel())]
+        return np.array([np.nan if x is None else x for x in out]).reshape(m.shape)
+
     def interval(self, k: float = 3.0) -> tuple[np.ndarray, np.ndarray]:
         """``(mean − k·se, mean + k·se)``."""
         return self.mean - k * self.se, self.mean + k * self.se
@@ -49,7 +67,9 @@ class MCEstimate:
         return np.where((dev == 0) & (self.se == 0), 0.0, z)
 
     def agrees(self, theory, k: float = 3.0, allowance: float = 0.0, tol: float = 0.0) -> bool:
-        """Spec §10 rule: ``|mean − theory| ≤ max(k·se, tol) + allowance`` everywhere.
+        """A per-estimate band ``|mean − theory| ≤ max(k·se, tol) + allowance`` everywhere (normal
+        quantile, no multiplicity: for tests of the simulators; claims use
+        :mod:`attnlimits.verify.comparison`).
 
         ``tol`` is a claim's absolute tolerance (§12), ``allowance`` the documented finite-size
         allowance. Infinite SE (one draw) makes the ``k·se`` term vacuous, so pass ``tol``.

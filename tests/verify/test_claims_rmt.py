@@ -147,3 +147,43 @@ def test_all_claims_pass(mode):
     expected = {r.claim: ("discrepancy" if REGISTRY[r.claim].quoted else "pass") for r in results}
     bad = [(r.claim, r.verdict, r.notes) for r in results if r.verdict != expected[r.claim]]
     assert not bad, bad
+    # issue 27: no check with an SE keeps a flat tolerance that is not a labelled quoted precision, and
+    # no passing check lies beyond 4 normal-equivalent SE
+    from attnlimits.verify.report import family_summary
+
+    fam = family_summary(results)
+    assert fam["unlabelled_tolerances"] == 0 and fam["level"] == 0.01, fam
+    assert fam["max_z_passing"] is None or fam["max_z_passing"] <= 4.0, fam
+
+
+# ------------------------------------------------------------------------------------------------
+# the comparison rule in the claims: t with draws − 1 dof, no flat tolerance, 1/n extrapolation
+# ------------------------------------------------------------------------------------------------
+def test_mc_check_uses_t_with_draws_minus_one_and_no_flat_tolerance():
+    import numpy as np
+
+    from attnlimits.verify.stats import mean_se
+
+    est = mean_se(np.array([[0.50, 0.61], [0.52, 0.63], [0.51, 0.62], [0.53, 0.60]]))
+    c = A._mc_check("x", 0.5, est, 0, 0.01)
+    assert c.dof == 3 and c.tolerance == 0.0 and "±0.01" in c.note and "not applied" in c.note
+    assert c.law == "t(3)" and c.statistic == pytest.approx((0.515 - 0.5) / float(est.se[0]))
+
+
+def test_extrapolated_check_measures_the_finite_n_correction():
+    """y(n) = 0.5 + 3/n + noise (SD 1e-3 per draw, 10 draws) at n = 250, 500: the check compares the
+    extrapolated 0.5 (not the biased 0.506 at n = 500, 8 SE off) and reports the fitted a ≈ 3."""
+    import numpy as np
+
+    from attnlimits.verify.stats import mean_se
+
+    rng = np.random.default_rng(3)
+    sizes = [250, 500]
+    ests = [mean_se(0.5 + 3.0 / n + rng.normal(0, 1e-3, (10, 1))) for n in sizes]
+    c = A._extrapolated_check("E, n → ∞", [0.5, 0.5], ests, sizes, 0)
+    assert c.passed and 9 < c.dof < 19 and "a = " in c.note and "n=250" in c.note
+    assert c.value == pytest.approx(0.5, abs=5 * c.se)
+    biased = A._mc_check("E at n = 500", 0.5, ests[1], 0)
+    assert not biased.passed  # the finite-n offset a single size would have to absorb
+    off = A._extrapolated_check("E, n → ∞", [0.49, 0.49], ests, sizes, 0)
+    assert not off.passed and off.statistic > 5

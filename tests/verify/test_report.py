@@ -200,7 +200,7 @@ def test_markdown(report_dir):
     # checks tables: pipes inside cells escaped, right column count
     for line in md.splitlines():
         if line.startswith("| check | kind"):
-            assert line.count(" | ") == 7
+            assert line.count(" | ") == 12
     assert "\\|Δ\\|" in md
     assert '"gammas": [0.01, 0.1, 1.0]' in md and '"bad": null' in md and "NaN" not in md
     # a notes block containing ``` still renders as one block
@@ -294,3 +294,58 @@ def test_learning_curve_styles_groups_bands_and_reference_levels(tmp_path):
     md = write_report(res, tmp_path, meta=META).read_text(encoding="utf-8")
     assert "Plot could not be drawn" not in md
     assert (tmp_path / "plots").is_dir() and next((tmp_path / "plots").glob("*.png")).read_bytes()[:8] == PNG_MAGIC
+
+
+# ------------------------------------------------------------------------------------------------
+# the comparison rule in the report: z / t, p, adjusted thresholds, the stated level
+# ------------------------------------------------------------------------------------------------
+def _family_results():
+    from attnlimits.verify.claims.base import apply_family_rule
+
+    res = [ClaimResult("V4", "levels", "", checks=[
+        Check("z check", 0.5, 0.503, se=0.001),                            # z = 3
+        Check("t check", 0.5, 0.503, se=0.001, dof=3),                     # t3 = 3, p = 0.058
+        Check("quoted", 0.5, 0.5101, se=0.001, tolerance=0.01, tolerance_reason="quoted"),
+        Check("unlabelled", 0.5, 0.5101, se=0.001, tolerance=0.01),
+        Check("deterministic", 0.5, 0.5004, tolerance=5e-4, tolerance_reason="quoted"),
+        Check("far", 0.5, 0.51, se=0.001),                                 # 10 SE: fails
+    ], elapsed=1.0)]
+    h = apply_family_rule(res, 0.01)
+    return res, h
+
+
+def test_family_rule_sets_thresholds_and_decides_by_holm():
+    (r,), h = _family_results()
+    assert h.m == 5 and h.level == 0.01
+    by = {c.label: c for c in r.checks}
+    assert not by["far"].passed and by["far"].holm_threshold == pytest.approx(0.01 / 5)
+    assert by["z check"].passed and by["t check"].passed and by["deterministic"].passed
+    assert by["t check"].p_value == pytest.approx(0.0577, abs=1e-4) and by["t check"].law == "t(3)"
+    assert by["deterministic"].p_value is None and by["deterministic"].holm_threshold is None
+    # threshold in value units = tolerance + critical t/z at the Holm threshold × SE
+    from attnlimits.verify.comparison import critical_value
+    c = by["quoted"]
+    assert c.threshold == pytest.approx(0.01 + critical_value(c.holm_threshold) * 0.001)
+
+
+def test_report_shows_statistics_p_values_and_the_rule(tmp_path):
+    res, _ = _family_results()
+    table = format_table(res)
+    assert max(len(line) for line in table.splitlines()) <= TABLE_WIDTH
+    t_line = next(line for line in table.splitlines() if "t check" in line)
+    assert "t3 +3.00" in t_line and "0.058" in t_line
+    assert "family-wise rule: Holm at 0.01 over 5 checks" in table
+    md = write_report(res, tmp_path, meta={**META, "level": 0.01}).read_text(encoding="utf-8")
+    assert "## How verdicts are decided" in md and "Holm's step-down procedure at level 0.01" in md
+    assert "0.01 (quoted)" in md and "0.01 (unlabelled)" in md
+    assert "1 check(s) with an SE carry a tolerance not labelled" in md
+    doc = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    fam = doc["family"]
+    assert fam["level"] == 0.01 and fam["m"] == 5 and fam["failed"] == 1 and fam["with_t"] == 1
+    chk = {c["label"]: c for c in doc["claims"][0]["checks"]}
+    assert chk["t check"]["dof"] == 3 and chk["far"]["passed"] is False
+    assert chk["far"]["holm_threshold"] == pytest.approx(0.002) and chk["far"]["p_adjusted"] < 0.01
+    with open(tmp_path / "results.csv", newline="", encoding="utf-8") as fh:
+        rows = {r["check"]: r for r in csv.DictReader(fh)}
+    assert rows["t check"]["law"] == "t(3)" and float(rows["z check"]["statistic"]) == pytest.approx(3.0)
+    assert rows["quoted"]["tolerance_reason"] == "quoted"

@@ -8,11 +8,12 @@ import importlib as _importlib
 import warnings as _warnings
 
 from .base import (  # noqa: F401
-    REGISTRY, Check, Claim, ClaimResult, Context, PlotSeries, PlotSpec, citation, register, run_claims, select,
+    REGISTRY, Check, Claim, ClaimResult, Context, PlotSeries, PlotSpec, apply_family_rule, citation, register,
+    run_claims, select,
 )
 
 __all__ = ["REGISTRY", "Check", "Claim", "ClaimResult", "Context", "PlotSeries", "PlotSpec",
-           "citation", "register", "run_claims", "select", "load_claims"]
+           "apply_family_rule", "citation", "register", "run_claims", "select", "load_claims"]
 
 
 def load_claims(results=None) -> dict:

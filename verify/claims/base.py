@@ -5,12 +5,18 @@ compute the theory side and the Monte Carlo side at ``--quick`` and ``--full`` s
 compare them.  Running it returns a :class:`ClaimResult`: a list of :class:`Check` (theory, MC mean
 ± SE, threshold, verdict), plot series for the report, and the parameters and seeds that made it.
 
-Comparison rule (docs/attention_rmt.md §10): a check passes iff
+Comparison rule (:mod:`attnlimits.verify.comparison`, stated there once): a check with a Monte
+Carlo standard error yields a statistic — the deviation beyond its ``tolerance`` (a quoted number's
+precision, never a flat allowance for MC offsets) and ``allowance`` (a documented finite-size
+allowance), in SEs — and a p-value from the normal law, or Student t with ``dof`` degrees of
+freedom when the SE comes from few replicates or seeds.  :func:`run_claims` treats all such checks
+of a run as one family and fails them by Holm's procedure at the family-wise level ``level``
+(default 1 %); each check then carries its raw p, its Holm-adjusted p and the adjusted threshold
+it was compared with.  A check without SE is deterministic: it passes iff
+``|value − theory| ≤ tolerance + allowance``.  A check evaluated outside a run (no family yet) is
+judged alone at the per-check level ``2·Φ(−k)`` (k = 3: 0.27 %).
 
-    |value − theory| ≤ max(tolerance, k·SE) + allowance,
-
-with ``k = 3`` by default, ``tolerance`` the number stated with the claim and ``allowance`` a
-documented finite-size allowance (0 unless the claim says why).  Verdicts of a claim:
+Verdicts of a claim:
 
 - ``pass``         every check passes;
 - ``fail``         some check fails, or the claim raised (the error is reported);
@@ -27,19 +33,31 @@ from typing import Callable, Iterable
 
 __all__ = [
     "Check", "PlotSeries", "PlotSpec", "ClaimResult", "Claim", "Context",
-    "REGISTRY", "register", "select", "run_claims", "citation", "K_DEFAULT",
+    "REGISTRY", "register", "select", "run_claims", "apply_family_rule", "citation", "K_DEFAULT",
+    "TOLERANCE_REASONS",
 ]
 
-K_DEFAULT = 3.0  #: default number of standard errors in a comparison
+K_DEFAULT = 3.0  #: standard errors of the per-check level of a check judged alone (2·Φ(−3) = 0.27 %)
+
+#: Why a check has a nonzero tolerance: ``"quoted"`` — the precision of a number quoted by a paper
+#: or the spec (e.g. four decimals: ±5e-5); ``"numerical"`` — the accuracy of a deterministic
+#: computation (quadrature, solver tolerance); ``""`` — not stated (the report flags it when the check
+#: also has an SE: a flat tolerance must not absorb a Monte Carlo offset).
+TOLERANCE_REASONS = ("quoted", "numerical", "")
 
 
 @dataclass
 class Check:
-    """One comparison inside a claim.
+    """One comparison inside a claim (the rule: :mod:`attnlimits.verify.comparison`).
 
-    ``kind``: ``"abs"`` (|value − theory| ≤ threshold), ``"rel"`` (relative to |theory|),
-    ``"upper"`` (value ≤ theory + threshold), ``"lower"`` (value ≥ theory − threshold),
-    ``"interval"`` (lo ≤ value ≤ hi with ``theory = (lo, hi)``; SE and tolerance widen it).
+    ``kind``: ``"abs"`` (|value − theory|), ``"rel"`` (tolerance relative to |theory|),
+    ``"upper"`` (value ≤ theory), ``"lower"`` (value ≥ theory), ``"interval"`` (lo ≤ value ≤ hi
+    with ``theory = (lo, hi)``).  ``se``: the standard error of ``value`` (``None``: deterministic);
+    ``dof``: its degrees of freedom (``None``: large sample, normal law; ``R − 1`` for an SE from
+    ``R`` replicates or seeds); ``tolerance``: a quoted number's precision or a numerical accuracy,
+    with ``tolerance_reason`` saying which (:data:`TOLERANCE_REASONS`); ``allowance``: a documented
+    finite-size allowance.  :func:`run_claims` sets ``level``, ``p_adjusted`` and
+    ``holm_threshold`` when it applies the family-wise rule.
     """
 
     label: str
@@ -51,38 +69,87 @@ class Check:
     allowance: float = 0.0
     kind: str = "abs"
     note: str = ""
+    dof: float | None = None
+    tolerance_reason: str = ""
+    level: float | None = None
+    p_adjusted: float | None = None
+    holm_threshold: float | None = None
+
+    def comparison(self):
+        from attnlimits.verify.comparison import Comparison
+
+        theory = tuple(self.theory) if isinstance(self.theory, (tuple, list)) else self.theory
+        return Comparison(self.value, theory, self.se, self.dof, float(self.tolerance), float(self.allowance),
+                          self.kind)
+
+    @property
+    def stochastic(self) -> bool:
+        """Whether the check has a finite positive SE, hence a p-value and a place in the family."""
+        se = self.se
+        return se is not None and math.isfinite(float(se)) and float(se) > 0 and self._finite_value()
+
+    def _finite_value(self) -> bool:
+        v = self.value
+        try:
+            return v is not None and math.isfinite(float(v))
+        except (TypeError, ValueError):
+            return False
+
+    @property
+    def statistic(self) -> float | None:
+        """z (or t with ``dof``): the deviation beyond tolerance + allowance, in SEs; ``None`` without SE."""
+        return self.comparison().statistic if self.stochastic else None
+
+    @property
+    def p_value(self) -> float | None:
+        """Raw p-value (two-sided for abs/rel, one-sided for bounds); ``None`` without SE."""
+        return self.comparison().p_value if self.stochastic else None
+
+    @property
+    def law(self) -> str:
+        return "" if not self.stochastic else self.comparison().law
+
+    @property
+    def single_level(self) -> float:
+        """Per-check level of a check judged alone: ``2·Φ(−k)``."""
+        return math.erfc(self.k / math.sqrt(2.0))
 
     @property
     def threshold(self) -> float:
-        se = 0.0 if self.se is None or not math.isfinite(self.se) else self.se
-        base = max(self.tolerance, self.k * se)
-        if self.kind == "rel" and not isinstance(self.theory, tuple):
-            base = max(self.tolerance * abs(self.theory), self.k * se)
-        return base + self.allowance
+        """The largest |value − theory| that passes (excess over the bound for one-sided kinds):
+        tolerance + allowance + (critical statistic)·SE at this check's level (its Holm threshold
+        in a run, else :attr:`single_level`)."""
+        from attnlimits.verify.comparison import critical_value
+
+        margin = self.tolerance * abs(self.theory) if self.kind == "rel" and not isinstance(
+            self.theory, (tuple, list)) else self.tolerance
+        margin += self.allowance
+        if not self.stochastic:
+            return margin
+        alpha = self.holm_threshold if self.holm_threshold is not None else self.single_level
+        sided = 2 if self.kind in ("abs", "rel") else 1
+        return margin + critical_value(alpha, self.dof, sided=sided) * float(self.se)
 
     @property
     def passed(self) -> bool:
-        v = self.value
-        if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        if not self._finite_value():
             return False
-        if self.se is not None and not math.isfinite(self.se):
+        if self.se is not None and not math.isfinite(float(self.se)):
             return False  # one draw: no error bar, no verdict
-        thr = self.threshold
-        if self.kind in ("abs", "rel"):
-            return abs(v - self.theory) <= thr
-        if self.kind == "upper":
-            return v <= self.theory + thr
-        if self.kind == "lower":
-            return v >= self.theory - thr
-        if self.kind == "interval":
-            lo, hi = self.theory
-            return lo - thr <= v <= hi + thr
-        raise ValueError(f"unknown check kind {self.kind!r}")
+        comp = self.comparison()
+        if not self.stochastic:
+            return comp.excess <= 0
+        if self.p_adjusted is not None and self.level is not None:
+            return self.p_adjusted > self.level
+        return comp.p_value > self.single_level
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["theory"] = list(self.theory) if isinstance(self.theory, tuple) else self.theory
         d["threshold"] = self.threshold
+        d["statistic"] = self.statistic
+        d["law"] = self.law
+        d["p_value"] = self.p_value
         d["passed"] = self.passed
         return d
 
@@ -338,9 +405,27 @@ class DiskCache:
                 "stale_fingerprints": sorted({f for _, f in self.stale if f})}
 
 
-def run_claims(claims: list[Claim], ctx: Context) -> list[ClaimResult]:
-    """Run claims in order; a claim that raises is reported as ``fail`` with its error."""
-    out = []
+def apply_family_rule(results: list, level: float | None = None):
+    """Holm's procedure at family-wise ``level`` over every check with an SE in ``results``
+    (:class:`ClaimResult` list): sets each such check's ``level``, ``p_adjusted`` and
+    ``holm_threshold``; returns the :class:`attnlimits.verify.comparison.HolmResult`."""
+    from attnlimits.verify.comparison import LEVEL, holm
+
+    level = LEVEL if level is None else float(level)
+    members = [c for r in results for c in r.checks if isinstance(c, Check) and c.stochastic]
+    h = holm([c.p_value for c in members], level)
+    for c, adj, thr in zip(members, h.adjusted, h.thresholds):
+        c.level, c.p_adjusted, c.holm_threshold = level, float(adj), float(thr)
+    return h
+
+
+def run_claims(claims: list[Claim], ctx: Context, *, level: float | None = None) -> list[ClaimResult]:
+    """Run claims in order; a claim that raises is reported as ``fail`` with its error.
+
+    The checks with an SE of all claims form one family: after the last claim, Holm's procedure at
+    family-wise ``level`` (default :data:`attnlimits.verify.comparison.LEVEL`, 1 %) decides them
+    (:func:`apply_family_rule`), and only then are the verdicts set."""
+    out, quoted = [], []
     for i, claim in enumerate(claims, 1):
         ctx.progress(f"[{i}/{len(claims)}] {claim.name}: {claim.title}")
         t0 = time.perf_counter()
@@ -349,9 +434,6 @@ def run_claims(claims: list[Claim], ctx: Context) -> list[ClaimResult]:
             if not isinstance(res, ClaimResult):
                 checks, plots, params = res
                 res = ClaimResult(claim.name, claim.title, "", list(checks), list(plots), dict(params))
-            ok = all(c.passed for c in res.checks) and bool(res.checks)
-            if not res.verdict:
-                res.verdict = "pass" if ok else ("discrepancy" if claim.quoted else "fail")
         except Exception as exc:  # noqa: BLE001 - reported, never swallowed silently
             res = ClaimResult(claim.name, claim.title, "fail",
                               notes=f"error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
@@ -359,4 +441,10 @@ def run_claims(claims: list[Claim], ctx: Context) -> list[ClaimResult]:
         res.source, res.tags = claim.source, tuple(claim.tags)
         res.title = res.title or claim.title
         out.append(res)
+        quoted.append(claim.quoted)
+    apply_family_rule(out, level)
+    for res, is_quoted in zip(out, quoted):
+        if not res.verdict:
+            ok = all(c.passed for c in res.checks) and bool(res.checks)
+            res.verdict = "pass" if ok else ("discrepancy" if is_quoted else "fail")
     return out

@@ -1,0 +1,439 @@
+r"""The comparison rule of ``attnlimits verify`` and ``attnlimits explore``, stated once.
+
+How a verdict is decided
+------------------------
+Every comparison is a :class:`Comparison`: a measured ``value`` against a ``reference`` (the
+theory, a quoted number, a bound or an interval), with
+
+- ``se``: the standard error of ``value`` (``None`` for a deterministic number: then only the
+  tolerance decides);
+- ``dof``: the degrees of freedom of that SE. ``None`` means *large sample*: the standardised
+  deviation is compared with the normal law (:math:`z`). A finite ``dof`` — an SE from ``R``
+  replicates or seeds has ``R − 1`` — uses Student's :math:`t_{\text{dof}}`: with 4 replicates
+  :math:`P(|t_3|>3)\approx 0.058`, twenty times the normal :math:`0.0027`;
+- ``tolerance``: the precision of a *quoted* number (a paper or spec that gives four decimals is
+  known to ±5e-5 at best), or a deterministic numerical precision for checks without SE. It is
+  never a way to absorb a Monte Carlo offset;
+- ``allowance``: a documented finite-size allowance (0 unless a claim says why; prefer measuring
+  the correction with :func:`extrapolate`).
+
+The **statistic** is the deviation beyond ``tolerance + allowance`` in units of the SE,
+
+.. math::  s = \operatorname{sign}(\Delta)\,\max(|\Delta| - \text{tol} - \text{allow},\ 0)/\mathrm{SE},
+           \qquad \Delta = \text{value} - \text{reference},
+
+(for ``kind="rel"`` the tolerance is relative to ``|reference|``). Its **p-value** is two-sided,
+:math:`p = P(|T| \ge |s|)`, with :math:`T\sim N(0,1)` or :math:`t_{\text{dof}}`. One-sided kinds
+(``"upper"``: value ≤ reference, ``"lower"``: value ≥ reference, ``"interval"``: lo ≤ value ≤ hi)
+use the signed excess over the bound (positive on the failing side) and :math:`p = P(T \ge s)`.
+
+A run's comparisons with an SE form **one family**; :func:`holm` controls its family-wise error
+rate — the probability that a correct theory fails *any* check of the run — at ``level``
+(default :data:`LEVEL` = 1 %), by Holm's step-down procedure: sort the :math:`m` p-values,
+compare the :math:`i`-th smallest (:math:`i = 1..m`) with the *adjusted threshold*
+:math:`\text{level}/(m-i+1)`, and fail checks in that order until the first one that passes;
+every later check passes. Equivalently a check fails iff its Holm-adjusted p-value is ≤ level.
+Holm is valid under any dependence between the checks (paired runs, shared draws). Checks without
+SE are deterministic: they pass iff the deviation lies within the tolerance, and do not enter the
+family.
+
+**Finite size.** A claim about a limit (n, D → ∞) checked at finite size measures its correction
+instead of absorbing it: run at two or more sizes, fit :math:`y(n) = y_\infty + a\,n^{-r}` with a
+known rate ``r`` by weighted least squares (:func:`extrapolate`), and compare the extrapolated
+:math:`y_\infty` with theory within its propagated SE (degrees of freedom by Welch–Satterthwaite,
+:func:`combine`).
+
+Public API
+----------
+:class:`Comparison`, :func:`statistic`, :func:`p_value`, :func:`critical_value`,
+:func:`z_equivalent`, :func:`holm` (→ :class:`HolmResult`), :func:`combine`,
+:func:`extrapolate` (→ :class:`Extrapolation`), :data:`LEVEL`. NumPy and ``scipy.special`` only;
+no torch.
+
+Example
+-------
+>>> from attnlimits.verify.comparison import Comparison, holm
+>>> c = Comparison(value=0.512, reference=0.5, se=0.004, dof=3)
+>>> round(c.statistic, 3), round(c.p_value, 4)
+(3.0, 0.0577)
+>>> h = holm([c.p_value, 1e-6, 0.4], level=0.01)
+>>> h.failed.tolist(), [round(float(t), 5) for t in h.thresholds]
+([False, True, False], [0.005, 0.00333, 0.01])
+
+References
+----------
+S. Holm, *A simple sequentially rejective multiple test procedure*, Scand. J. Statist. 6 (1979).
+B. L. Welch, *The generalization of Student's problem when several different population variances
+are involved*, Biometrika 34 (1947); F. E. Satterthwaite, Biometrics Bull. 2 (1946).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = [
+    "KINDS",
+    "LEVEL",
+    "Comparison",
+    "Extrapolation",
+    "HolmResult",
+    "combine",
+    "critical_value",
+    "extrapolate",
+    "holm",
+    "p_value",
+    "statistic",
+    "z_equivalent",
+]
+
+#: Default family-wise error level of a run (1 %).
+LEVEL = 0.01
+#: Comparison kinds: two-sided ``abs``/``rel``; one-sided ``upper``, ``lower``, ``interval``.
+KINDS = ("abs", "rel", "upper", "lower", "interval")
+
+
+def _check_dof(dof) -> float | None:
+    if dof is None or not math.isfinite(dof):
+        return None
+    if dof <= 0:
+        raise ValueError(f"degrees of freedom must be positive, got {dof}")
+    return float(dof)
+
+
+def _sf(x: float, dof) -> float:
+    """Upper tail P(T ≥ x) of N(0, 1) (``dof`` None) or Student t (scipy.special: microseconds)."""
+    dof = _check_dof(dof)
+    if dof is None:
+        return 0.5 * math.erfc(x / math.sqrt(2.0))
+    from scipy.special import stdtr
+
+    return float(stdtr(dof, -x))
+
+
+def _isf(q: float, dof) -> float:
+    """Inverse of :func:`_sf`."""
+    dof = _check_dof(dof)
+    from scipy.special import ndtri, stdtrit
+
+    return float(-ndtri(q)) if dof is None else float(-stdtrit(dof, q))
+
+
+def _has_se(se) -> bool:
+    return se is not None and math.isfinite(float(se)) and float(se) > 0
+
+
+def _excess(value: float, reference, tolerance: float, allowance: float, kind: str) -> float:
+    """Signed deviation beyond the margin ``tolerance + allowance``.
+
+    Two-sided kinds: sign(Δ)·max(|Δ| − margin, 0). One-sided kinds: distance past the bound,
+    positive on the failing side (negative inside)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown comparison kind {kind!r}; expected one of {', '.join(KINDS)}")
+    v = float(value)
+    if kind == "interval":
+        lo, hi = (float(x) for x in reference)
+        return max(lo - tolerance - allowance - v, v - hi - tolerance - allowance)
+    ref = float(reference)
+    margin = (tolerance * abs(ref) if kind == "rel" else tolerance) + allowance
+    if kind == "upper":
+        return v - ref - margin
+    if kind == "lower":
+        return ref - margin - v
+    d = v - ref
+    return math.copysign(max(abs(d) - margin, 0.0), d)
+
+
+def statistic(value, reference, se, dof=None, *, tolerance: float = 0.0, allowance: float = 0.0,
+              kind: str = "abs") -> float | None:
+    """Standardised deviation (z, or t with ``dof``) beyond ``tolerance + allowance``; ``None`` without SE.
+
+    See the module docstring for the rule; ``dof`` does not change the statistic, only its law."""
+    if not _has_se(se):
+        return None
+    return _excess(value, reference, float(tolerance), float(allowance), kind) / float(se)
+
+
+def p_value(value, reference, se, dof=None, *, tolerance: float = 0.0, allowance: float = 0.0,
+            kind: str = "abs") -> float | None:
+    """p-value of a comparison: two-sided for ``abs``/``rel``, one-sided for bounds and intervals.
+
+    Normal law when ``dof`` is ``None``, Student t with ``dof`` degrees of freedom otherwise.
+    ``None`` when there is no finite positive SE (a deterministic comparison).
+
+    >>> round(p_value(3.0, 0.0, 1.0), 5)          # |z| = 3, two-sided
+    0.0027
+    >>> round(p_value(3.0, 0.0, 1.0, dof=3), 4)   # t with 3 degrees of freedom
+    0.0577
+    >>> p_value(0.505, 0.5, 0.001, tolerance=0.01)  # within a quoted precision: no evidence
+    1.0
+    """
+    s = statistic(value, reference, se, dof, tolerance=tolerance, allowance=allowance, kind=kind)
+    if s is None:
+        return None
+    if not math.isfinite(s):
+        return 0.0 if not math.isnan(s) else float("nan")
+    if kind in ("abs", "rel"):
+        return float(min(1.0, 2.0 * _sf(abs(s), dof)))
+    return _sf(s, dof)
+
+
+def critical_value(alpha: float, dof=None, *, sided: int = 2) -> float:
+    """The statistic at which a comparison has p-value ``alpha`` (``sided`` = 2 or 1).
+
+    >>> round(critical_value(0.0027), 3), round(critical_value(0.01 / 200), 2)
+    (3.0, 4.06)
+    """
+    if not 0 < alpha <= 1:
+        raise ValueError(f"alpha must lie in (0, 1], got {alpha}")
+    return _isf(alpha / sided, dof)
+
+
+def z_equivalent(p: float | None, *, sided: int = 2) -> float | None:
+    """The normal |z| with the same p-value: a t statistic in units of large-sample SEs.
+
+    >>> round(z_equivalent(0.0577), 2)
+    1.9
+    """
+    if p is None or math.isnan(p):
+        return None
+    return _isf(max(p, 1e-300) / sided, None) if p < 1 else 0.0
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One comparison: value vs reference with SE, degrees of freedom, tolerance and allowance.
+
+    ``reference`` is a number, or ``(lo, hi)`` for ``kind="interval"``. Derived: ``statistic``
+    (z or t), ``p_value``, ``law`` (``"z"`` or ``"t(dof)"``); :meth:`passes` decides at a per-check
+    level (a family's level comes from :func:`holm`)."""
+
+    value: float
+    reference: float | tuple
+    se: float | None = None
+    dof: float | None = None
+    tolerance: float = 0.0
+    allowance: float = 0.0
+    kind: str = "abs"
+
+    @property
+    def excess(self) -> float:
+        """Signed deviation beyond the margin (see :func:`statistic`)."""
+        return _excess(self.value, self.reference, float(self.tolerance), float(self.allowance), self.kind)
+
+    @property
+    def stochastic(self) -> bool:
+        """Whether the comparison has a finite positive SE (and so a p-value)."""
+        return _has_se(self.se)
+
+    @property
+    def statistic(self) -> float | None:
+        return statistic(self.value, self.reference, self.se, self.dof, tolerance=self.tolerance,
+                         allowance=self.allowance, kind=self.kind)
+
+    @property
+    def p_value(self) -> float | None:
+        return p_value(self.value, self.reference, self.se, self.dof, tolerance=self.tolerance,
+                       allowance=self.allowance, kind=self.kind)
+
+    @property
+    def sided(self) -> int:
+        return 2 if self.kind in ("abs", "rel") else 1
+
+    @property
+    def law(self) -> str:
+        return "z" if self.dof is None or not math.isfinite(self.dof) else f"t({self.dof:.3g})"
+
+    def to_dict(self) -> dict:
+        """JSON-friendly: inputs, statistic, law and p-value."""
+        ref = list(self.reference) if isinstance(self.reference, tuple) else self.reference
+        return {"value": self.value, "reference": ref, "se": self.se, "dof": self.dof, "tolerance": self.tolerance,
+                "allowance": self.allowance, "kind": self.kind, "statistic": self.statistic, "law": self.law,
+                "p_value": self.p_value}
+
+    def passes(self, alpha: float) -> bool:
+        """Verdict at per-check level ``alpha``: p > alpha; without SE, excess ≤ 0."""
+        v = self.value
+        if v is None or not math.isfinite(float(v)):
+            return False
+        if self.se is not None and not math.isfinite(float(self.se)):
+            return False  # one draw: no error bar, no verdict
+        p = self.p_value
+        if p is None:
+            return self.excess <= 0
+        return p > alpha
+
+
+# --------------------------------------------------------------------------------------------------
+# family-wise error: Holm
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class HolmResult:
+    """Holm's step-down procedure over one family of p-values.
+
+    Arrays are in the order of the input; entries whose p-value was ``None`` (deterministic
+    comparisons) are NaN in the float arrays and ``False`` in ``failed``.
+
+    Attributes
+    ----------
+    level : float
+        Family-wise error level.
+    m : int
+        Family size (number of p-values that are not ``None``).
+    p_values, thresholds, adjusted : numpy.ndarray
+        Raw p-values; the adjusted threshold ``level/(m − i + 1)`` each p-value is compared with
+        at its rank ``i`` (1 = smallest); Holm-adjusted p-values (monotone in rank, ≤ 1).
+    failed : numpy.ndarray of bool
+        Rejected nulls, i.e. failed checks: ``adjusted ≤ level``.
+    """
+
+    level: float
+    m: int
+    p_values: np.ndarray
+    thresholds: np.ndarray
+    adjusted: np.ndarray
+    failed: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+
+    @property
+    def any_failed(self) -> bool:
+        return bool(self.failed.any())
+
+
+def holm(p_values: Sequence[float | None], level: float = LEVEL) -> HolmResult:
+    """Holm's procedure at family-wise level ``level`` over ``p_values`` (``None`` = not a member).
+
+    >>> r = holm([0.001, 0.02, None, 0.004], level=0.01)
+    >>> r.m, r.failed.tolist()
+    (3, [True, False, False, True])
+    >>> [round(float(x), 4) for x in r.adjusted[[0, 1, 3]]]
+    [0.003, 0.02, 0.008]
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    p = np.array([np.nan if x is None else float(x) for x in p_values], dtype=float)
+    member = ~np.isnan(p)
+    idx = np.flatnonzero(member)
+    m = int(idx.size)
+    thresholds = np.full(p.shape, np.nan)
+    adjusted = np.full(p.shape, np.nan)
+    failed = np.zeros(p.shape, dtype=bool)
+    if m:
+        order = idx[np.argsort(p[idx], kind="stable")]
+        ranks = np.arange(m)
+        thr = level / (m - ranks)
+        thresholds[order] = thr
+        adj = np.minimum(1.0, np.maximum.accumulate((m - ranks) * p[order]))
+        adjusted[order] = adj
+        failed[order] = adj <= level
+    return HolmResult(level=float(level), m=m, p_values=p, thresholds=thresholds, adjusted=adjusted,
+                      failed=failed)
+
+
+# --------------------------------------------------------------------------------------------------
+# propagated errors and finite-size extrapolation
+# --------------------------------------------------------------------------------------------------
+def combine(ses: Sequence[float], dofs: Sequence[float | None] | None = None,
+            coefficients: Sequence[float] | None = None) -> tuple[float, float | None]:
+    r"""SE and Welch–Satterthwaite degrees of freedom of :math:`\sum_i c_i X_i` (independent :math:`X_i`).
+
+    ``se = sqrt(Σ c_i² se_i²)``; ``dof = se⁴ / Σ (c_i² se_i²)²/dof_i`` — ``None`` (large sample)
+    when every term is large-sample; a large-sample term contributes nothing to the denominator.
+
+    >>> se, dof = combine([0.01, 0.01], [3, None])
+    >>> round(se, 5), round(dof, 2)
+    (0.01414, 12.0)
+    """
+    ses = [float(s) for s in ses]
+    c = [1.0] * len(ses) if coefficients is None else [float(x) for x in coefficients]
+    dofs = [None] * len(ses) if dofs is None else list(dofs)
+    if not (len(c) == len(ses) == len(dofs)):
+        raise ValueError("ses, dofs and coefficients must have the same length")
+    terms = [(ci * si) ** 2 for ci, si in zip(c, ses)]
+    var = sum(terms)
+    se = math.sqrt(var)
+    denom = sum(t * t / d for t, d in zip(terms, dofs) if d is not None and math.isfinite(d) and t > 0)
+    if denom == 0:
+        return se, None
+    return se, var * var / denom
+
+
+@dataclass
+class Extrapolation:
+    r"""Weighted least-squares fit of :math:`y(n) = y_\infty + a\,n^{-r}` at a known rate :math:`r`.
+
+    Attributes
+    ----------
+    limit, se, dof :
+        :math:`y_\infty`, its propagated SE and Welch–Satterthwaite degrees of freedom (``None``:
+        large sample).
+    slope, slope_se :
+        The fitted correction :math:`a` (so the value at size n is :math:`y_\infty + a n^{-r}`).
+    rate :
+        :math:`r`.
+    sizes, values, ses :
+        The inputs.
+    chi2, chi2_dof :
+        Weighted residual sum of squares and its degrees of freedom (``len(sizes) − 2``; 0 with two
+        sizes, where the fit is exact).
+    """
+
+    limit: float
+    se: float
+    dof: float | None
+    slope: float
+    slope_se: float
+    rate: float
+    sizes: list
+    values: list
+    ses: list
+    chi2: float
+    chi2_dof: int
+
+    def correction(self, n: float) -> float:
+        """The fitted finite-size correction :math:`a n^{-r}` at size ``n``."""
+        return self.slope * float(n) ** (-self.rate)
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in ("limit", "se", "dof", "slope", "slope_se", "rate", "sizes",
+                                              "values", "ses", "chi2", "chi2_dof")}
+
+
+def extrapolate(sizes: Sequence[float], values: Sequence[float], ses: Sequence[float], *, rate: float = 1.0,
+                dofs: Sequence[float | None] | None = None) -> Extrapolation:
+    r"""Extrapolate measurements at finite sizes to :math:`n\to\infty` at a known rate.
+
+    Fits :math:`y(n) = y_\infty + a n^{-r}` to independent measurements ``values ± ses`` at ``sizes``
+    (two or more distinct sizes) by weighted least squares; :math:`y_\infty` is a linear combination
+    :math:`\sum_i w_i y_i` of the measurements, so its SE is propagated exactly and its degrees of
+    freedom follow Welch–Satterthwaite (:func:`combine`) from ``dofs``.
+
+    With two sizes :math:`y_\infty = (n_2^r y_2 - n_1^r y_1)/(n_2^r - n_1^r)` (Richardson).
+
+    >>> e = extrapolate([500, 1000], [0.52, 0.51], [0.001, 0.001])
+    >>> round(e.limit, 4), round(e.slope, 2), round(e.se, 5)
+    (0.5, 10.0, 0.00224)
+    """
+    n = np.asarray(sizes, dtype=float)
+    y = np.asarray(values, dtype=float)
+    s = np.asarray(ses, dtype=float)
+    if not (n.shape == y.shape == s.shape) or n.ndim != 1:
+        raise ValueError("sizes, values and ses must be 1-D sequences of one length")
+    if np.unique(n).size < 2:
+        raise ValueError("extrapolation needs at least two distinct sizes")
+    if not np.all(s > 0) or not np.all(np.isfinite(s)):
+        raise ValueError("extrapolation needs finite positive standard errors")
+    X = np.column_stack([np.ones_like(n), n ** (-float(rate))])
+    W = 1.0 / s ** 2
+    A = X.T @ (W[:, None] * X)
+    Ainv = np.linalg.inv(A)
+    coef_map = Ainv @ (X.T * W)  # 2 × k: coefficients of y in (y∞, a)
+    beta = coef_map @ y
+    cov = Ainv
+    resid = y - X @ beta
+    chi2 = float(np.sum(W * resid ** 2))
+    se_lim, dof = combine(s, dofs, coef_map[0])
+    return Extrapolation(limit=float(beta[0]), se=float(math.sqrt(cov[0, 0])) if se_lim == 0 else se_lim,
+                         dof=dof, slope=float(beta[1]), slope_se=float(math.sqrt(cov[1, 1])), rate=float(rate),
+                         sizes=n.tolist(), values=y.tolist(), ses=s.tolist(), chi2=chi2, chi2_dof=int(n.size - 2))
