@@ -400,7 +400,7 @@ class VerifyRun(Sequence):
         rows = []
         for r in self._results:
             for c in r.checks:
-                rows.append({"claim": r.claim.name, "verdict": r.verdict, **_check_dict(c)})
+                rows.append({"claim": getattr(r.claim, "name", r.claim), "verdict": r.verdict, **_check_dict(c)})
         return pd.DataFrame.from_records(rows)
 
     def __repr__(self):
@@ -410,18 +410,24 @@ class VerifyRun(Sequence):
 
 
 def verify_claims(names: Sequence[str] = (), *, tags: Sequence[str] = (), mode: str = "quick", device: str = "auto",
-                  seed: int = 0, out=None, cache=None, progress=True) -> VerifyRun:
+                  seed: int = 0, level: float | None = None, out=None, cache=None, progress=True) -> VerifyRun:
     """Run claims against Monte Carlo (``attnlimits verify``) and return a :class:`VerifyRun`.
 
-    ``mode``: ``"quick"`` or ``"full"``; ``out``: a report folder to write (``None``: none);
-    ``cache``: the ``--cache`` folder.  The command line's ``attnlimits verify`` is the same run.
+    ``mode``: ``"quick"`` or ``"full"``; ``level``: the family-wise error level of the run (Holm,
+    default :data:`attnlimits.verify.comparison.LEVEL`, 1 %); ``out``: a report folder to write
+    (``None``: none); ``cache``: the ``--cache`` folder.  The command line's ``attnlimits verify``
+    is the same run.
     """
     import time
 
     from attnlimits.verify.claims import Context, citation, run_claims
+    from attnlimits.verify.comparison import LEVEL
 
     if mode not in ("quick", "full"):
         raise InputError(f"mode must be quick or full, got {mode!r}")
+    level = LEVEL if level is None else float(level)
+    if not 0 < level < 1:
+        raise InputError(f"level must lie strictly between 0 and 1, got {level}")
     from attnlimits.verify.cli import CLIError, _check_device, _check_out_dir
 
     try:
@@ -443,8 +449,9 @@ def verify_claims(names: Sequence[str] = (), *, tags: Sequence[str] = (), mode: 
         ctx = Context(mode, device=dev, seed=int(seed), progress=say, cache_dir=cache)
     except ValueError as exc:
         raise InputError(f"cache: {exc}") from None
-    res = run_claims(selected, ctx)
-    meta = {"mode": mode, "device": dev, "seed": int(seed), "elapsed_s": round(time.perf_counter() - t0, 1),
+    res = run_claims(selected, ctx, level=level)
+    meta = {"mode": mode, "device": dev, "seed": int(seed), "level": level,
+            "elapsed_s": round(time.perf_counter() - t0, 1),
             "command": "attnlimits.verify_claims", "references": citation(selected)}
     path = None
     if out is not None:

@@ -93,3 +93,13 @@ def test_python_dash_m_and_version():
                          timeout=120)
     assert out.returncode == 0 and out.stdout.startswith("attnlimits ")
     assert al.__version__ in out.stdout
+
+
+def test_verify_claims_twin(tmp_path):
+    with pytest.raises(al.InputError, match="level"):
+        al.verify_claims(["V1"], level=2)
+    run = al.verify_claims(["V1"], out=tmp_path / "rep", progress=False, device="cpu")
+    assert run.passed and len(run) == 1 and run.meta["level"] == 0.01
+    frame = run.to_frame()
+    assert len(frame) >= 1 and {"claim", "verdict"} <= set(frame.columns)
+    assert (tmp_path / "rep" / "report.md").exists()
