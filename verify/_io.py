@@ -64,4 +64,4 @@ def save_figure(fig, path, **kw) -> Path:
 
 def write_text(path, text: str) -> Path:
     """Write ``text`` to a temporary file beside ``path``, then replace ``path``."""
-    return _atomic(Path(path), lambda tmp: Path(tmp).write_text(text))
+    return _atomic(Path(path), lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))

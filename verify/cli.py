@@ -467,17 +467,38 @@ def _cmd_verify(args) -> int:
         ctx = Context(mode, device=device, seed=args.seed, progress=progress, cache_dir=args.cache)
     except ValueError as exc:
         raise CLIError(f"--cache: {exc}") from None
-    results = run_claims(claims, ctx, level=level)
-    elapsed = time.perf_counter() - t0
-    print(format_table(results, color=sys.stdout.isatty()))
-    if not args.no_report:
+
+    def meta_now(**extra):
         meta = {"mode": mode, "device": device, "seed": args.seed, "level": level, "threads": args._threads,
-                "elapsed_s": round(elapsed, 1),
+                "elapsed_s": round(time.perf_counter() - t0, 1),
                 "command": "attnlimits " + " ".join(sys.argv[1:]) if sys.argv else "attnlimits verify",
-                "references": citation(claims)}
+                "references": citation(claims), **extra}
         if ctx.disk is not None:
             meta["cache"] = ctx.disk.summary()
-        path = write_report(results, args.out, meta=meta)
+        return meta
+
+    def on_claim(done, not_run):
+        """Each verdict as it comes (provisional: the final family is larger), and the report rewritten,
+        so that a stop leaves a valid partial report."""
+        r = done[-1]
+        progress(f"  {r.claim}: {r.verdict} (provisional; {len(not_run)} claim(s) to go)")
+        if not args.no_report:
+            write_report(done, args.out, meta=meta_now(status="partial", not_run=not_run))
+
+    from attnlimits.verify.claims.base import RunInterrupted
+
+    try:
+        results = run_claims(claims, ctx, level=level, on_claim=on_claim)
+    except RunInterrupted as stop:
+        if stop.results:
+            print(format_table(stop.results, color=sys.stdout.isatty()))
+        if not args.no_report:
+            path = write_report(stop.results, args.out, meta=meta_now(status="interrupted", not_run=stop.not_run))
+            print(f"partial report: {path} ({len(stop.results)} claim(s) ran; not run: {', '.join(stop.not_run)})")
+        raise KeyboardInterrupt from None
+    print(format_table(results, color=sys.stdout.isatty()))
+    if not args.no_report:
+        path = write_report(results, args.out, meta=meta_now(status="complete"))
         print(f"report: {path}")
     if ctx.disk is not None and ctx.disk.stale:
         print(f"note: {len(ctx.disk.stale)} result(s) came from the cache {ctx.disk.folder} but were made by other "

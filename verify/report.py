@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
+import io
 import json
 import math
 import os
@@ -670,6 +671,14 @@ _META_LABELS = (("mode", "mode"), ("device", "device"), ("seed", "seed"), ("comm
 def _markdown(results: Sequence, meta: Mapping, env: Mapping, plots: Mapping[int, str],
               plot_errors: Mapping[int, str], anchors: Mapping[int, str]) -> str:
     L: list[str] = ["# attnlimits verify — report", ""]
+    not_run = list(meta.get("not_run") or [])
+    if meta.get("status") in ("partial", "interrupted"):
+        why = ("the run was stopped (Ctrl-C)" if meta.get("status") == "interrupted"
+               else "the run is still going; this report is rewritten after each claim")
+        L += [f"> **Partial report**: {why}. {len(results)} claim(s) ran: "
+              f"{', '.join(r.claim for r in results) or '(none)'}. "
+              f"{len(not_run)} did not run: {', '.join(not_run) or '(none)'}. The family-wise rule below "
+              "covers the claims that ran (a complete run has a larger family and stricter thresholds).", ""]
     L.append(f"**{_summary_line(results, _float_or_none(meta.get('elapsed_s', meta.get('elapsed'))))}**")
     L += ["", "## Run", ""]
     shown = set()
@@ -874,14 +883,19 @@ def write_report(results: Sequence, out_dir: str | os.PathLike, *, meta: Mapping
         doc = {"meta": _clean(meta), "environment": _clean(env), "summary": summary,
                "family": _clean(family_summary(results, _float_or_none(meta.get("level")))),
                "claims": [_claim_dict(r, plots.get(i)) for i, r in enumerate(results)]}
-        (out / "results.json").write_text(
-            json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
-        with open(out / "results.csv", "w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(CSV_COLUMNS))
-            writer.writeheader()
-            writer.writerows(_csv_rows(results, meta))
+        # every file atomically (temporary + replace): a write failing partway keeps the previous file;
+        # results.json lists the files of this run (the folder may hold others)
+        from attnlimits.verify._io import write_text
+
+        doc["files"] = ["report.md", "results.json", "results.csv", *sorted(plots.values())]
+        write_text(out / "results.json", json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+        buf = io.StringIO(newline="")
+        writer = csv.DictWriter(buf, fieldnames=list(CSV_COLUMNS))
+        writer.writeheader()
+        writer.writerows(_csv_rows(results, meta))
+        write_text(out / "results.csv", buf.getvalue())
         md_path = out / "report.md"
-        md_path.write_text(_markdown(results, meta, env, plots, plot_errors, safe), encoding="utf-8")
+        write_text(md_path, _markdown(results, meta, env, plots, plot_errors, safe))
     except OSError as exc:
         reason = exc.strerror or str(exc)
         if exc.filename and os.fspath(exc.filename) != os.fspath(out):

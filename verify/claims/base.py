@@ -33,7 +33,7 @@ from typing import Callable, Iterable
 
 __all__ = [
     "Check", "PlotSeries", "PlotSpec", "ClaimResult", "Claim", "Context",
-    "REGISTRY", "register", "select", "run_claims", "apply_family_rule", "citation", "K_DEFAULT",
+    "REGISTRY", "register", "select", "run_claims", "RunInterrupted", "apply_family_rule", "citation", "K_DEFAULT",
     "TOLERANCE_REASONS",
 ]
 
@@ -419,12 +419,45 @@ def apply_family_rule(results: list, level: float | None = None):
     return h
 
 
-def run_claims(claims: list[Claim], ctx: Context, *, level: float | None = None) -> list[ClaimResult]:
+def _decide(out: list, quoted: list, level, *, provisional: bool = True) -> list:
+    """Holm over the checks of ``out`` (the claims run so far), then each claim's verdict; on copies
+    when ``provisional`` (the claims run on and are decided again), in place for the final family."""
+    import copy
+
+    if provisional:
+        out = [copy.copy(r) for r in out]
+        for r in out:
+            r.checks = [copy.copy(c) for c in r.checks]
+    apply_family_rule(out, level)
+    for res, is_quoted in zip(out, quoted):
+        if not res.verdict:
+            ok = all(c.passed for c in res.checks) and bool(res.checks)
+            res.verdict = "pass" if ok else ("discrepancy" if is_quoted else "fail")
+    return out
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_claims`: ``results`` holds the finished claims, decided as a family
+    of their own, and ``not_run`` the names of the claims that did not finish."""
+
+    def __init__(self, results: list, not_run: list):
+        super().__init__(f"interrupted after {len(results)} claim(s); {len(not_run)} did not run")
+        self.results, self.not_run = results, not_run
+
+
+def run_claims(claims: list[Claim], ctx: Context, *, level: float | None = None,
+               on_claim=None) -> list[ClaimResult]:
     """Run claims in order; a claim that raises is reported as ``fail`` with its error.
 
     The checks with an SE of all claims form one family: after the last claim, Holm's procedure at
     family-wise ``level`` (default :data:`attnlimits.verify.comparison.LEVEL`, 1 %) decides them
-    (:func:`apply_family_rule`), and only then are the verdicts set."""
+    (:func:`apply_family_rule`), and only then are the verdicts set.
+
+    ``on_claim(results, not_run)``, when given, is called after each claim with the claims finished
+    so far — decided as a family of their own (*provisional*: the final family is larger, so its
+    thresholds are stricter) — and the names of the claims still to run: ``verify`` prints each
+    verdict as it comes and rewrites its report.  Ctrl-C is never swallowed: it ends the run with
+    :class:`RunInterrupted` carrying the finished claims, decided, and the names of the others."""
     out, quoted = [], []
     for i, claim in enumerate(claims, 1):
         ctx.progress(f"[{i}/{len(claims)}] {claim.name}: {claim.title}")
@@ -434,6 +467,8 @@ def run_claims(claims: list[Claim], ctx: Context, *, level: float | None = None)
             if not isinstance(res, ClaimResult):
                 checks, plots, params = res
                 res = ClaimResult(claim.name, claim.title, "", list(checks), list(plots), dict(params))
+        except KeyboardInterrupt:
+            raise RunInterrupted(_decide(out, quoted, level), [c.name for c in claims[i - 1:]]) from None
         except Exception as exc:  # noqa: BLE001 - reported, never swallowed silently
             res = ClaimResult(claim.name, claim.title, "fail",
                               notes=f"error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
@@ -442,9 +477,9 @@ def run_claims(claims: list[Claim], ctx: Context, *, level: float | None = None)
         res.title = res.title or claim.title
         out.append(res)
         quoted.append(claim.quoted)
-    apply_family_rule(out, level)
-    for res, is_quoted in zip(out, quoted):
-        if not res.verdict:
-            ok = all(c.passed for c in res.checks) and bool(res.checks)
-            res.verdict = "pass" if ok else ("discrepancy" if is_quoted else "fail")
-    return out
+        if on_claim is not None and i < len(claims):
+            try:
+                on_claim(_decide(out, quoted, level), [c.name for c in claims[i:]])
+            except KeyboardInterrupt:
+                raise RunInterrupted(_decide(out, quoted, level), [c.name for c in claims[i:]]) from None
+    return _decide(out, quoted, level, provisional=False)
