@@ -433,7 +433,7 @@ def _cmd_verify(args) -> int:
     import time
 
     from attnlimits.verify.claims import Context, citation, run_claims, select
-    from attnlimits.verify.report import format_table, write_report
+    from attnlimits.verify.report import format_table, terminal_width, write_report
 
     try:
         claims = select(args.claims, args.tag)
@@ -491,12 +491,12 @@ def _cmd_verify(args) -> int:
         results = run_claims(claims, ctx, level=level, on_claim=on_claim)
     except RunInterrupted as stop:
         if stop.results:
-            print(format_table(stop.results, color=sys.stdout.isatty()))
+            print(format_table(stop.results, color=sys.stdout.isatty(), width=terminal_width()))
         if not args.no_report:
             path = write_report(stop.results, args.out, meta=meta_now(status="interrupted", not_run=stop.not_run))
             print(f"partial report: {path} ({len(stop.results)} claim(s) ran; not run: {', '.join(stop.not_run)})")
         raise KeyboardInterrupt from None
-    print(format_table(results, color=sys.stdout.isatty()))
+    print(format_table(results, color=sys.stdout.isatty(), width=terminal_width()))
     if not args.no_report:
         path = write_report(results, args.out, meta=meta_now(status="complete"))
         print(f"report: {path}")

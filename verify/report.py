@@ -260,8 +260,30 @@ def family_summary(results: Sequence, level: float | None = None) -> dict:
 _W_LABEL, _W_KIND, _W_THEORY, _W_MC, _W_THR, _W_STAT, _W_P = 22, 8, 13, 19, 9, 11, 8
 
 
-def format_table(results: Sequence, *, color: bool = False, elapsed: float | None = None) -> str:
-    """Plain-text table of claim results, at most :data:`TABLE_WIDTH` columns wide.
+def terminal_width(default: int = TABLE_WIDTH) -> int:
+    """The terminal's width when stdout is one (at least :data:`TABLE_WIDTH`), else ``default``."""
+    import shutil
+    import sys
+
+    if not sys.stdout.isatty():
+        return default
+    return max(TABLE_WIDTH, shutil.get_terminal_size((default, 24)).columns)
+
+
+def _wrapped(text: str, width: int, indent: str) -> list[str]:
+    """``text`` on as many lines of ``width`` as it needs (never clipped), continuation lines indented."""
+    import textwrap
+
+    return textwrap.wrap(" ".join(str(text).split()), width=width, subsequent_indent=indent,
+                         break_long_words=True, break_on_hyphens=False) or [""]
+
+
+def format_table(results: Sequence, *, color: bool = False, elapsed: float | None = None,
+                 width: int | None = None) -> str:
+    """Plain-text table of claim results, ``width`` columns wide (default :data:`TABLE_WIDTH`;
+    the terminal's width with :func:`terminal_width`).  Names, check labels and titles are never
+    clipped: what does not fit its column goes on a line of its own (a long check label) or
+    continues on the next lines (a title), so that every row can be read and pasted back.
 
     Parameters
     ----------
@@ -280,7 +302,8 @@ def format_table(results: Sequence, *, color: bool = False, elapsed: float | Non
         threshold, z or t statistic, raw p-value, Holm-adjusted threshold, ✓/✗), and a summary line such as ``"3 claims: 2 pass, 0 fail, 1 discrepancy (4.2 s)"``.
         Numbers carry 4 significant digits. A claim without checks shows the first line of its notes.
     """
-    rule = "─" * TABLE_WIDTH
+    width = max(TABLE_WIDTH, int(width or TABLE_WIDTH))
+    rule = "─" * width
     head1 = f"{'claim':<14}{'verdict':<13}{'time':>8}  title"
     head2 = "  " + " ".join([
         _fit("check", _W_LABEL), _fit("kind", _W_KIND), _fit("theory", _W_THEORY),
@@ -290,17 +313,23 @@ def format_table(results: Sequence, *, color: bool = False, elapsed: float | Non
     lines = [head1, head2.rstrip(), rule]
     for r in results:
         verdict = (r.verdict or "?").upper()
-        name = _fit(r.claim, 13) + " "
+        name = f"{r.claim:<13} "  # a longer name is written whole: the row just starts later
         vword = _fit(verdict, 12).rstrip()
         vpad = " " * (13 - len(vword))
         tfield = f"{float(r.elapsed or 0.0):>6.1f} s  "
-        title = _fit(r.title or "", TABLE_WIDTH - len(name) - 13 - len(tfield)).rstrip()
-        lines.append(name + _paint(vword, r.verdict, color) + vpad + tfield + title)
+        lead = len(name) + 13 + len(tfield)
+        title = _wrapped(r.title or "", max(width - lead, 20), " " * lead)
+        lines.append(name + _paint(vword, r.verdict, color) + vpad + tfield + title[0])
+        lines += title[1:]
         for c in r.checks:
             ok = _check_passed(c)
             kind = str(_attr(c, "kind", "abs"))
+            label = " ".join(str(_attr(c, "label", "")).split())
+            if len(label) > _W_LABEL:  # the whole label on a line of its own, the numbers below it
+                lines += ["  " + s for s in _wrapped(label, width - 2, "    ")]
+                label = ""
             line = "  " + " ".join([
-                _fit(_attr(c, "label", ""), _W_LABEL), _fit(kind, _W_KIND),
+                _fit(label, _W_LABEL), _fit(kind, _W_KIND),
                 _fit(_num(_attr(c, "theory")), _W_THEORY),
                 _fit(_mc(_attr(c, "value"), _attr(c, "se")), _W_MC),
                 _fit(_num(_check_threshold(c), 3), _W_THR), _fit(_stat_text(c), _W_STAT),
@@ -311,7 +340,7 @@ def format_table(results: Sequence, *, color: bool = False, elapsed: float | Non
         if notes and (not r.checks or _verdict_key(r.verdict) != "pass"):
             first = notes.splitlines()[0]
             prefix = "  (no checks) " if not r.checks else "  note: "
-            lines.append((prefix + _fit(first, TABLE_WIDTH - len(prefix))).rstrip())
+            lines.append((prefix + _fit(first, width - len(prefix))).rstrip())
         elif not r.checks:
             lines.append("  (no checks)")
     lines.append(rule)

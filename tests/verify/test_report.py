@@ -97,7 +97,7 @@ def test_format_table_content_and_summary():
     nan_line = next(line for line in lines if line.startswith("gap", 2))
     assert "nan" in nan_line and nan_line.endswith("✗")
     assert next(line for line in lines if "ν·E" in line).endswith("✗")
-    assert "…" in next(line for line in lines if line.startswith("V4"))  # long title truncated
+    assert "…" not in table  # names, labels and titles are wrapped, never clipped
     assert "(no checks) error: RuntimeError: boom" in table
     assert "\033[" not in table
 
@@ -349,3 +349,21 @@ def test_report_shows_statistics_p_values_and_the_rule(tmp_path):
         rows = {r["check"]: r for r in csv.DictReader(fh)}
     assert rows["t check"]["law"] == "t(3)" and float(rows["z check"]["statistic"]) == pytest.approx(3.0)
     assert rows["quoted"]["tolerance_reason"] == "quoted"
+
+
+def test_table_wraps_instead_of_clipping_and_uses_the_width():
+    """Issue 32: 443 of 753 lines ended in an ellipsis and 15 rows read identically.  Long claim
+    names, check labels and titles are written whole; every line fits the width asked for."""
+    from attnlimits.verify.claims.base import Check, ClaimResult
+
+    long_label = "mixed-geometry ρ=2 aligned key-only vs query-only at c=0.5, γ=1e-2, SNR 4"
+    checks = [Check(long_label + f" #{i}", 0.5, 0.5, se=0.01) for i in range(3)]
+    res = [ClaimResult("mixed-geometry-long-name", "a title " * 30, "pass", checks)]
+    for width in (110, 160):
+        table = format_table(res, width=width)
+        assert max(len(line) for line in table.splitlines()) <= width and "…" not in table
+        assert "mixed-geometry-long-name" in table
+        for i in range(3):
+            assert f"#{i}" in table  # every label whole: three distinct rows
+    wide = format_table(res, width=160)
+    assert len(wide.splitlines()) < len(format_table(res, width=110).splitlines())
