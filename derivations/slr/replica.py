@@ -59,7 +59,7 @@ __all__ = [
     "prior_energy", "moreau_envelope_average", "rs_energy", "prox_jacobian", "replicon_operator", "replicon_prior",
 ]
 
-from .symbols import Delta, alpha  # noqa: E402  (shared, one definition)
+from .symbols import Delta, alpha, m_k, m_v, q_k, q_v  # noqa: E402  (shared, one definition)
 
 RS_UNKNOWNS = ("m_k", "q_k", "V_k", "m_v", "q_v", "V_v")  #: order parameters of §10.1
 RS_CONJUGATES = ("m_hat_k", "q_hat_k", "V_hat_k", "m_hat_v", "q_hat_v", "V_hat_v")
@@ -438,7 +438,9 @@ def moreau_envelope_average():
     return (ell, gg_k, gg_v, V_k, V_v), sp.simplify(M)
 
 
-RS_ENERGY_INPUTS = sp.symbols("m_k q_k V_k m_v q_v V_v m_hat_k q_hat_k V_hat_k m_hat_v q_hat_v V_hat_v", real=True)
+#: the order parameters as everywhere in the result (one symbol per name: ``q`` nonnegative, ``V`` positive)
+#: and their conjugates
+RS_ENERGY_INPUTS = (m_k, q_k, V_k, m_v, q_v, V_v) + sp.symbols(" ".join(RS_CONJUGATES), real=True)
 
 
 @lru_cache(maxsize=None)
