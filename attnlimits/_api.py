@@ -208,7 +208,7 @@ def _run_command(result: Result, cmd: Command, values: dict, *, progress=True, t
     params = cmd.parse(values)
     if threads is not None:
         _apply_threads(threads)
-    rows = cmd.function()(params, progress=_progress_fn(progress))
+    rows = list(cmd.function()(params, progress=_progress_fn(progress)))  # a list, or rows yielded one by one
     label = f"{result.name} {cmd.name}".strip()
     return Table(rows, command=label, params=params, columns=cmd.table)
 

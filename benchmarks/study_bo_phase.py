@@ -29,7 +29,7 @@ def main(argv=None):
     vals = {p.name: getattr(a, p.name) for p in PHASE_COMMAND.parameters if p.name != "plot"}
     params = PHASE_COMMAND.parse({**vals, "plot": str(out / "phase.png")})
     t0 = time.perf_counter()
-    rows = run_phase(params, progress=lambda m: print(m, flush=True))
+    rows = list(run_phase(params, progress=lambda m: print(m, flush=True)))
     with open(out / "phase.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()

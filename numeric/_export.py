@@ -260,10 +260,18 @@ def command_main(argv=None):
     out.add_argument("--json", action="store_true", help="print JSON (one object per row)")
     out.add_argument("--csv", action="store_true", help="print CSV (one line per row)")
     args = parser.parse_args(argv)
+    fmt = "json" if args.json else "csv" if args.csv else "table"
+    rows = []
     try:
         params = {p.name: p.parse(getattr(args, p.name, None)) for p in PARAMETERS}  # noqa: F821
         params.update(FIXED)  # noqa: F821
-        rows = run(params, progress=lambda msg: print(msg, file=sys.stderr, flush=True))  # noqa: F821
+        for row in run(params, progress=lambda msg: print(msg, file=sys.stderr, flush=True)):  # noqa: F821
+            rows.append(row)  # rows come as they finish: a stop keeps them
+    except KeyboardInterrupt:
+        if rows:
+            print(format_rows(rows, TABLE, fmt))  # noqa: F821
+        print(f"interrupted after {len(rows)} finished row(s)", file=sys.stderr)
+        return 130
     except (InputError, ConvergenceError) as exc:  # noqa: F821
         print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
@@ -273,6 +281,5 @@ def command_main(argv=None):
     if not rows:
         print("error: nothing computed", file=sys.stderr)
         return 2
-    fmt = "json" if args.json else "csv" if args.csv else "table"
     print(format_rows(rows, TABLE, fmt))  # noqa: F821
     return 0

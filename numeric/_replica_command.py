@@ -126,7 +126,7 @@ def replica_row(base, fp, branch, informed, extra_cols=None):
     return row
 
 
-def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
+def replica_rows(kern, rules, params: dict, *, progress=None):
     """The rows of ``attnlimits slr replica`` for one activation (``params["activation"]``, a name
     used only as a label) on compiled kernels ``kern`` and the frozen rule ``rules``.
 
@@ -134,6 +134,9 @@ def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
     of numbers or ``["tune"]``), delta, branches, extra, metric, points, replicates, seed, form.
     Continuation in α per λ (a failed warm start is retried from the informed start); ``lam =
     tune`` gives the tuned λ* per α with the grid as ';'-joined text; ``metric = noisy`` adds Δ².
+
+    A generator: each row is yielded as soon as it is computed (the input checks run at the first
+    ``next``), so a caller that stops (Ctrl-C) keeps the rows already finished.
     """
     model = params["model"]
     nu = check_setting(model, params["nu"])
@@ -155,7 +158,12 @@ def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
             "metric": metric, "points": int(params.get("points", 1024)),
             "replicates": int(params.get("replicates", 4)), "seed": int(params.get("seed", 0)),
             "extra": params.get("extra"), "form": form, "branches": mode}
-    rows = []
+
+    def finish(row):
+        if metric == "noisy":
+            row["E_test"] += Delta ** 2
+        return row
+
     if lams == "tune":
         for a in alphas:
             best, grid = rs_tune_lambda(kern, rules, a, Delta, grid=list(DEFAULT_LAMBDA_GRID), model=model, nu=nu,
@@ -163,7 +171,7 @@ def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
             cols = {"lam_grid": ";".join(f"{g.lam:.6g}" for g in grid),
                     "E_grid": ";".join(f"{g.E_test:.6g}" for g in grid), "tuned": True,
                     "n_branches": 1, "only_unstable_fixed_points": best.stability_damped >= 1, "phase": "tuned"}
-            rows.append(replica_row(base, best, "informed", True, cols))
+            yield finish(replica_row(base, best, "informed", True, cols))
     elif mode != "informed":
         for lam in lams:
             found = rs_branch_search(kern, rules, alphas, lam, Delta, model=model, nu=nu, progress=progress, form=form)
@@ -184,7 +192,7 @@ def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
                 for origin, fp, phase in labelled:
                     if mode == "equilibrium" and phase != "equilibrium":
                         continue
-                    rows.append(replica_row(base, fp, origin, origin == "informed", {**cols, "phase": phase}))
+                    yield finish(replica_row(base, fp, origin, origin == "informed", {**cols, "phase": phase}))
     else:
         for lam in lams:
             x = None
@@ -197,16 +205,13 @@ def replica_rows(kern, rules, params: dict, *, progress=None) -> list:
                         raise
                     fp = rs_fixed_point(kern, rules, a, lam, Delta, model=model, nu=nu, progress=progress, form=form)
                 x = [fp.values[k] for k in UNKNOWNS]
-                rows.append(replica_row(base, fp, "informed", True, {
+                yield finish(replica_row(base, fp, "informed", True, {
                     "n_branches": 1, "only_unstable_fixed_points": fp.stability_damped >= 1, "phase": "unsearched"}))
-    if metric == "noisy":
-        for r in rows:
-            r["E_test"] += Delta ** 2
-    return rows
 
 
-def replica_run(kern, params: dict, *, progress=None) -> list:
-    """The frozen rule of ``params`` (model, nu, L, points, replicates, seed), then :func:`replica_rows`."""
+def replica_run(kern, params: dict, *, progress=None):
+    """The frozen rule of ``params`` (model, nu, L, points, replicates, seed), then :func:`replica_rows`
+    (an iterator of rows; the setting and the rule size are checked here, before it starts)."""
     nu = check_setting(params["model"], params["nu"])
     points, replicates = int(params.get("points", 1024)), int(params.get("replicates", 4))
     check_rule_size(points, replicates)

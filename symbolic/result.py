@@ -26,7 +26,9 @@ A :class:`Command`'s ``run`` names a function ``run(params: dict, *, progress) -
 ``params`` maps each :class:`Param` name to its parsed, validated value (see :meth:`Param.parse`);
 ``progress`` is a callable taking one message (or ``None``); the function returns *tidy rows*
 (one dict per computed point, plain numbers/strings/bools/None, including the parameters that
-made it).  The CLI prints the rows as a table (``Command.table`` columns) or JSON/CSV, and a sweep
+made it): a list, or an iterator that yields each row as soon as it is computed (then a stop —
+Ctrl-C — keeps the finished rows: the CLI prints them and exits 130).  A run function that
+yields checks its inputs before it returns the iterator, so bad input fails at once.  The CLI prints the rows as a table (``Command.table`` columns) or JSON/CSV, and a sweep
 (``attnlimits sweep``) runs the same function on each grid point.  Bad input raises
 :class:`InputError` (one line, exit status 2).
 """

@@ -335,23 +335,38 @@ def format_rows(rows, columns=(), fmt="table") -> str:
 
 
 def _run_command(args) -> int:
-    from attnlimits.symbolic.result import resolve
-
     res = _results()[args._result]
     cmd = res.command(args._command)
     params = cmd.parse(_collect(args, cmd.parameters))
-    rows = cmd.function()(params, progress=_progress)
-    threads = args._threads
     fmt = "json" if getattr(args, "json", False) else "csv" if getattr(args, "csv", False) else "table"
-    if fmt != "table":
-        rows = [{**r, "threads": threads} for r in rows]
+    rows: list = []
+    try:
+        for row in cmd.function()(params, progress=_progress):  # a list, or rows yielded as they finish
+            rows.append(row)
+    except KeyboardInterrupt:
+        # the finished rows are printed before the stop is reported (exit 130)
+        if rows:
+            _print_rows(rows, cmd, params, fmt, args._threads)
+        label = f"{args._result} {args._command}".strip()
+        print(f"attnlimits {label}: interrupted after {len(rows)} finished row(s)"
+              + (" (printed above)" if rows else ""), file=sys.stderr)
+        return 130
     if not rows:
         raise CLIError("nothing computed")
+    _print_rows(rows, cmd, params, fmt, args._threads)
+    return 0
+
+
+def _print_rows(rows, cmd, params, fmt, threads) -> None:
+    from attnlimits.symbolic.result import resolve
+
+    if fmt != "table":
+        rows = [{**r, "threads": threads} for r in rows]
     if cmd.formatter and fmt != "csv":
         print(resolve(cmd.formatter)(rows, params, fmt))
     else:
         print(format_rows(rows, cmd.table, fmt))
-    return 0
+    sys.stdout.flush()
 
 
 def _run_export(args) -> int:

@@ -51,7 +51,7 @@ class Figure:
 
 def _run(result: str, command: str, **params) -> list[dict]:
     cmd = discover_results()[result].command(command)
-    return cmd.function()(cmd.parse(params), progress=None)
+    return list(cmd.function()(cmd.parse(params), progress=None))
 
 
 def _axes(title: str, xlabel: str, ylabel: str, logx=False, logy=False, residual=False):

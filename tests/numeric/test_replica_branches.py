@@ -151,7 +151,7 @@ def test_rows_flag_points_without_a_stable_fixed_point(monkeypatch, capsys, fps,
     monkeypatch.setattr(RC, "rs_branch_search", lambda *a, **k: fake)
     params = {"activation": "x", "model": "spiked", "nu": 2.0, "L": 2, "alpha": [4.0], "lam": [0.1], "delta": 0.1,
               "branches": "equilibrium"}
-    (row,) = RC.replica_rows(None, None, params)
+    (row,) = list(RC.replica_rows(None, None, params))
     assert row["phase"] == "equilibrium" and row["n_branches"] == len(fps)
     assert row["only_unstable_fixed_points"] is only_unstable and row["rsb"] is rsb
     err = capsys.readouterr().err.strip().splitlines()
@@ -159,5 +159,5 @@ def test_rows_flag_points_without_a_stable_fixed_point(monkeypatch, capsys, fps,
         assert err == []
     else:
         assert len(err) == 1 and warn in err[0] and "alpha=4" in err[0]
-    rows = RC.replica_rows(None, None, {**params, "branches": "all"})
+    rows = list(RC.replica_rows(None, None, {**params, "branches": "all"}))
     assert len(rows) == len(fps) and sum(r["phase"] == "equilibrium" for r in rows) == 1

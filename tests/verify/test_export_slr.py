@@ -98,7 +98,7 @@ def test_replica_export_round_trip(tmp_path, capsys):
     proc = run_file(path, [*(x for k, v in args.items() for x in (f"--{k}", v)), "--json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     exported = json.loads(proc.stdout)
-    inproc = run_replica(REPLICA_COMMAND.parse({**args, "activation": "softmax", "L": "2"}))
+    inproc = list(run_replica(REPLICA_COMMAND.parse({**args, "activation": "softmax", "L": "2"})))
     assert_same_rows(exported, inproc)
     assert [r["alpha"] for r in exported] == [2.0, 4.0]
     # the exported command line: help with an example, bad input in one line with exit 2
@@ -203,6 +203,6 @@ def test_replica_export_tune_branches_and_length_law(tmp_path, capsys):
         argv = [x for k, v in args.items() for x in ((f"--{k}",) if v is True else (f"--{k}", v))]
         proc = run_file(path, [*argv, "--json"], tmp_path)
         assert proc.returncode == 0, proc.stderr
-        inproc = run_replica(REPLICA_COMMAND.parse({**args, "activation": "linear_uncentred", "L": "2,3",
-                                                    "model": "max", "nu": "inf"}))
+        inproc = list(run_replica(REPLICA_COMMAND.parse({**args, "activation": "linear_uncentred", "L": "2,3",
+                                                         "model": "max", "nu": "inf"})))
         assert_same_rows(json.loads(proc.stdout), inproc)

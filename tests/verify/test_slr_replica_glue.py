@@ -11,7 +11,7 @@ def test_command_contract_rows():
     params = V.REPLICA_COMMAND.parse({"model": "spiked", "nu": "2", "L": "2", "activation": "linear_uncentred",
                                       "alpha": "10", "lam": "1", "delta": "0.1", "points": "128"})
     msgs = []
-    rows = V.run_replica(params, progress=msgs.append)
+    rows = list(V.run_replica(params, progress=msgs.append))
     assert len(rows) == 1 and msgs
     r = rows[0]
     for k in V.REPLICA_COMMAND.table + ("E_test_error", "training_objective", "model", "nu", "L", "branch"):
@@ -48,7 +48,7 @@ def test_lam_parse():
 def test_branches_all_reports_every_branch_with_its_phase():
     params = V.REPLICA_COMMAND.parse({"model": "spiked", "nu": "2", "L": "2", "activation": "linear_centred",
                                       "alpha": "10", "lam": "1", "branches": "all", "points": "128"})
-    rows = V.run_replica(params)
+    rows = list(V.run_replica(params))
     assert [r["phase"] for r in rows].count("equilibrium") == 1
     assert all(r["n_branches"] == len(rows) for r in rows)
     for r in rows:
@@ -68,7 +68,7 @@ def test_branches_modes_and_the_former_flag():
         V.REPLICA_COMMAND.parse({"branches": "some"})
     params = V.REPLICA_COMMAND.parse({"model": "spiked", "nu": "2", "L": "2", "activation": "linear_centred",
                                       "alpha": "10", "lam": "1", "branches": "informed", "points": "128"})
-    (row,) = V.run_replica(params)
+    (row,) = list(V.run_replica(params))
     assert row["phase"] == "unsearched" and row["branch"] == "informed"
 
 
@@ -76,7 +76,7 @@ def test_form_option_reaches_the_solver():
     # --form jacobian gives the API's form="jacobian" fixed point (to reproduce references made with it)
     args = {"model": "spiked", "nu": "2", "L": "2", "activation": "linear_centred", "alpha": "4", "lam": "0.1",
             "delta": "0.1", "points": "256", "branches": "informed"}
-    rows = {f: V.run_replica(V.REPLICA_COMMAND.parse({**args, "form": f}))[0] for f in ("stein", "jacobian")}
+    rows = {f: list(V.run_replica(V.REPLICA_COMMAND.parse({**args, "form": f})))[0] for f in ("stein", "jacobian")}
     api = V.rs_fixed_point("linear_centred", "spiked", 2.0, 2, 4.0, 0.1, 0.1, points=256, form="jacobian")
     assert rows["jacobian"]["E_test"] == pytest.approx(api.E_test, rel=1e-9)
     assert rows["jacobian"]["E_test"] != rows["stein"]["E_test"]

@@ -142,10 +142,9 @@ def run_bayes_optimal(params: dict, *, progress=None) -> list[dict]:
     return bo_rows(pts, params)
 
 
-def run_amp(params: dict, *, progress=None) -> list[dict]:
-    """``attnlimits slr amp``: GAMP on generated data at each seed, with the state-evolution prediction."""
-    from .amp import gamp_on_generated, gamp_on_generated_max
-
+def run_amp(params: dict, *, progress=None):
+    """``attnlimits slr amp``: GAMP on generated data at each seed, with the state-evolution prediction;
+    each seed's row yielded as it finishes (a stop keeps the finished seeds)."""
     law = lengths_law(_L_param(params["L"]))
     if len(law) > 1:
         raise InputError("--L: GAMP runs one length at a time (give a single L)")
@@ -153,7 +152,12 @@ def run_amp(params: dict, *, progress=None) -> list[dict]:
     model = params["model"]
     if model not in ("spiked", "max"):
         raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
-    rows = []
+    return _amp_rows(params, model, L, progress)
+
+
+def _amp_rows(params, model, L, progress):
+    from .amp import gamp_on_generated, gamp_on_generated_max
+
     se = bo_state_evolution(model, params["nu"], L, [params["alpha"]], params["delta"], starts=("uninformed",))[0]
     for s in params["seeds"]:
         if progress:
@@ -169,8 +173,7 @@ def run_amp(params: dict, *, progress=None) -> list[dict]:
         row.update({"model": model, "L": L, "nu": params["nu"], "alpha": params["alpha"],
                     "delta": params["delta"], "D": int(params["D"]), "seed": int(s),
                     "SE_q_k": se.q_k, "SE_q_v": se.q_v, "SE_E_BO": se.E_BO, "SE_E_BO_se": se.E_BO_se})
-        rows.append(row)
-    return rows
+        yield row
 
 
 
@@ -196,7 +199,12 @@ def phase_scan(Ls=(2, 3, 5), nus=(0.5, 1.0, 2.0, 5.0), alphas=(0.25, 0.5, 1.0, 2
     """
     if continuation not in ("up", "none"):
         raise InputError(f"continuation must be 'up' or 'none', got {continuation!r}")
-    rows = []
+    return list(phase_scan_rows(Ls, nus, alphas, delta, model=model, points=points, inner_points=inner_points,
+                                test_points=test_points, continuation=continuation, progress=progress))
+
+
+def phase_scan_rows(Ls, nus, alphas, delta, *, model, points, inner_points, test_points, continuation, progress=None):
+    """:func:`phase_scan`'s rows as an iterator: those of each (L, ν) yielded as soon as its α scan ends."""
     for L in Ls:
         for nu in nus:
             kw = dict(points=points, inner_points=inner_points, test_points=test_points, progress=progress)
@@ -209,9 +217,8 @@ def phase_scan(Ls=(2, 3, 5), nus=(0.5, 1.0, 2.0, 5.0), alphas=(0.25, 0.5, 1.0, 2
                 uninf = br.get("uninformed") or next(b for b in p.branches)
                 inf = br.get("informed", uninf)
                 distinct = len(p.branches) > 1
-                rows.append({"model": model, "L": L, "nu": nu, "alpha": p.alpha, "delta": delta,
-                             "continuation": continuation, "distinct": distinct,
-                             "E_BO": p.E_BO, "E_uninformed": uninf["E_BO"], "E_informed": inf["E_BO"],
-                             "phi_uninformed": uninf["phi"], "phi_informed": inf["phi"],
-                             "hard": bool(distinct and inf["phi"] > uninf["phi"])})
-    return rows
+                yield {"model": model, "L": L, "nu": nu, "alpha": p.alpha, "delta": delta,
+                       "continuation": continuation, "distinct": distinct,
+                       "E_BO": p.E_BO, "E_uninformed": uninf["E_BO"], "E_informed": inf["E_BO"],
+                       "phi_uninformed": uninf["phi"], "phi_informed": inf["phi"],
+                       "hard": bool(distinct and inf["phi"] > uninf["phi"])}

@@ -180,9 +180,9 @@ def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
     return str(path)
 
 
-def run_phase(params: dict, *, progress=None) -> list[dict]:
-    """``attnlimits slr bo-phase``: the rows of :func:`attnlimits.verify.slr.bayes_optimal.phase_scan`; the PNG with ``plot``."""
-    from .bayes_optimal import phase_scan
+def run_phase(params: dict, *, progress=None):
+    """``attnlimits slr bo-phase``: the rows of :func:`attnlimits.verify.slr.bayes_optimal.phase_scan`, each
+    (L, ν) pair's yielded as it ends; the PNG with ``plot`` (its path checked before the scan)."""
 
     model = params.get("model") or "spiked"
     if model not in ("spiked", "max"):
@@ -197,14 +197,26 @@ def run_phase(params: dict, *, progress=None) -> list[dict]:
         from attnlimits.verify._io import check_output_file
 
         check_output_file(params["plot"])
-    rows = phase_scan(tuple(params["L"]), tuple(params["nu"]), tuple(params["alpha"]), params["delta"], model=model,
-                      points=int(params["points"]), continuation=params.get("continuation") or "up",
-                      progress=progress)
+    continuation = params.get("continuation") or "up"
+    if continuation not in ("up", "none"):
+        raise InputError(f"--continuation must be 'up' or 'none', got {continuation!r}")
+    return _phase_rows(params, model, continuation, progress)
+
+
+def _phase_rows(params, model, continuation, progress):
+    """The rows of each (L, ν) pair yielded as its scan ends (a stop keeps the finished pairs), then the figure."""
+    from .bayes_optimal import phase_scan_rows
+
+    rows = []
+    for row in phase_scan_rows(tuple(params["L"]), tuple(params["nu"]), tuple(params["alpha"]), params["delta"],
+                               model=model, points=int(params["points"]), inner_points=24, test_points=2 ** 15,
+                               continuation=continuation, progress=progress):
+        rows.append(row)
+        yield row
     if params.get("plot"):
         path = plot_phase_diagram(rows, params["plot"])
         if progress is not None:
             progress(f"figure: {path}")
-    return rows
 
 
 from attnlimits.derivations.slr.result import PHASE_COMMAND  # noqa: E402,F401  (declared with the result)

@@ -152,22 +152,25 @@ def rs_all_branches(activation, model, nu, L, alphas, lam, Delta=0.1, *, extra=N
 # the command
 # =============================================================================================
 
-def run_replica(params: dict, *, progress=None) -> list:
-    """Run ``attnlimits slr replica``: one tidy row per (activation, α, λ, branch).
+def run_replica(params: dict, *, progress=None):
+    """Run ``attnlimits slr replica``: one tidy row per (activation, α, λ, branch), yielded as each
+    is computed (so a stop keeps the finished rows; every input is checked before the first).
 
     ``params``: model, nu, L (list), activation (list), alpha (list), lam (list of numbers or
     ["tune"]), delta, branches, extra, points, replicates, seed, metric.  With ``lam = tune`` the
     row is the tuned λ* (``lam_grid`` and ``E_grid`` hold the grid as ';'-joined text).
     """
-    from attnlimits.numeric._replica_command import replica_run
-
     acts = params["activation"] if isinstance(params["activation"], (list, tuple)) else [params["activation"]]
     nu = _check(params["model"], params["nu"])
     lams = _parse_lams(params["lam"] if isinstance(params["lam"], (list, tuple)) else [params["lam"]])
     for a in params["alpha"]:  # cheap checks before any kernel is generated
         _check(params["model"], nu, a, None if lams == "tune" else lams[0], params.get("delta", 0.1))
-    rows = []
+    return _replica_rows(acts, params, progress)
+
+
+def _replica_rows(acts, params, progress):
+    from attnlimits.numeric._replica_command import replica_run
+
     for act in acts:
         kern = rs_kernels(act, params["L"], params.get("extra"))
-        rows += replica_run(kern, {**params, "activation": act}, progress=progress)
-    return rows
+        yield from replica_run(kern, {**params, "activation": act}, progress=progress)
