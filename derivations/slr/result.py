@@ -140,7 +140,8 @@ AMP_COMMAND = Command(
         Param("device", "str", "auto", "torch device (auto, cpu, cuda)"),
     ),
     examples=("attnlimits slr amp --model spiked --nu 2 --L 2 --alpha 4 --delta 0.1 --D 1000 --seeds 0,1",),
-    table=("seed", "q_k", "SE_q_k", "q_v", "SE_q_v", "test_error", "test_error_se", "SE_E_BO"),
+    table=("seed", "q_k", "SE_q_k", "q_v", "SE_q_v", "test_error", "test_error_se", "SE_E_BO", "iterations",
+           "converged"),
 )
 
 

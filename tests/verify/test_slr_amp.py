@@ -56,3 +56,17 @@ def test_commands_refuse_bad_input():
         BAYES_OPTIMAL_COMMAND.parse({"alpha": "-1"})
     with pytest.raises(InputError):
         AMP_COMMAND.function()(AMP_COMMAND.parse({"L": "1,2"}))
+
+
+def test_tiny_damping_is_not_convergence(capsys):
+    """A damping of 1e-9 moves q by ~1e-9 per step: that is no fixed point (issue 33 item 4). The
+    residual is the undamped map's, so the run is reported unconverged, flagged and warned about."""
+    torch.set_num_threads(1)
+    r = gamp_on_generated(2.0, 2, 4.0, 0.1, 200, 3, n_test=1000, device="cpu", damping=1e-9, iterations=10)
+    assert not r["converged"] and r["iterations"] == 10 and r["residual"] > 1e-3
+    from attnlimits.verify import cli
+
+    rc = cli.main(["slr", "amp", "--D", "100", "--damping", "1e-9", "--iterations", "5", "--n-test", "200"])
+    out, err = capsys.readouterr()
+    assert rc == 0 and "converged" in out.splitlines()[0] and out.splitlines()[1].split()[-1] == "no"
+    assert [ln for ln in err.splitlines() if ln.startswith("warning:")][0].count("did not converge") == 1

@@ -179,12 +179,18 @@ def _gamp_iterations(Xf, N, L, D, channel, lam_k, k, v, *, iterations, damping, 
         if progress:
             progress(f"{label} iteration {t + 1}: q_k = {rec['q_k']:.5f}, q_v = {rec['q_v']:.5f}")
         qs = (rec["q_k"], rec["q_v"])
-        if q_prev is not None and max(abs(a - b) for a, b in zip(qs, q_prev)) < tol:
-            converged = True
-            break
+        if q_prev is not None:
+            # the residual of the *undamped* map: a damped step moves q by about `damping` times it, so a
+            # tiny damping cannot fake convergence by taking tiny steps
+            residual = max(abs(a - b) for a, b in zip(qs, q_prev)) / damping
+            rec["residual"] = residual
+            if residual < tol:
+                converged = True
+                break
         q_prev = qs
     out = {"k_hat": k, "v_hat": v, "V_k": Vk, "V_v": Vv, "Ahat_k": Ak, "Ahat_v": Av, "iterations": len(hist),
-           "converged": converged, "history": hist, **{kk: hist[-1][kk] for kk in ("q_k", "q_v")}}
+           "converged": converged, "residual": hist[-1].get("residual", math.nan), "history": hist,
+           **{kk: hist[-1][kk] for kk in ("q_k", "q_v")}}
     for kk in ("m_k", "m_v"):
         if kk in hist[-1]:
             out[kk] = hist[-1][kk]

@@ -173,6 +173,12 @@ def _amp_rows(params, model, L, progress):
         row.update({"model": model, "L": L, "nu": params["nu"], "alpha": params["alpha"],
                     "delta": params["delta"], "D": int(params["D"]), "seed": int(s),
                     "SE_q_k": se.q_k, "SE_q_v": se.q_v, "SE_E_BO": se.E_BO, "SE_E_BO_se": se.E_BO_se})
+        if not row.get("converged", True):
+            import sys
+
+            print(f"warning: slr amp seed {s}: GAMP did not converge in {row.get('iterations')} iterations "
+                  f"(undamped residual {row.get('residual', float('nan')):.2g} on q); the row is not a fixed point — "
+                  "more --iterations or a larger --damping", file=sys.stderr)
         yield row
 
 
