@@ -162,6 +162,12 @@ def replica_rows(kern, rules, params: dict, *, progress=None):
     def finish(row):
         if metric == "noisy":
             row["E_test"] += Delta ** 2
+        err = row.get("E_test_error")
+        if err is not None and not err < abs(row["E_test"]):  # nan included: no answer to trust
+            row["error_exceeds_value"] = True
+            print(f"warning: slr replica alpha={row['alpha']:g} lam={row['lam']:g}: the integration error "
+                  f"{err:.3g} is not below |E_test| = {abs(row['E_test']):.3g}; the row is flagged "
+                  "(error_exceeds_value), not an answer — more --points or --replicates", file=sys.stderr)
         return row
 
     if lams == "tune":

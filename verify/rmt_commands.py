@@ -128,11 +128,8 @@ def format_rmt(rows: list[dict], params: dict, fmt: str) -> str:
 
     digits = params.get("digits")
     mod = compile_model(MODEL, "mpmath" if digits else "numpy")
-    if fmt == "json":
-        keep = ("activation",)
-        slim = [{k: v for k, v in r.items() if k in keep or k not in ("c", "snr", "wk", "wq", "diagonal", "kappa")}
-                for r in rows]
-        return mod.dumps_json(slim, digits)
+    if fmt == "json":  # every row echoes its inputs (c, snr, wk, wq, diagonal, kappa), as in every command
+        return mod.dumps_json(rows, digits)
     r0 = rows[0]
     head = (f"# attention vs ridge: activation {r0['activation']}, c={r0['c']}, snr={r0['snr']}, "
             f"wk=[{r0['wk']}], wq=[{r0['wq']}], diagonal {r0['diagonal']} (kappa={r0['kappa']}), "

@@ -118,6 +118,8 @@ def run_cli(args):
         if err is not None and float(err) > 1e-6:
             print(f"warning: gamma={float(r['gamma']):g}: quadrature error estimate {float(err):.1e} "
                   f"(near-singular integrand); increase --nodes (float64) or use --digits", file=sys.stderr)
-    recs = [{"activation": ACTIVATION, **r} for r in recs]  # noqa: F821
+    head = {"activation": ACTIVATION, "c": c, "snr": snr, "wk": ",".join(map(str, wk)),  # noqa: F821
+            "wq": ",".join(map(str, wq)), "diagonal": "keep" if kappa else "zero", "kappa": str(kappa)}
+    recs = [{**head, **r} for r in recs]  # every row echoes its inputs, as attnlimits rmt's rows do
     print(dumps_json(recs, digits) if args.json else format_table(recs, digits))
     return recs

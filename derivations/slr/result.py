@@ -140,7 +140,7 @@ AMP_COMMAND = Command(
         Param("device", "str", "auto", "torch device (auto, cpu, cuda)"),
     ),
     examples=("attnlimits slr amp --model spiked --nu 2 --L 2 --alpha 4 --delta 0.1 --D 1000 --seeds 0,1",),
-    table=("seed", "q_k", "SE_q_k", "q_v", "SE_q_v", "test_error", "test_error_se", "SE_E_BO", "iterations",
+    table=("seed", "q_k", "theory_q_k", "q_v", "theory_q_v", "test_error", "test_error_se", "theory_E_BO", "iterations",
            "converged"),
 )
 
@@ -164,7 +164,7 @@ POSTERIOR_COMMAND = Command(
     description="k and v integrated out exactly; locations resampled one at a time with rank-one updates; "
                 "Rao–Blackwellised posterior means; split-R̂ over chains from true and random locations.",
     examples=("attnlimits slr posterior --nu 2 --L 2 --alpha 4 --D 100 --seeds 0,1,2",),
-    table=("seed", "m_k", "q_k", "m_v", "q_v", "E_test", "SE_E_BO", "rhat_max"),
+    table=("seed", "m_k", "q_k", "m_v", "q_v", "E_test", "theory_E_BO", "rhat_max"),
 )
 
 PHASE_COMMAND = Command(

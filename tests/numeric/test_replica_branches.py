@@ -161,3 +161,18 @@ def test_rows_flag_points_without_a_stable_fixed_point(monkeypatch, capsys, fps,
         assert len(err) == 1 and warn in err[0] and "alpha=4" in err[0]
     rows = list(RC.replica_rows(None, None, {**params, "branches": "all"}))
     assert len(rows) == len(fps) and sum(r["phase"] == "equilibrium" for r in rows) == 1
+
+
+def test_row_whose_error_bar_exceeds_its_value_is_flagged(monkeypatch, capsys):
+    """E_test = 0.3 ± 0.5 is not an answer: the row carries error_exceeds_value and stderr one warning line."""
+    from attnlimits.numeric import _replica_command as RC
+
+    fp = _fp(4.0, 0.3, 0.05, 0.5, 0.7)
+    fp.E_test_error = 0.5
+    monkeypatch.setattr(RC, "rs_branch_search", lambda *a, **k: {4.0: [("s0", fp)]})
+    params = {"activation": "x", "model": "spiked", "nu": 2.0, "L": 2, "alpha": [4.0], "lam": [0.1], "delta": 0.1,
+              "branches": "equilibrium"}
+    (row,) = list(RC.replica_rows(None, None, params))
+    assert row["error_exceeds_value"] is True
+    err = [ln for ln in capsys.readouterr().err.splitlines() if "integration error" in ln]
+    assert len(err) == 1 and "alpha=4" in err[0]

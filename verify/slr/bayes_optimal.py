@@ -172,7 +172,7 @@ def _amp_rows(params, model, L, progress):
         row = {k: v for k, v in res.items() if not isinstance(v, (list, dict))}
         row.update({"model": model, "L": L, "nu": params["nu"], "alpha": params["alpha"],
                     "delta": params["delta"], "D": int(params["D"]), "seed": int(s),
-                    "SE_q_k": se.q_k, "SE_q_v": se.q_v, "SE_E_BO": se.E_BO, "SE_E_BO_se": se.E_BO_se})
+                    "theory_q_k": se.q_k, "theory_q_v": se.q_v, "theory_E_BO": se.E_BO, "theory_E_BO_error": se.E_BO_se})
         if not row.get("converged", True):
             import sys
 

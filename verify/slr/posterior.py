@@ -346,7 +346,7 @@ def run_posterior(params: dict, *, progress=None) -> list[dict]:
                                   params["seeds"], chains_per_start=params["chains_per_start"],
                                   sweeps=params["sweeps"], burn_in=params["burn_in"], progress=progress)
     for r in rows:
-        r.update({"SE_q_k": se.q_k, "SE_q_v": se.q_v, "SE_E_BO": se.E_BO})
+        r.update({"theory_q_k": se.q_k, "theory_q_v": se.q_v, "theory_E_BO": se.E_BO})
     return rows
 
 
