@@ -78,7 +78,9 @@ def bo_rows(pts, params: dict) -> list:
     rows = []
     Ls = params["L"] if isinstance(params["L"], (list, tuple)) else [params["L"]]
     for p in pts:
-        r = p.as_row()
+        # theory values carry `_error` (the integration error of the frozen rule: one standard error over its
+        # scramblings), measured ones `_se` (docs/output.md)
+        r = {(k[:-3] + "_error" if k.endswith("_se") else k): v for k, v in p.as_row().items()}
         r.update({"model": params["model"], "L": ",".join(str(x) for x in Ls),
                   "n_branches": len(p.branches), "metric": "excess",
                   "branch_E_BO": ",".join(f"{b['E_BO']:.6f}" for b in p.branches)})

@@ -119,6 +119,7 @@ def replica_row(base, fp, branch, informed, extra_cols=None):
     """One tidy row: the parameters ``base``, the fixed point ``fp``, its branch name and flag."""
     row = dict(base)
     row.update(fp.as_row())
+    row["delta"] = row.pop("Delta")  # the option's name, as in every command (docs/output.md)
     row["branch"] = branch
     row["informed"] = informed
     if extra_cols:

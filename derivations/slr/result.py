@@ -121,7 +121,7 @@ BAYES_OPTIMAL_COMMAND = Command(
                 "included in E_BO_se.",
     examples=("attnlimits slr bayes-optimal --model spiked --nu 2 --L 2 --alpha 1,4,10,20 --delta 0.1 --json",
               "attnlimits slr bayes-optimal --model max --nu inf --L 2 --alpha 2,4,10 --delta 0.1"),
-    table=("alpha", "E_BO", "E_BO_se", "q_k", "q_v", "phi", "n_branches"),
+    table=("alpha", "E_BO", "E_BO_error", "q_k", "q_v", "phi", "n_branches"),
     expensive=("alpha",),
 )
 

@@ -52,7 +52,7 @@ def test_bayes_optimal_command_max():
     # independent closed form at nu = inf, L = 2: E_BO = 1 - q_v (1/2 + arcsin(q_k)/pi)
     r = rows[0]
     closed = 1 - r["q_v"] * (0.5 + math.asin(r["q_k"]) / math.pi)
-    assert abs(r["E_BO"] - closed) <= 4 * r["E_BO_se"]
+    assert abs(r["E_BO"] - closed) <= 4 * r["E_BO_error"]
     for k, v in r.items():
         assert isinstance(v, (int, float, str, bool, type(None))), k
     with pytest.raises(InputError):

@@ -261,7 +261,7 @@ def posterior_on_generated(nu: float, L: int, alpha: float, delta: float, D: int
     list of dict
         One row per seed: overlaps ``m_k, q_k, m_v, q_v, m_kvstar, m_vkstar, q_kv`` of the pooled posterior
         means, ``q_k_cross, q_v_cross`` (cross-chain products), ``E_test`` (posterior-mean predictor, §6.1 from the overlaps,
-        with its quadrature SE ``E_test_qmc_se``), ``rhat_max`` and per-trace ``rhat_*`` (split-R̂ over all
+        with its integration error ``E_test_error``, one QMC standard error), ``rhat_max`` and per-trace ``rhat_*`` (split-R̂ over all
         chains of the seed after burn-in), ``start_gap_*`` (informed − random chain means of the traces after
         burn-in), mean flips per sweep after burn-in, the parameters and the run time.
     """
@@ -314,7 +314,7 @@ def posterior_on_generated(nu: float, L: int, alpha: float, delta: float, D: int
         E, E_se = population_risk_general("softmax", setting, key, points=points) if test_error else (math.nan,) * 2
         row = {"model": "spiked", "L": int(L), "nu": float(nu), "alpha": float(alpha), "delta": float(delta),
                "D": int(D), "N": N, "seed": s, "chains": n_ch, "starts": ",".join(chain_starts), "sweeps": sweeps,
-               "burn_in": burn_in, **ov, "E_test": float(E), "E_test_qmc_se": float(E_se),
+               "burn_in": burn_in, **ov, "E_test": float(E), "E_test_error": float(E_se),
                "flips_per_sweep": float(res["flips"][burn_in:, sl].mean()), "seconds_batch": elapsed}
         rh = {}
         for key_t, tr in res["traces"].items():
