@@ -65,3 +65,20 @@ def save_figure(fig, path, **kw) -> Path:
 def write_text(path, text: str) -> Path:
     """Write ``text`` to a temporary file beside ``path``, then replace ``path``."""
     return _atomic(Path(path), lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def plain_log_ticks(fig) -> None:
+    """Plain tick labels on every log axis of ``fig``: 0.1, 0.2, 0.5, 1 (one per decade when wide),
+    no minor labels — instead of matplotlib's overlapping 10^k mathtext."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    for a in fig.axes:
+        for axis, scale, lim in ((a.xaxis, a.get_xscale(), a.get_xlim()), (a.yaxis, a.get_yscale(), a.get_ylim())):
+            if scale == "log" and lim[0] > 0:
+                subs = (1.0,) if math.log10(lim[1] / lim[0]) > 3 else (1.0, 2.0, 5.0)
+                axis.set_major_locator(LogLocator(base=10, subs=subs))
+                axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+                axis.set_minor_formatter(NullFormatter())
+

@@ -86,15 +86,9 @@ def _axes(title: str, xlabel: str, ylabel: str, logx=False, logy=False, residual
 
 
 def _finish(fig, ax, out: Path, name: str, rows: list[dict], note: str) -> Path:
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from attnlimits.verify._io import plain_log_ticks
 
-    for a in fig.axes:  # plain tick labels on log axes: 0.1, 0.2, 0.5, 1 (or one per decade when wide)
-        for axis, scale, lim in ((a.xaxis, a.get_xscale(), a.get_xlim()), (a.yaxis, a.get_yscale(), a.get_ylim())):
-            if scale == "log" and lim[0] > 0:
-                subs = (1.0,) if math.log10(lim[1] / lim[0]) > 3 else (1.0, 2.0, 5.0)
-                axis.set_major_locator(LogLocator(base=10, subs=subs))
-                axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-                axis.set_minor_formatter(NullFormatter())
+    plain_log_ticks(fig)  # 0.1, 0.2, 0.5, 1 (or one per decade when wide)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     # the sizes, seeds and fixed parameters, in the right margin under the legend
     ax.annotate("\n".join(textwrap.wrap(note, 44)), xy=(1.02, 0.0), xycoords="axes fraction", fontsize=6.5,

@@ -534,3 +534,32 @@ def test_workers_capped_by_cores(tmp_path, capsys):
     s = run_sweep(grid('command = "toy"\n[axes]\nx = [1, 2]\n'), tmp_path / "out", workers=1000, progress=False)
     assert s.done == 2 and 1 <= s.workers <= min(2, default_workers())
     assert f"--workers 1000 is more than the {default_workers()} core(s) available" in capsys.readouterr().err
+
+
+def test_plot_log_grid_title_and_legend(tmp_path, monkeypatch):
+    """A log-spaced grid gets a log x axis with plain ticks; the title names the fixed parameters;
+    the legend sits outside the axes (issue 32 item 5)."""
+    from matplotlib.figure import Figure
+
+    import attnlimits.verify._io as io_mod
+
+    out = tmp_path / "out"
+    run_sweep(grid('command = "toy"\n[fixed]\ny = 3\n[axes]\nkind = ["a", "b"]\n'
+                   'x = { start = 0.01, stop = 10, num = 7, log = true }\n'), out, workers=0, progress=False)
+    seen = {}
+    real = io_mod.save_figure
+
+    def keep(fig, path, **kw):
+        seen["fig"] = fig
+        return real(fig, path, **kw)
+
+    monkeypatch.setattr(io_mod, "save_figure", keep)
+    plot_table(out, "x", "f", hue="kind")
+    fig: Figure = seen["fig"]
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log"
+    assert "y=3" in ax.get_title() and ax.get_title().startswith("toy")
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert labels and all("$" not in t for t in labels)  # plain numbers, not 10^k mathtext
+    legend = ax.get_legend()
+    assert legend.get_bbox_to_anchor().x0 > ax.get_window_extent().x1 - 1  # right of the data

@@ -88,7 +88,8 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--where", action="append", default=[], metavar="NAME=VALUE",
                    help="keep only rows with NAME equal to VALUE (repeatable)")
     g.add_argument("-o", "--output", metavar="FILE", help="PNG file (default DIR/Y_vs_X.png)")
-    g.add_argument("--logx", action="store_true", help="logarithmic x axis")
+    g.add_argument("--logx", action="store_true", default=None,
+                   help="logarithmic x axis (default: logarithmic when the x values form a log-spaced grid)")
     g.add_argument("--logy", action="store_true", help="logarithmic y axis")
 
 

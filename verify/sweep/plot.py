@@ -2,7 +2,7 @@
 
 One curve per value of ``hue`` (or one curve), ``y`` against ``x`` over the points whose status
 is ``ok``.  Error bars: when several points share a curve and an ``x`` (seeds), the standard
-error of their mean, ``std(ddof=1)/sqrt(n)``; for a single point, its ``<y>_error`` column when
+error of their mean, ``std(ddof=1)/sqrt(n)``; for a single point, its ``<y>_error`` (or ``<y>_se``) column when
 the table has one.  A swept parameter that varies within a curve (other than ``seed``) is an
 error: fix it with ``--where name=value`` or make it the ``--hue``.  Drawn with matplotlib's Agg
 canvas (no display, no global backend change).
@@ -62,7 +62,7 @@ def curves(directory, x: str, y: str, hue: str | None = None, where=()) -> dict:
         raise InputError("no point matches --where " + " ".join(map(str, where)))
     man = table.manifest() or {}
     swept = [a for a in man.get("axes", []) if a not in (x, hue, "seed") and a in columns]
-    err_col = f"{y}_error" if f"{y}_error" in columns else None
+    err_col = next((f"{y}{s}" for s in ("_error", "_se") if f"{y}{s}" in columns), None)  # docs/output.md
 
     def number(v):  # raw-text parameters (an mpmath backend's exact "0.5") count as numbers
         if isinstance(v, str):
@@ -107,48 +107,88 @@ def curves(directory, x: str, y: str, hue: str | None = None, where=()) -> dict:
     return out
 
 
+def _geometric(xs) -> bool:
+    """True for a log-spaced grid: positive, spanning at least a factor 10, constant ratios (±5 %)."""
+    xs = sorted(set(xs))
+    if len(xs) < 3 or xs[0] <= 0 or xs[-1] / xs[0] < 10:
+        return False
+    ratios = [b / a for a, b in zip(xs, xs[1:])]
+    return max(ratios) / min(ratios) < 1.05
+
+
+def _fixed_parameters(directory, x, hue, where) -> str:
+    """``name=value`` for each parameter that is constant over the plotted points (the title's second line)."""
+    table = ResultsTable(directory)
+    man = table.manifest() or {}
+    params = [p for p in man.get("parameters", []) if p not in (x, hue, "seed")]
+    rows = [r for r in table.rows() if r.get("status") == "ok"]
+    for name, val in _parse_where(where):
+        rows = [r for r in rows if _match(r.get(name), val)]
+    out = []
+    for p in params:
+        vals = {repr(r.get(p)) for r in rows if p in r}
+        if len(vals) == 1:
+            v = rows[0].get(p)
+            out.append(f"{p}={v:g}" if isinstance(v, float) else f"{p}={v}")
+    return ", ".join(out)
+
+
 def plot_table(directory, x: str, y: str, hue: str | None = None, where=(), output=None,
-               logx: bool = False, logy: bool = False, title: str | None = None) -> Path:
+               logx: bool | None = None, logy: bool = False, title: str | None = None) -> Path:
     """Draw ``y`` against ``x`` (one curve per ``hue``) from the table in ``directory``; return the PNG path.
 
     ``output`` defaults to ``DIR/<y>_vs_<x>[_by_<hue>].png``.  See the module docstring for the
-    error bars.  Raises :class:`attnlimits.symbolic.result.InputError` for an unknown column, an empty
+    error bars.  ``logx=None`` (default) draws a log axis when the x values form a log-spaced grid.
+    The title names the command and every parameter held fixed over the plotted points; the
+    legend sits outside the data; log axes get plain tick labels; the file is written atomically.
+    Raises :class:`attnlimits.symbolic.result.InputError` for an unknown column, an empty
     selection, or a swept parameter varying within a curve.
     """
+    import textwrap
+
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    data = curves(directory, x, y, hue, where)
+    from attnlimits.verify._io import check_output_file, plain_log_ticks, save_figure
+
     if output is None:
         output = Path(directory) / (f"{y}_vs_{x}" + (f"_by_{hue}" if hue else "") + ".png")
     output = Path(output)
-    fig = Figure(figsize=(6.4, 4.4), dpi=110)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output = check_output_file(output, option="-o/--output", suffixes=(".png", ".pdf", ".svg"))
+    data = curves(directory, x, y, hue, where)
+    fig = Figure(figsize=(7.2, 4.4), dpi=110, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
+
     def order(h):
         return (0, float(h)) if isinstance(h, (int, float)) else (1, str(h))
+
+    n_max = 1
     for h in sorted(data, key=order):
         pts = data[h]
         xs = [p[0] for p in pts]
         ys = [p[1] for p in pts]
         errs = [p[2] if p[2] is not None else 0.0 for p in pts]
-        label = f"{hue} = {h}" if hue else None
+        n_max = max([n_max] + [p[3] for p in pts])
+        label = f"{hue} = {h}" if hue else y
         if any(p[2] is not None for p in pts):
             ax.errorbar(xs, ys, yerr=errs, marker="o", ms=3, capsize=2, label=label)
         else:
             ax.plot(xs, ys, marker="o", ms=3, label=label)
     ax.set_xlabel(x)
     ax.set_ylabel(y)
-    if logx:
+    all_x = [p[0] for pts in data.values() for p in pts]
+    if logx or (logx is None and _geometric(all_x)):
         ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
     man = ResultsTable(directory).manifest() or {}
-    ax.set_title(title or man.get("command", ""))
-    if hue:
-        ax.legend(fontsize="small")
+    fixed = _fixed_parameters(directory, x, hue, where)
+    head = title or man.get("command", "")
+    sub = fixed + (f"; mean ± SE over {n_max} seeds" if n_max > 1 else "")
+    ax.set_title(head + ("\n" + "\n".join(textwrap.wrap(sub, 80)) if sub else ""), fontsize=9)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output)
-    return output
+    plain_log_ticks(fig)
+    return save_figure(fig, output)
