@@ -163,7 +163,7 @@ def test_final_parameters_warm_start_a_second_run():
         T.train_erm("softmax", seeds=3, init_theta=first.theta, **kw)
 
 
-def test_learning_curve_draws_bo_line_or_says_why(tmp_path, monkeypatch):
+def test_learning_curve_draws_bo_line_or_says_why(tmp_path, monkeypatch, capsys):
     """Given curves are drawn without recomputation; BO values land on the summary rows at their α;
     a setting the BO theory does not cover gets a legend note instead of an error."""
     base = {"row": "summary", "model": "spiked", "nu": 2.0, "L": 2, "D": 50, "delta": 0.1, "optimizer": "lbfgs",
@@ -183,5 +183,9 @@ def test_learning_curve_draws_bo_line_or_says_why(tmp_path, monkeypatch):
 
     monkeypatch.setattr(BO, "bo_state_evolution", refuse)
     mx = [dict(base, model="max", alpha=a, E_test=e) for a, e in ((2.0, 0.5), (4.0, 0.4))]
+    capsys.readouterr()
     T.plot_learning_curve(mx, str(tmp_path / "m.png"), theory=False, bayes_optimal=True)
     assert "bo_E_test" not in mx[0] and os.path.getsize(tmp_path / "m.png") > 10_000
+    # ... and the terminal says why, in one line
+    err = [ln for ln in capsys.readouterr().err.splitlines() if "not drawn" in ln]
+    assert len(err) == 1 and "not covered" in err[0]

@@ -78,6 +78,7 @@ import functools
 import json
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
@@ -1145,9 +1146,9 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
     r"""E_test against α per activation (spec §12, issue "learning curves").
 
     ERM: summary rows (mean ± sd over seeds, points with error bars); RS: ``rs_curves``
-    ``{activation: (alphas, E, SE)}`` drawn as lines through the α of the ERM points with a ±3 SE
-    band (computed by :func:`attnlimits.verify.slr.replica.rs_learning_curve` when ``theory`` and not given,
-    for activations trained at one λ); the population optimum of
+    ``{activation: (alphas, E, SE)}`` drawn as lines with a ±3 SE band (when ``theory`` and not given:
+    the equilibrium branch of :func:`attnlimits.verify.slr.replica.rs_all_branches` on a dense α grid
+    — about 6 per decade, through the ERM α — for activations trained at one λ); the population optimum of
     each activation dashed in its colour; the Bayes risk (population) in black, dotted; the
     finite-α Bayes-optimal error :math:`E_{BO}(\alpha)` (spec §11, :func:`bo_learning_curve`) in black,
     dash-dotted, when ``bayes_optimal`` (``bo_curve = (alphas, E, SE)`` given, or computed; spiked and
@@ -1170,22 +1171,32 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
     fig, ax = plt.subplots(figsize=(7.0, 4.6), dpi=120)
     law = _law(Lname) if not isinstance(Lname, str) else _law([int(x) for x in Lname.strip("U{}").split(",")])
     all_alpha = sorted({r["alpha"] for r in summ})
-    rs_note = ""
+    notes = []  # curves that could not be drawn: in the legend and one line each on stderr
+    # the theory is cheap next to training: drawn on a dense α grid (about 6 per decade), through the ERM α too
+    dense = sorted(set(all_alpha) | set(np.geomspace(all_alpha[0], all_alpha[-1], max(
+        2, min(16, int(round(6 * math.log10(all_alpha[-1] / all_alpha[0]))) + 1))).round(6).tolist())) \
+        if len(all_alpha) > 1 else list(all_alpha)
     if rs_curves is None and theory:
         rs_curves = {}
         try:
             rep = _replica()
             for act in acts:
                 lam_set = {r["lam"] for r in summ if r["activation"] == act}
+                if len(lam_set) != 1:
+                    notes.append(f"{act}: RS theory not drawn (trained at several λ: {sorted(lam_set)})")
                 if len(lam_set) == 1:
-                    fps = rep.rs_learning_curve(act, model, nu, _law_arg(law), list(all_alpha), lam_set.pop(),
+                    # the equilibrium branch at each α (docs/slr.md §10.7), not whichever fixed point a
+                    # continuation reaches: near the interpolation peak the two differ by a factor 10
+                    found = rep.rs_all_branches(act, model, nu, _law_arg(law), dense, lam_set.pop(),
                                                 first.get("delta", 0.1))
+                    fps = [next(fp for _, fp, ph in found[a] if ph == "equilibrium") for a in sorted(found)
+                           if any(ph == "equilibrium" for _, _, ph in found[a])]
                     rs_curves[act] = ([f.alpha for f in fps], [f.E_test for f in fps], [f.E_test_error for f in fps])
                     for r, f in ((r, f) for r in summ if r["activation"] == act for f in fps if f.alpha == r["alpha"]):
                         r["rs_E_test"], r["rs_E_test_error"] = float(f.E_test), float(f.E_test_error)
                         r.update({f"rs_{k}": float(f.values[k]) for k in ("m_k", "q_k", "m_v", "q_v")})
         except (InputError, ImportError, ArithmeticError, RuntimeError) as exc:  # said on the figure
-            rs_note = f"RS theory not drawn: {str(exc).splitlines()[0][:90]}"
+            notes.append(f"RS theory not drawn: {str(exc).splitlines()[0][:90]}")
     for j, act in enumerate(acts):
         col = _COLOURS[j % len(_COLOURS)]
         pts = sorted((r["alpha"], r["E_test"], r.get("E_test_sd") or 0.0, r["lam"]) for r in summ
@@ -1196,7 +1207,7 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
                     label=f"{act}: ERM (λ={lam_txt}, mean ± sd, {first.get('seeds', '')} seeds)")
         if rs_curves and act in rs_curves:
             ra, re, rse = (np.asarray(x, dtype=float) for x in rs_curves[act])
-            ax.plot(ra, re, "-", color=col, label=f"{act}: RS theory (band ±3 SE)")
+            ax.plot(ra, re, "-", color=col, label=f"{act}: RS theory, equilibrium branch (band ±3 SE)")
             ax.fill_between(ra, re - 3 * rse, re + 3 * rse, color=col, alpha=0.2, lw=0)
         try:
             start = None
@@ -1215,7 +1226,7 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
 
         try:
             if bo_curve is None:
-                bo_curve = bo_learning_curve(model, nu, _law_arg(law), all_alpha, first.get("delta", 0.1))
+                bo_curve = bo_learning_curve(model, nu, _law_arg(law), dense, first.get("delta", 0.1))
             ba, be = (np.asarray(x, dtype=float) for x in bo_curve[:2])
             ax.plot(ba, be, "-.", color="black", lw=1.5, label=r"Bayes-optimal $E_{BO}(\alpha)$ (finite α, §11)")
             for r in summ:
@@ -1225,7 +1236,7 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
         except (InputError, NotImplementedError, ConvergenceError, ArithmeticError) as exc:
             why = str(exc).splitlines()[0]
             why = why.split(": ", 1)[1] if why.startswith("--model") and ": " in why else why
-            ax.plot([], [], " ", label=f"Bayes-optimal E_BO(α) not drawn: {why[:70]}")
+            notes.append(f"Bayes-optimal E_BO(α) not drawn: {why[:70]}")
     try:
         from attnlimits.verify.slr import theory as bayes
 
@@ -1246,11 +1257,15 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
     ax.set_title(title or f"{model}-SLR, L={Lname}, ν={nu_txt}, D={first['D']}, Δ={first.get('delta', 0.1):g}, "
                           f"{first['optimizer']}", fontsize=10)
     ax.grid(alpha=0.3)
-    if rs_note:
-        ax.text(0.01, 0.01, rs_note, transform=ax.transAxes, fontsize=6, color="gray")
-    ax.legend(fontsize=7, loc="upper right")
+    for note in notes:
+        ax.plot([], [], " ", label=note)
+        print(f"warning: slr train --plot: {note}", file=sys.stderr)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # outside the data
+    fig.set_size_inches(10.5, 4.6)
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
-    fig.savefig(path)
+    from attnlimits.verify._io import save_figure
+
+    save_figure(fig, path)  # atomic: a failing write leaves the previous file
     plt.close(fig)
     return path
