@@ -31,7 +31,7 @@ def help_examples() -> list[tuple[str, str]]:
             continue
         for line in epilog.split("examples:", 1)[1].splitlines():
             line = line.strip()
-            if line:
+            if line.startswith(("attnlimits ", "python ")):
                 out.append((f"attnlimits {' '.join(path)} --help".replace("  ", " "), line))
     return out
 

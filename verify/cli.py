@@ -48,9 +48,23 @@ def _add_common(p, *, json_option=True):
         out.add_argument("--csv", action="store_true", help="print CSV (one line per row)")
 
 
+def _default_text(prm) -> str:
+    """`` (default: X)`` for the help line of a parameter with a default the help does not state."""
+    from attnlimits.symbolic.result import REQUIRED
+
+    d = prm.default
+    if prm.kind == "flag" or d is REQUIRED or d is None or "default" in (prm.help or "").lower():
+        return ""
+    if isinstance(d, (list, tuple)):
+        d = ",".join(f"{x:g}" if isinstance(x, float) else str(x) for x in d)
+    elif isinstance(d, float):
+        d = f"{d:g}"
+    return f" (default: {d})"
+
+
 def _add_params(p, params):
     for prm in params:
-        kw = {"dest": prm.name, "help": prm.help or None}
+        kw = {"dest": prm.name, "help": ((prm.help or "") + _default_text(prm)).replace("%", "%%") or None}
         if prm.kind == "flag":
             p.add_argument(prm.option, action="store_true", default=None, **kw)
             continue
@@ -65,7 +79,8 @@ def _add_command(sub, cmd, result, name):
     desc = cmd.description or cmd.help
     p = sub.add_parser(name, help=cmd.help, formatter_class=argparse.RawDescriptionHelpFormatter,
                        description=desc + (f"\n\n{result.title}." if result.title else ""),
-                       epilog=_examples(*cmd.examples) if cmd.examples else None)
+                       epilog=(_examples(*cmd.examples) + "\n\n" if cmd.examples else "")
+                       + "output columns: docs/output.md explains every key (--json shows them all)")
     _add_params(p, cmd.parameters)
     _add_common(p)
     p.set_defaults(_handler=_run_command, _result=result.name, _command=cmd.name)
