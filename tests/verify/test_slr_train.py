@@ -189,3 +189,20 @@ def test_learning_curve_draws_bo_line_or_says_why(tmp_path, monkeypatch, capsys)
     # ... and the terminal says why, in one line
     err = [ln for ln in capsys.readouterr().err.splitlines() if "not drawn" in ln]
     assert len(err) == 1 and "not covered" in err[0]
+
+
+def test_output_paths_checked_before_training_and_log_appends(tmp_path, capsys):
+    """A bad --plot is refused before any training (one line, exit 2); --log appends, as its help says."""
+    from attnlimits.verify import cli
+
+    log = tmp_path / "seeds.jsonl"
+    log.write_text('{"earlier": 1}\n')
+    base = ["slr", "train", "--activation", "softmax", "--alpha", "4", "--lam", "0.1", "--D", "20", "--seeds", "1"]
+    for bad, why in ((str(tmp_path / "no" / "c.png"), "does not exist"), (str(tmp_path / "c.txt"), "must end in")):
+        assert cli.main(base + ["--plot", bad, "--log", str(log)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and why in err[0]
+    assert log.read_text() == '{"earlier": 1}\n'  # untouched by the refused runs
+    assert cli.main(base + ["--log", str(log)]) == 0
+    lines = log.read_text().splitlines()
+    assert lines[0] == '{"earlier": 1}' and len(lines) >= 2

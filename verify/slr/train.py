@@ -1073,8 +1073,17 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
     L = params["L"]
     L = L[0] if len(L) == 1 else list(L)
     rows: list[dict] = []
-    if params.get("log"):
-        open(params["log"], "w").close()
+    from attnlimits.verify._io import check_output_file
+
+    if params.get("plot"):  # output paths are checked before any training, not after it
+        check_output_file(params["plot"], option="--plot", suffixes=(".png", ".pdf", ".svg"))
+    if params.get("log"):  # appended to, as the help says: never truncated
+        log = check_output_file(params["log"], option="--log", suffixes=())
+        try:
+            with open(log, "a"):
+                pass
+        except OSError as exc:
+            raise InputError(f"--log {params['log']}: cannot append ({exc.strerror or exc})") from None
     try:
         for act in acts:
             for alpha in alphas:
