@@ -1872,11 +1872,21 @@ def rs_select_equilibrium(branches: list) -> list:
     return [(o, f, "equilibrium" if (o, f) is eq or f is eq[1] else "metastable") for o, f in order]
 
 
+def _unstable(fp) -> bool:
+    """Not an attracting fixed point of the damped iteration (docs/slr.md §10.7): the largest real part
+    of the eigenvalues of ∂G/∂x is ≥ 1.  The undamped spectral radius (``stability``) can exceed 1 at a
+    fixed point the damped map reaches (an eigenvalue below −1), which is a prediction like any other;
+    it is used only when the damped value is missing."""
+    d = getattr(fp, "stability_damped", float("nan"))
+    return bool(d >= 1) if math.isfinite(d) else bool(fp.stability >= 1)
+
+
 def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="spiked", nu=2.0, x0=None,
                    refine: bool = True, xatol: float = 0.02, progress=None, **kw):
-    r"""Minimise E_test over λ at fixed α (§12), among the stable fixed points: a log grid (default 9
-    points on 10⁻³…10, solved by continuation from large to small λ; a warm start with no alignment,
-    m = 0, or an unstable result is solved again from the informed start), then a bounded 1-D
+    r"""Minimise E_test over λ at fixed α (§12), among the stable fixed points (:func:`_unstable`: the
+    damped map's criterion): a log grid (default 9 points on 10⁻³…10, solved by continuation from large
+    to small λ; a warm start with no alignment, m = 0, or an unstable result is solved again from the
+    informed start), then a bounded 1-D
     refinement in :math:`\log_{10}\lambda` between the neighbours of the best grid point
     (``scipy.optimize.minimize_scalar``, bounded Brent, ``xatol`` in decades).
 
@@ -1905,11 +1915,11 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
                                 progress=progress, **kw)
         except ConvergenceError:
             fp = None
-        if (fp is None or fp.stability >= 1) and start is not x_informed:
+        if (fp is None or _unstable(fp)) and start is not x_informed:
             try:
                 fp2 = rs_fixed_point(kern, rules, alpha, float(lam), Delta, x0=x_informed, model=model, nu=nu,
                                      progress=progress, **kw)
-                if fp is None or fp2.stability < 1:
+                if fp is None or not _unstable(fp2):
                     fp = fp2
             except ConvergenceError:
                 pass
@@ -1925,7 +1935,7 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
     lams = sorted(pts)
     # λ* among the stable fixed points (an unstable one, e.g. on a rough map at small λ, is not a
     # prediction of the trained model); all of them only if none is stable
-    Ecand = [pts[l_].E_test if pts[l_].stability < 1 else math.inf for l_ in lams]
+    Ecand = [pts[l_].E_test if not _unstable(pts[l_]) else math.inf for l_ in lams]
     if not np.isfinite(Ecand).any():
         Ecand = [pts[l_].E_test for l_ in lams]
     ib = int(np.argmin(Ecand))
@@ -1952,7 +1962,7 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
         # failed solves as +inf; every solved point is a candidate below, not only its minimiser
         minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": xatol})
         for fp in cache.values():
-            if fp.E_test < best.E_test and (fp.stability < 1 or best.stability >= 1):
+            if fp.E_test < best.E_test and (not _unstable(fp) or _unstable(best)):
                 best = fp
     elif ib in (0, len(lams) - 1):
         best.flags = best.flags + ("lambda_at_grid_edge",)
