@@ -363,14 +363,24 @@ register(Claim(
 # =============================================================================================
 
 
+def _c16_seeds(size, D):
+    """Seeds of the C16 run at D: ``size["seeds_by_D"]`` when given, else the former rule."""
+    by = size.get("seeds_by_D")
+    if by:
+        return int(dict(by)[D])
+    return size["seeds"] if D >= size["D_main"] else size["seeds_small"]
+
+
 def _c16(ctx, size):
+    from attnlimits.verify.comparison import fit_rate
+
+    from ._rates import rate_checks
+
     p = R5
     alpha = size["alpha"]
     Ds, rms, rms_se, worst, dofs = [], [], [], {}, []
     for D in size["D_scan"]:
-        seeds = size["seeds"] if D >= size["D_main"] else size["seeds_small"]
-        if D == size["D_main"]:
-            seeds = size["seeds"]
+        seeds = _c16_seeds(size, D)
         res = erm(ctx, p["activation"], model=p["model"], nu=p["nu"], L=p["L"], alpha=alpha, lam=p["lam"], D=D,
                   seeds=seeds, delta=p["delta"])
         d2 = np.array([r["distance"] ** 2 for r in res.seeds])
@@ -378,31 +388,27 @@ def _c16(ctx, size):
         se = float(d2.std(ddof=1) / math.sqrt(d2.size))
         Ds.append(D), rms.append(math.sqrt(m)), rms_se.append(se / (2 * math.sqrt(m))), dofs.append(d2.size - 1)
         worst[D] = float(np.sqrt(d2).max())
-    # weighted least squares of log RMS on log D; per-point SE of log RMS = SE(d²)/(2 d²)
-    x = np.log(np.asarray(Ds, float))
-    yv = np.log(np.asarray(rms))
-    s = np.asarray(rms_se) / np.asarray(rms)
-    w = 1.0 / s ** 2
-    W = np.diag(w)
-    A = np.vstack([np.ones_like(x), x]).T
-    cov = np.linalg.inv(A.T @ W @ A)
-    beta = cov @ A.T @ W @ yv
-    slope, slope_se = float(beta[1]), float(math.sqrt(cov[1, 1]))
+    # weighted least squares of log RMS on log D; per-point SE of log RMS = SE(d²)/(2 d²) (delta method),
+    # slope SE propagated exactly, t with Welch–Satterthwaite dof (comparison.fit_rate)
+    f = fit_rate(Ds, rms, rms_se, dofs=dofs)
+    slope, slope_se, slope_dof = f.slope, f.se, f.dof
     checks = []
     for D in Ds:
         if D >= 400:
             checks.append(Check(f"D={D}: largest distance to the manifold over seeds ≤ 0.1", 0.1, worst[D],
                                 kind="upper"))
-    _, slope_dof = combine(list(s), dofs, list((cov @ A.T @ W)[1]))  # the slope is linear in the log RMS
-    checks.append(Check(f"slope of log RMS distance vs log D over D={Ds}", -0.5, slope, se=slope_se, dof=slope_dof,
-                        note="weighted least squares, SE from the seed scatter (t, Welch–Satterthwaite dof); "
-                             "the former flat ±0.15 is not applied"))
+    checks += rate_checks(f"slope of log RMS distance vs log D over D={Ds}", slope, slope_se, -0.5, (0.0,),
+                          dof=slope_dof, note="weighted least squares, SE from the seed scatter (t, Welch–"
+                                              "Satterthwaite dof); seeds per D " +
+                                              ", ".join(f"{D}: {d + 1}" for D, d in zip(Ds, dofs)))
     plot = PlotSpec("C16: ERM distance to the manifold", "D", "RMS distance", [
         PlotSeries("ERM (RMS over seeds)", Ds, rms, rms_se, kind="points"),
-        PlotSeries("∝ D^-1/2", Ds, list(rms[-1] * np.sqrt(Ds[-1] / np.asarray(Ds, float))), kind="line")],
+        PlotSeries("∝ D^-1/2", Ds, list(rms[-1] * np.sqrt(Ds[-1] / np.asarray(Ds, float))), kind="line"),
+        PlotSeries(f"fit D^{slope:.2f}", Ds, [float(x) for x in f.predict(Ds)], kind="dashed")],
         yscale="log")
     return checks, [plot], {"D_scan": Ds, "rms_distance": rms, "rms_se": rms_se, "max_distance": worst,
-                            "slope": slope, "slope_se": slope_se, "alpha": alpha}
+                            "slope": slope, "slope_se": slope_se, "slope_dof": slope_dof, "alpha": alpha,
+                            "seeds": [d + 1 for d in dofs]}
 
 
 register(Claim(
@@ -410,7 +416,8 @@ register(Claim(
     statement="Ridge ERM (R5 setting, α=4) ends within distance 0.1 of the manifold m_kv*=m_vk*=q_kv=0 "
               "at D ≥ 400, and the distance shrinks like D^(−1/2).",
     source=_src("App. A.2.2", "§5, §12, §15 C16"), run=_c16,
-    quick={"alpha": 4.0, "D_scan": (100, 200, 400), "D_main": 400, "seeds": 3, "seeds_small": 10},
+    quick={"alpha": 4.0, "D_scan": (100, 200, 400, 800), "D_main": 400, "seeds": 3, "seeds_small": 10,
+           "seeds_by_D": ((100, 30), (200, 20), (400, 3), (800, 6))},
     full={"alpha": 4.0, "D_scan": (250, 500, 1000, 2000), "D_main": 1000, "seeds": 5, "seeds_small": 5},
     tags=("slr", "finite-sample", "training"), references=(PAPER,)))
 
