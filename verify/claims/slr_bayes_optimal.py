@@ -195,9 +195,15 @@ def _gamp_excess(nu, L, alpha, D, seed, points, device):
 def _gamp_rate(ctx, size, L, nu, eb):
     r"""The 1/α approach on simulation (issue 29): GAMP on generated data at D = ``size["gamp_D"]``, several
     seeds per α; the excess :math:`E_{test}-E_B^{\rm pop}` (test error exact from the overlaps, population
-    Bayes risk by quadrature) averaged over seeds (SE from the seed scatter, t with seeds − 1 dof) and
+    Bayes risk by the same quasi-Monte Carlo rule at the Bayes point, so the rule's error cancels) averaged over seeds (SE from the seed scatter, t with seeds − 1 dof) and
     fitted as a power of α by weighted least squares; the band must contain −1 and exclude 0 (no
-    approach) and −2. Measured (D = 250, 2 seeds): excess .0083/.0044/.0021/.0011 at α = 10/20/40/80."""
+    approach) and −2. Measured (D = 250, 4 seeds): excess .00217 ± .00009 at α = 40 and .00110 ± .00002 at α = 80
+    against the state evolution's .00223 and .00112 (1/α: .00883, .00444, .00223, .00112 at α = 10, 20, 40, 80).
+
+    **Open (issue 29):** at D = 250 with 8 seeds per α ∈ {10, 20, 40} the fit gives −1.097 ± 0.027 (t14), 3.6 SE
+    from −1: the GAMP excess at α = 40 is .00196 ± .00005, 12 % (6 SE) below the state evolution — a finite-D
+    bias whose relative size grows with α, which steepens the fitted rate. The claim therefore does not run this
+    fit (no size sets ``gamp_alphas``) until the excess is extrapolated in D (two sizes per α, :func:`extrapolate`)."""
     from attnlimits.verify.comparison import fit_rate
     from attnlimits.verify.stats import mean_se
 
@@ -247,14 +253,13 @@ register(Claim(
 register(Claim(
     "C19-order", "E_B^pop ≤ E_BO(α), decreasing, → E_B^pop like 1/α",
     "The BO error at finite α lies above the population Bayes risk, decreases in α and tends to it "
-    "with rate α^-1 (state evolution; and on GAMP runs on data, whose fitted rate's band contains −1 and "
-    "excludes 0 and −2).",
+    "with rate α^-1.",
     f"{PAPER}; {SPEC} §11, §15 C19", _run_order,
-    quick={"alphas": [1, 2, 4, 10, 20, 40, 80, 160], "points": 2 ** 12, "gamp_D": 250, "gamp_seeds": 4,
-           "gamp_alphas": (10.0, 20.0, 40.0, 80.0)},
-    full={"alphas": [0.5, 1, 2, 4, 10, 20, 40, 80, 160, 320, 640], "points": 2 ** 14, "gamp_D": 500,
-          "gamp_seeds": 8, "gamp_alphas": (10.0, 20.0, 40.0, 80.0, 160.0)},
-    tags=("slr", "bayes-optimal", "finite-alpha", "mc"), references=_refs()))
+    # the GAMP rate (_gamp_rate) is switched off: add "gamp_D", "gamp_seeds", "gamp_alphas" to run it. At D = 250
+    # it is biased by finite D (see _gamp_rate): an honest version needs the excess extrapolated in D first.
+    quick={"alphas": [1, 2, 4, 10, 20, 40, 80, 160], "points": 2 ** 12},
+    full={"alphas": [0.5, 1, 2, 4, 10, 20, 40, 80, 160, 320, 640], "points": 2 ** 14},
+    tags=("slr", "bayes-optimal", "finite-alpha"), references=_refs()))
 
 
 def _run_softmax(ctx, size):
