@@ -414,11 +414,13 @@ def _c16(ctx, size):
 register(Claim(
     name="C16", title="ERM stays near the manifold, distance ∝ D^(−1/2)",
     statement="Ridge ERM (R5 setting, α=4) ends within distance 0.1 of the manifold m_kv*=m_vk*=q_kv=0 "
-              "at D ≥ 400, and the distance shrinks like D^(−1/2).",
+              "at D ≥ 400, and the distance shrinks like D^(−1/2): the fitted slope's band contains −1/2 and "
+              "excludes 0 (no decay).",
     source=_src("App. A.2.2", "§5, §12, §15 C16"), run=_c16,
     quick={"alpha": 4.0, "D_scan": (100, 200, 400, 800), "D_main": 400, "seeds": 3, "seeds_small": 10,
            "seeds_by_D": ((100, 30), (200, 20), (400, 3), (800, 6))},
-    full={"alpha": 4.0, "D_scan": (250, 500, 1000, 2000), "D_main": 1000, "seeds": 5, "seeds_small": 5},
+    full={"alpha": 4.0, "D_scan": (250, 500, 1000, 2000), "D_main": 1000, "seeds": 5, "seeds_small": 5,
+          "seeds_by_D": ((250, 30), (500, 20), (1000, 5), (2000, 8))},
     tags=("slr", "finite-sample", "training"), references=(PAPER,)))
 
 
