@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from attnlimits.verify.claims import REGISTRY, Context, run_claims, select
 from attnlimits.verify.claims import slr_bayes_optimal as B
 

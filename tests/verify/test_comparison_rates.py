@@ -10,7 +10,14 @@ import math
 
 import numpy as np
 import pytest
-from attnlimits.verify.comparison import LEVEL, RateBand, RateFit, critical_value, fit_rate, rate_band
+from attnlimits.verify.comparison import (
+    LEVEL,
+    RateBand,
+    RateFit,
+    critical_value,
+    fit_rate,
+    rate_band,
+)
 
 
 def test_exact_power_law_and_its_se():
@@ -66,9 +73,9 @@ def test_unweighted_fit_takes_its_se_from_the_residuals():
     assert f.se == pytest.approx(math.sqrt(s2 / np.sum((u - u.mean()) ** 2)), rel=1e-10)
 
 
-@pytest.mark.parametrize("bad", [dict(values=[1.0, -1.0, 0.5]), dict(values=[1.0, 0.5, 0.25], ses=[0.1, 0.0, 0.1])])
+@pytest.mark.parametrize("bad", [{"values": [1.0, -1.0, 0.5]}, {"values": [1.0, 0.5, 0.25], "ses": [0.1, 0.0, 0.1]}])
 def test_bad_input_is_refused(bad):
-    kw = dict(x=[1.0, 2.0, 4.0], values=[1.0, 0.5, 0.25], ses=[0.01, 0.01, 0.01]) | bad
+    kw = {"x": [1.0, 2.0, 4.0], "values": [1.0, 0.5, 0.25], "ses": [0.01, 0.01, 0.01]} | bad
     with pytest.raises(ValueError):
         fit_rate(kw["x"], kw["values"], kw["ses"])
 

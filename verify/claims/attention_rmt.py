@@ -1385,10 +1385,11 @@ def _run_headline_random(ctx, size):
                 checks.append(_strict_sign(f"MC {act} c={c:g} γ={g:g}: E_att − E_RR > 0 (paired, n={n}, 3 SE)", d, i,
                                            +1, note=f"MC {float(d.mean[i]):+.4f} ± {float(d.se[i]):.4f}; theory "
                                                     f"{float(att[i] - rr[i]):+.4f}"))
+    def at_01(act, c):  # the gap at γ = 0.1, on both grids
+        return float(gaps[(act, c)][_HR_GAMMAS["lt1" if c < 1 else "gt1"].index(1e-1)])
+
     for act in _HR_ACTS:
-        series.append(PlotSeries(act, list(_HR_CS), [float(gaps[(act, c)][_HR_GAMMAS['lt1' if c < 1 else 'gt1']
-                                                                          .index(1e-1)]) for c in _HR_CS],
-                                 kind="line", group=act))
+        series.append(PlotSeries(act, list(_HR_CS), [at_01(act, c) for c in _HR_CS], kind="line", group=act))
     plot = PlotSpec("Random inputs: E_att − E_RR at γ = 0.1 (theory)", "c = p/n", "E_att − E_RR", series,
                     xscale="log")
     return checks, [plot], {"activations": list(_HR_ACTS), "c": list(_HR_CS), "gammas": _HR_GAMMAS,
@@ -1514,7 +1515,7 @@ def simulate_bulk_traces(a1: float, nu: float, c: float, gammas, n: int, draws: 
     from attnlimits.verify.stats import mean_se
 
     rng = np.random.default_rng(int(seed))
-    p = int(round(c * n))
+    p = round(c * n)
     b = math.sqrt(max(nu - a1 * a1, 0.0))
     out = np.empty((draws, len(gammas), 6))
     eye = np.eye(n)
@@ -1546,18 +1547,18 @@ _TRACE_POINTS = ((0.5, 0.1), (0.5, 1.0), (2.0, 0.1), (2.0, 1.0))
 def _run_traces(ctx, size):
     """q₀…q₅ of the §5 fixed point against traces simulated on the Gaussian-equivalent kernel, at two sizes,
     each difference extrapolated to n → ∞ at rate 1/n (:func:`_extrapolated_check`)."""
-    from attnlimits.verify.comparison import extrapolate  # noqa: F401  (used through _extrapolated_check)
-
     checks, fits = [], []
     sizes, draws = size["sizes"], size["draws"]
     for act in size["acts"]:
         h = hermite(ctx, act)
         for c in sorted({c for c, _ in _TRACE_POINTS}):
             gs = [g for cc, g in _TRACE_POINTS if cc == c]
-            ests = [ctx.cached(("bulk-traces-mc", act, c, tuple(gs), n, k),
-                               lambda n=n, k=k: simulate_bulk_traces(float(h.a1), float(h.nu), c, gs, n, k,
-                                                                     ctx.seed_for("bulk-traces", act, int(100 * c), n)))
-                    for n, k in zip(sizes, draws)]
+            ests = []
+            for n, k in zip(sizes, draws):
+                seed = ctx.seed_for("bulk-traces", act, int(100 * c), n)
+                run = (lambda a1=float(h.a1), nu=float(h.nu), c=c, gs=tuple(gs), n=n, k=k, seed=seed:
+                       simulate_bulk_traces(a1, nu, c, gs, n, k, seed))
+                ests.append(ctx.cached(("bulk-traces-mc", act, c, tuple(gs), n, k), run))
             for j, g in enumerate(gs):
                 th = bulk_traces(ctx, act, c, g)
                 for q, name in enumerate(_TRACE_NAMES):
