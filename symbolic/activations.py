@@ -35,6 +35,7 @@ __all__ = [
     "BUILTIN_ACTIVATIONS",
     "ActivationError",
     "parse_activation",
+    "canonical_activation",
     "kinks",
     "mpmath_function",
     "EXP_ARGUMENT_LIMIT",
@@ -121,6 +122,16 @@ _FORBIDDEN_CLASSES = (
 )
 _NONSMOOTH = (sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside, sympy.sign, sympy.Piecewise)
 _CHECK_POINTS = (S(-27) / 10, S(-13) / 10, S(-2) / 5, S(7) / 20, S(11) / 10, S(13) / 5)
+
+
+def canonical_activation(text: str) -> str:
+    """The canonical text of an activation: a built-in name as is, a formula as SymPy prints its parsed
+    expression (``'0.6*t #x'`` → ``'3*t/5'``).  Only this form reaches generated source, exported
+    files and cache keys; it re-parses to the same expression."""
+    key = str(text).strip()
+    if key in BUILTIN_ACTIVATIONS:
+        return key
+    return sympy.sstr(parse_activation(key))
 
 
 def parse_activation(text: str) -> sympy.Expr:

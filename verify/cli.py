@@ -49,11 +49,10 @@ def _add_common(p, *, json_option=True):
 
 
 def _default_text(prm) -> str:
-    """`` (default: X)`` for the help line of a parameter with a default the help does not state."""
-    from attnlimits.symbolic.result import REQUIRED
-
+    """`` (default: X)`` for the help line of a parameter with a default the help does not state
+    (portable: copied into exported files, so it names no project module)."""
     d = prm.default
-    if prm.kind == "flag" or d is REQUIRED or d is None or "default" in (prm.help or "").lower():
+    if prm.kind == "flag" or type(d).__name__ == "_Required" or d is None or "default" in (prm.help or "").lower():
         return ""
     if isinstance(d, (list, tuple)):
         d = ",".join(f"{x:g}" if isinstance(x, float) else str(x) for x in d)

@@ -143,11 +143,12 @@ def export_rmt(params: dict, path: str) -> str:
 
     from attnlimits.derivations.attention_rmt import model
     from attnlimits.numeric import export_model
+    from attnlimits.symbolic.activations import canonical_activation
 
     h = _hermite(params["activation"], 50)
     with mpmath.workdps(50):
         consts = {
-            "ACTIVATION": repr(params["activation"]),
+            "ACTIVATION": repr(canonical_activation(params["activation"])),  # never the text as typed
             "A1": repr(mpmath.nstr(h.a1, 45)),
             "NU": repr(mpmath.nstr(h.nu, 45)),
         }

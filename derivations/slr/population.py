@@ -254,7 +254,9 @@ def custom_activation(text: str, kind: str = "elementwise", name: str | None = N
         expr = sp.expand_log(sp.log(h), force=True)
     else:
         expr = h
-    return Activation(name or f"{kind}:{text}", kind, expr, f"user expression ({kind}) h(t) = {h}",
+    # the name is the canonical printed formula, never the text as typed (a comment or quotes in it
+    # would otherwise travel into generated source and exported files)
+    return Activation(name or f"{kind}:{sp.sstr(h)}", kind, expr, f"user expression ({kind}) h(t) = {h}",
                       normalised=(kind == "normalised"), source="user")
 
 
