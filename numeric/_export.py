@@ -28,7 +28,7 @@ import inspect
 import textwrap
 import types
 
-__all__ = ["ExportError", "PROJECT_PACKAGES", "module_text", "extract", "assemble", "project_imports", "literal",
+__all__ = ["ExportError", "write_atomic", "PROJECT_PACKAGES", "module_text", "extract", "assemble", "project_imports", "literal",
            "command_main",
            "third_party_imports", "top_level_names"]
 
@@ -204,6 +204,33 @@ def _stub_source(stubs) -> str:
                 raise RuntimeError("{name} is not part of this exported file (it needs the attnlimits package)")
             '''))
     return "\n\n".join(out)
+
+
+def write_atomic(path, text: str):
+    """Write an exported file atomically: a temporary file in the same folder, then a rename over
+    ``path``, so that a write failing partway (disk full, Ctrl-C) leaves the previous file intact.
+    An ``OSError`` names the path in one line."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    path = Path(path)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".tmp-{path.stem}-", suffix=path.suffix, dir=path.parent or ".")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    return path
 
 
 def assemble(docstring: str, chunks, *, stubs=(), main: str | None = None) -> str:

@@ -225,12 +225,9 @@ def export_model(model: GeneratedModel, path: str | os.PathLike, backend: str = 
     (``backend="mpmath"``); ``python FILE --help`` documents its command line.
     """
     src = model_source(_resolve_model(model), backend, constants=constants, main=True)
-    path = Path(path)
-    try:
-        path.write_text(src)
-    except OSError as exc:
-        raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+    from ._export import write_atomic
+
+    return write_atomic(Path(path), src)  # a failing write leaves the previous file
 
 
 class CompiledSystem:

@@ -33,12 +33,9 @@ SOLVERS = ("replica", "bayes-optimal")
 
 
 def _write(path, text) -> Path:
-    path = Path(path)
-    try:
-        path.write_text(text)
-    except OSError as exc:
-        raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+    from attnlimits.numeric._export import write_atomic
+
+    return write_atomic(Path(path), text)  # a failing write leaves the previous file
 
 
 def _common_chunks(gaussian=("sobol_normal",)):
