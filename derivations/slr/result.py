@@ -211,7 +211,9 @@ TRAIN_COMMAND = Command(
         Param("D", "int", 400, "dimension", check=">=2"),
         Param("seeds", "int", 3, "independent teachers/datasets, trained together", check="positive"),
         Param("optimizer", "choice", "lbfgs", "full-batch lbfgs or gd, minibatch adam or sgd", choices=("lbfgs", "gd", "adam", "sgd")),
-        Param("init", "choice", "informed", "informed (population optimum) or random", choices=("informed", "random")),
+        Param("init", "choice", "informed", "informed (population optimum), random, or multistart (every start "
+              "of docs/slr.md §10.7 on the same data: one row per seed and start with its distinct minimum, "
+              "the lowest marked equilibrium)", choices=("informed", "random", "multistart")),
         Param("seed", "int", 0, "master seed", check="nonnegative"),
         Param("device", "str", "auto", "auto, cpu or cuda"),
         Param("dtype", "choice", "float64", "training precision", choices=("float64", "float32")),
@@ -229,8 +231,8 @@ TRAIN_COMMAND = Command(
                 "learned overlaps), the seven overlaps, the distance to the manifold and the optimiser status.",
     examples=("attnlimits slr train --model spiked --nu 2 --L 2 --activation softmax,linear_uncentred "
               "--alpha 2,4,10 --lam 0.1 --D 400 --seeds 3 --plot curve.png",),
-    table=("activation", "alpha", "lam", "row", "seed_index", "E_test", "E_test_se", "E_test_overlaps",
-           "m_k", "q_k", "m_v", "q_v", "distance", "status", "iterations"),
+    table=("activation", "alpha", "lam", "row", "seed_index", "start", "minimum", "E_test", "E_test_se",
+           "E_test_overlaps", "m_k", "q_k", "m_v", "q_v", "distance", "status", "iterations"),
     expensive=("seeds",),
 )
 
