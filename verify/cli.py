@@ -104,6 +104,7 @@ def build_parser(results=None) -> argparse.ArgumentParser:
         epilog=_examples(*first, "attnlimits export rmt --activation tanh --backend numpy -o rmt_tanh.py",
                          "attnlimits hermite --activation relu", "attnlimits verify --quick",
                          "attnlimits sweep grid.toml --out results/", "attnlimits figure --list",
+                         "attnlimits explore --list",
                          "attnlimits weights path/to/model.safetensors"),
     )
     parser.add_argument("--version", action="version", version=f"attnlimits {_version()}")
@@ -119,7 +120,7 @@ def build_parser(results=None) -> argparse.ArgumentParser:
             for cmd in res.commands:
                 _add_command(rsub, cmd, res, cmd.name)
             p.set_defaults(_handler=_need_subcommand, _result=res.name)
-        else:
+        elif res.commands:  # a result may bring only claims or properties
             _add_command(sub, res.command(""), res, res.name)
 
     # --- export --------------------------------------------------------------------------------
@@ -147,6 +148,11 @@ def build_parser(results=None) -> argparse.ArgumentParser:
         _add_common(ep, json_option=False)
         ep.set_defaults(_handler=_run_export, _result=res.name)
     p.set_defaults(_handler=_need_export_result)
+
+    # --- explore (verify/explore/cli.py) ---------------------------------------------------------
+    from attnlimits.verify.explore.cli import add_parser as _add_explore
+
+    _add_explore(sub, _examples, None)
 
     # --- figure --------------------------------------------------------------------------------
     p = sub.add_parser(

@@ -5,6 +5,7 @@ Registered under the ``attnlimits.results`` entry-point group (``pyproject.toml`
 SymPy; the equations are in :mod:`attnlimits.derivations.slr.population`, :mod:`attnlimits.derivations.slr.bayes` and
 :mod:`attnlimits.derivations.slr.predecessor`.
 """
+from attnlimits.symbolic.properties import Choice, IntRange, Property, Range
 from attnlimits.symbolic.result import Command, Param, Result
 
 __all__ = ["RESULT", "REFERENCES", "ACTIVATION_NAMES", "MODELS", "POPULATION_COMMAND", "REPLICA_COMMAND",
@@ -286,6 +287,27 @@ REPLICA_COMMAND = Command(
 )
 
 
+_EXPLORE = "attnlimits.verify.explore.properties_slr"
+
+#: Properties of the result (``attnlimits explore``, docs/explore.md): statements over a domain.
+PROPERTIES = (
+    Property("slr-bayes-bound", "slr", "optimal population risk >= Bayes risk; softmax attains it (§7, C2-C4)",
+             {"model": Choice(("spiked", "max")), "nu": Range(0.25, 8.0, scale="log"), "L": IntRange(2, 4),
+              "activation": Choice(tuple(ACTIVATION_NAMES))},
+             evaluate=f"{_EXPLORE}:bayes_bound", kind="theory", map=("nu", "activation"), seconds=120.0),
+    Property("slr-bo-monotone", "slr", "the Bayes-optimal error E_BO is non-increasing in alpha (§11)",
+             {"alpha": Range(0.5, 20.0, scale="log"), "ratio": Range(1.2, 3.0), "nu": Range(0.5, 5.0, scale="log"),
+              "L": IntRange(2, 3)},
+             evaluate=f"{_EXPLORE}:bo_monotone", kind="theory", quick={"points": 2 ** 11, "replicates": 8},
+             confirm={"points": 2 ** 13, "replicates": 8}, seconds=60.0),
+    Property("slr-bo-below-rs", "slr", "E_BO(alpha) <= the replica prediction of ridge ERM at any lambda (§10-§11)",
+             {"alpha": Range(1.0, 20.0, scale="log"), "lam": Range(0.03, 3.0, scale="log"),
+              "activation": Choice(("softmax", "linear_uncentred", "linear_centred"))},
+             evaluate=f"{_EXPLORE}:bo_below_rs", kind="theory",
+             quick={"points": 2 ** 11, "replicates": 8, "rs_points": 512},
+             confirm={"points": 2 ** 13, "replicates": 8, "rs_points": 2048}, seconds=180.0),
+)
+
 RESULT = Result(
     name="slr",
     title="Single-location regression: softmax vs linear attention, Bayes optimality, finite samples",
@@ -293,6 +315,7 @@ RESULT = Result(
     commands=(POPULATION_COMMAND, REPLICA_COMMAND, TRAIN_COMMAND, BAYES_OPTIMAL_COMMAND, AMP_COMMAND,
               POSTERIOR_COMMAND, PHASE_COMMAND),
     claims=("attnlimits.verify.claims.slr_population", "attnlimits.verify.claims.slr_finite", "attnlimits.verify.claims.slr_bayes_optimal"),
+    properties=PROPERTIES,
     export="attnlimits.verify.slr.export:export_slr",
     export_help=(
         "Write the finite-sample SLR solver --solver replica (RS theory of ridge ERM, docs/slr.md §10) or\n"

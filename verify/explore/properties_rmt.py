@@ -1,0 +1,70 @@
+"""Evaluation functions of the random-matrix properties (declared in
+:mod:`attnlimits.derivations.attention_rmt.result`) and of the engine's grammar property."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+from attnlimits.verify.comparison import Comparison
+
+__all__ = ["rmt_vs_simulation", "grammar_answers"]
+
+
+def rmt_vs_simulation(point, *, size, seed):
+    """The deterministic equivalent of E_attention and E_ridge against simulation at two sizes n, n/2:
+    the larger size's mean ± SE against theory, with a finite-size allowance measured from the two
+    sizes, 2.5·|E(n) − E(n/2)| (it covers the remaining correction for any rate n^−r with r ≥ 1/2: the
+    rate of this model lies between n^−1/2 and n^−1, docs/explore.md)."""
+    import sympy
+
+    from attnlimits.symbolic.activations import BUILTIN_ACTIVATIONS
+    from attnlimits.symbolic.result import discover_results, resolve
+    from attnlimits.verify.rmt_montecarlo import simulate_attention
+
+    act, c, gamma, snr = point["activation"], point["c"], point["gamma"], point["snr"]
+    cmd = discover_results()["rmt"].command("")
+    (theory,) = resolve(cmd.run)(cmd.parse({"activation": act, "c": c, "gamma": [gamma], "snr": snr,
+                                             "wk": [0.0], "wq": [0.0]}), progress=None)
+    n = int(size.get("n", 256))
+    draws = int(size.get("draws", 6))
+    f = BUILTIN_ACTIVATIONS[act].subs(sympy.Symbol("t", real=True), sympy.Symbol("t"))
+    est = {}
+    for m in (n // 2, n):
+        p = max(2, int(round(c * m)))
+        res = simulate_attention(f, m, p, [gamma], mu=None if snr == 0 else [math.sqrt(snr)], settings={"w0": {}},
+                                 draws=draws, seed=seed + m, device="cpu")
+        est[m] = {k: res.estimate(k) for k in ("w0", "ridge")}
+    out = []
+    for key, th in (("w0", theory["E_attention"]), ("ridge", theory["E_ridge"])):
+        big, small = est[n][key], est[n // 2][key]
+        allowance = 2.5 * abs(float(big.mean[0]) - float(small.mean[0]))
+        out.append((f"E_{'attention' if key == 'w0' else 'ridge'}(n={n}) vs theory",
+                    Comparison(float(big.mean[0]), float(th), se=float(big.se[0]), dof=draws - 1, allowance=allowance)))
+    return out
+
+
+def grammar_answers(point, *, size, seed):
+    """Every expression of the grammar gets, from ``attnlimits hermite``, an answer (exit 0, Parseval
+    residual below 1e-6) or a one-line refusal (exit 2, one stderr line), within the stated time; never
+    a traceback, a hang or another exit status."""
+    expr = point["expression"]
+    timeout = float(size.get("timeout", 30.0))
+    try:
+        proc = subprocess.run([sys.executable, "-m", "attnlimits", "hermite", "--activation", expr, "--json"],
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return [(f"answer within {timeout:g} s", Comparison(1.0, 0.0))]
+    err = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    if proc.returncode == 2:
+        ok = len(err) == 1 and "Traceback" not in proc.stderr
+        return [("refusal is one line, exit 2", Comparison(0.0 if ok else 1.0, 0.0))]
+    if proc.returncode != 0:
+        return [(f"exit status {proc.returncode} (0 or 2 expected)", Comparison(1.0, 0.0))]
+    try:
+        resid = float(json.loads(proc.stdout)["parseval_residual"])
+    except (ValueError, KeyError, TypeError):
+        return [("answer is readable JSON", Comparison(1.0, 0.0))]
+    return [("Parseval residual of the answer", Comparison(abs(resid) if math.isfinite(resid) else math.inf, 0.0,
+                                                           tolerance=1e-6))]
