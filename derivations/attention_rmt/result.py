@@ -72,8 +72,8 @@ PROPERTIES = (
               "gamma": Range(0.01, 1.0, scale="log"), "snr": Range(0.0, 2.0)},
              evaluate=f"{_EXPLORE}:rmt_vs_simulation", kind="simulation", quick={"n": 256, "draws": 6},
              confirm={"n": 512, "draws": 8}, map=("c", "gamma"), seconds=60.0),
-    Property("grammar-answers", "rmt", "every formula of the grammar gets an answer (Parseval-consistent Hermite "
-             "data) or a one-line refusal from `attnlimits hermite` within 30 s",
+    Property("grammar-answers", "rmt", "every formula of the grammar gets an answer (finite Hermite data obeying "
+             "Bessel's inequality) or a one-line refusal from `attnlimits hermite` within 30 s",
              {"expression": Expression()}, evaluate=f"{_EXPLORE}:grammar_answers", kind="theory",
              quick={"timeout": 30.0}, confirm={"timeout": 60.0}, seconds=45.0),
 )

@@ -111,7 +111,7 @@ def evaluate_point(prop: Property, point: dict, *, size: dict, seed: int, level:
             bad = p < level / max(1, len(stoch))
         else:
             ex = c.excess
-            z = ex / max(float(c.tolerance), 1e-300) if math.isfinite(ex) else math.inf
+            z = max(ex, 0.0) / max(float(c.tolerance), 1e-300) if math.isfinite(ex) else math.inf
             bad = not c.passes(level)
             p = 0.0 if bad else 1.0
         judged.append((bad, z, p, lab, c))
