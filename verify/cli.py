@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import signal
 import sys
 import textwrap
@@ -358,6 +357,10 @@ def _run_command(args) -> int:
     res = _results()[args._result]
     cmd = res.command(args._command)
     params = cmd.parse(_collect(args, cmd.parameters))
+    if any(p.name == "device" for p in cmd.parameters):  # one device resolution, before any work
+        from attnlimits.verify._torchutil import resolve_device
+
+        resolve_device(params.get("device"))
     fmt = "json" if getattr(args, "json", False) else "csv" if getattr(args, "csv", False) else "table"
     rows: list = []
     try:
@@ -436,13 +439,12 @@ def _cmd_hermite(args) -> int:
     return 0
 
 
-_DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
-
-
 def _check_device(text: str) -> str:
-    if not _DEVICE.match(str(text).strip().lower()):
-        raise CLIError(f"--device must be auto, cpu, cuda, cuda:N or mps, got {text!r}")
-    return str(text).strip().lower()
+    """The one device resolution (:func:`attnlimits.verify._torchutil.resolve_device`), before any work."""
+    from attnlimits.verify._torchutil import resolve_device
+
+    resolve_device(text)
+    return str(text)
 
 
 def _check_out_dir(path, option="--out"):
