@@ -537,6 +537,10 @@ def _cmd_verify(args) -> int:
     if not args.no_report:
         path = write_report(results, args.out, meta=meta_now(status="complete"))
         print(f"report: {path}")
+    if ctx.disk is not None and ctx.disk.rejected:
+        print(f"note: {len(ctx.disk.rejected)} file(s) in the cache {ctx.disk.folder} were not data entries of this "
+              f"cache (first: {ctx.disk.rejected[0][0]}: {ctx.disk.rejected[0][1]}); they were not loaded and the "
+              "results were recomputed", file=sys.stderr)
     if ctx.disk is not None and ctx.disk.stale:
         print(f"note: {len(ctx.disk.stale)} result(s) came from the cache {ctx.disk.folder} but were made by other "
               f"code (fingerprints {', '.join(ctx.disk.summary()['stale_fingerprints'])}; this code "
