@@ -62,7 +62,7 @@ def bo_module(lengths, model: str = "spiked"):
 def bo_module_source(lengths, model: str = "spiked") -> str:
     """The text of the generated BO kernel module for ``lengths`` (on-disk cache, else generated)."""
     from attnlimits.derivations.slr import bayes_optimal as D
-    from attnlimits.numeric.models import cache_dir, write_text_atomic
+    from attnlimits.numeric.models import cache_dir, read_sealed, write_sealed
 
     Ls = tuple(sorted({int(L) for L in lengths}))
     folder = cache_dir()
@@ -71,14 +71,11 @@ def bo_module_source(lengths, model: str = "spiked") -> str:
     prefix = "slr_bayes_optimal" if model == "spiked" else "slr_bayes_optimal_max"
     if folder is not None:
         path = folder / f"{prefix}-{_cache_key(Ls)}.py"
-        try:
-            src = path.read_text()
-        except OSError:
-            src = None
+        src = read_sealed(path)  # altered or unsealed: regenerated, never executed
     if src is None:
         src = D.module_source(Ls) if model == "spiked" else D.max_module_source(Ls)
         if path is not None:
-            write_text_atomic(path, src)  # best effort, as for the other generated modules
+            write_sealed(path, src)  # best effort, as for the other generated modules
     return src
 
 
