@@ -415,9 +415,9 @@ def _cmd_hermite(args) -> int:
         raise CLIError("--dps must be between 5 and 500")
     if len(args.activation) > 500:
         raise CLIError(f"--activation is too long ({len(args.activation)} characters; at most 500)")
-    from attnlimits.symbolic.hermite import hermite_coefficients
+    from attnlimits.symbolic.hermite import hermite_data_bounded
 
-    h = hermite_coefficients(args.activation, dps=args.dps)
+    h = hermite_data_bounded(args.activation, dps=args.dps)  # a user formula: in a process with a deadline
     with mpmath.workdps(args.dps):
         rec = {
             "activation": args.activation,

@@ -23,9 +23,9 @@ WEIGHT_LIMIT = 1e6
 
 
 def _hermite(activation: str, dps: int):
-    from attnlimits.symbolic.hermite import hermite_coefficients
+    from attnlimits.symbolic.hermite import hermite_data_bounded
 
-    return hermite_coefficients(activation, dps=dps)
+    return hermite_data_bounded(activation, dps=dps)
 
 
 def _hermite_numbers(activation: str, dps: int) -> tuple[str, str]:
