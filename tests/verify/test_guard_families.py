@@ -60,6 +60,10 @@ def test_hermite_answers_or_refuses_in_one_line(formula, payload):
     (["hermite", "--activation", "Max(log(t),2)"], "cannot be evaluated at t"),
     (["slr", "amp", "--device", "tpu"], "--device 'tpu'"),
     (["slr", "train", "--plot", "/proc/x.png"], "cannot write in /proc"),
+    (["slr", "replica", "--L", "50", "--alpha", "4", "--lam", "0.1"], "would take about"),
+    (["slr", "bayes-optimal", "--L", "5000", "--alpha", "4"], "would take about"),
+    (["slr", "amp", "--alpha", "1e6", "--D", "1000"], "GiB of memory"),
+    (["slr", "posterior", "--alpha", "1e6", "--D", "30"], "GiB of memory"),
 ])
 def test_the_listed_cases_are_one_line_exit_2(argv, needle, capsys):
     """Every case of the issue's Why that this round guards: one line, exit 2, before any work."""
