@@ -34,6 +34,35 @@ def _child(conn, fn, args, kwargs):  # pragma: no cover - runs in the child proc
         conn.close()
 
 
+class _main_hidden:
+    """While a child starts, hide the caller's ``__main__`` from ``spawn``: the child then imports only
+    ``fn``'s module, never re-runs the user's script (which may have no ``if __name__ == "__main__"``
+    guard)."""
+
+    def __enter__(self):
+        import sys
+
+        self.main = sys.modules.get("__main__")
+        self.saved = {k: getattr(self.main, k) for k in ("__file__", "__spec__") if hasattr(self.main, k)}
+        try:
+            if "__file__" in self.saved:
+                delattr(self.main, "__file__")
+            self.main.__spec__ = None
+        except AttributeError:  # pragma: no cover - read-only module attributes
+            pass
+        return self
+
+    def __exit__(self, *exc):
+        for k, v in self.saved.items():
+            setattr(self.main, k, v)
+        if "__spec__" not in self.saved and hasattr(self.main, "__spec__"):
+            try:
+                delattr(self.main, "__spec__")
+            except AttributeError:  # pragma: no cover
+                pass
+        return False
+
+
 def call_with_deadline(fn: Callable, *args, seconds: float | None = None, **kwargs) -> Any:
     """``fn(*args, **kwargs)`` in a child process; :class:`DeadlineExceeded` after ``seconds``.
 
@@ -46,7 +75,8 @@ def call_with_deadline(fn: Callable, *args, seconds: float | None = None, **kwar
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, fn, args, kwargs), daemon=True)
-    proc.start()
+    with _main_hidden():
+        proc.start()
     child.close()
     try:
         if not parent.poll(seconds):
