@@ -304,6 +304,10 @@ def command_main(argv=None):
     except (InputError, ConvergenceError) as exc:  # noqa: F821
         print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
+    except MemoryError as exc:
+        print(f"error: not enough memory for this size ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})",
+              file=sys.stderr)
+        return 2
     except (ValueError, ArithmeticError) as exc:  # defensive: one line, never a traceback
         print(f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
         return 2

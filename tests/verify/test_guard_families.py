@@ -64,6 +64,8 @@ def test_hermite_answers_or_refuses_in_one_line(formula, payload):
     (["slr", "bayes-optimal", "--L", "5000", "--alpha", "4"], "would take about"),
     (["slr", "amp", "--alpha", "1e6", "--D", "1000"], "GiB of memory"),
     (["slr", "posterior", "--alpha", "1e6", "--D", "30"], "GiB of memory"),
+    (["slr", "replica", "--alpha", "4", "--lam", "1", "--points", "1099511627776"], "GiB"),
+    (["slr", "bayes-optimal", "--alpha", "4", "--points", "1099511627776"], "would take about"),
 ])
 def test_the_listed_cases_are_one_line_exit_2(argv, needle, capsys):
     """Every case of the issue's Why that this round guards: one line, exit 2, before any work."""
