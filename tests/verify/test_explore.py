@@ -104,7 +104,8 @@ def test_ctrl_c_keeps_the_finished_points(toy, tmp_path, monkeypatch):
 
 def test_shipped_properties_are_declared():
     names = set(properties())
-    assert {"slr-bayes-bound", "slr-bo-monotone", "slr-bo-below-rs", "rmt-vs-simulation", "grammar-answers"} <= names
+    assert {"slr-bayes-bound", "slr-bo-monotone", "slr-bo-below-rs", "slr-gamp-vs-se", "rmt-vs-simulation",
+            "rmt-exported-equals-inprocess", "rmt-mpmath-equals-float64", "grammar-answers"} <= names
 
 
 @pytest.mark.parametrize("name", ["slr-bo-monotone", "slr-bayes-bound"])

@@ -74,3 +74,57 @@ def grammar_answers(point, *, size, seed):
         return [("answer is finite", Comparison(1.0, 0.0))]
     return [("Bessel: nu >= a1^2 + a2^2", Comparison(nu, a1 * a1 + a2 * a2, tolerance=1e-9 * max(1.0, abs(nu)),
                                                     kind="lower"))]
+
+
+_EXPORTED: dict = {}
+
+
+def _rmt_point(point) -> dict:
+    return {"activation": point["activation"], "c": point["c"], "gamma": [point["gamma"]], "snr": point["snr"],
+            "wk": [point["w"], 0.0], "wq": [point["w"], 0.0]}
+
+
+def _rmt_inprocess(values: dict, digits=None) -> dict:
+    from attnlimits.symbolic.result import discover_results, resolve
+
+    cmd = discover_results()["rmt"].command("")
+    (row,) = resolve(cmd.run)(cmd.parse({**values, **({"digits": digits} if digits else {})}), progress=None)
+    return row
+
+
+def exported_equals_inprocess(point, *, size, seed):
+    """The standalone solver written by ``attnlimits export rmt`` gives the in-process numbers (float64,
+    to 1e-12): the file is exported once per activation and process, then run at the point."""
+    import tempfile
+    from pathlib import Path
+
+    from attnlimits.verify.rmt_commands import export_rmt
+
+    act = point["activation"]
+    if act not in _EXPORTED:
+        folder = Path(tempfile.mkdtemp(prefix="attnlimits-explore-"))
+        path = folder / f"rmt_{act}.py"
+        export_rmt({"activation": act, "backend": "numpy"}, str(path))
+        _EXPORTED[act] = path
+    v = _rmt_point(point)
+    argv = [sys.executable, str(_EXPORTED[act]), "--c", repr(v["c"]), "--gamma", repr(point["gamma"]), "--snr",
+            repr(v["snr"]), f"--wk={v['wk'][0]!r},0", f"--wq={v['wq'][0]!r},0", "--json"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        return [(f"exported file exit {proc.returncode}: {proc.stderr.strip()[-120:]}", Comparison(1.0, 0.0))]
+    (exp_row,) = json.loads(proc.stdout)
+    row = _rmt_inprocess(v)
+    return [(f"exported {k} = in-process", Comparison(float(exp_row[k]), float(row[k]),
+                                                    tolerance=1e-12 * max(1.0, abs(float(row[k])))))
+            for k in ("E_attention", "E_ridge")]
+
+
+def mpmath_equals_float64(point, *, size, seed):
+    """The mpmath solver at 30 digits and the float64 solver agree to float64's error (1e-9 relative:
+    the float64 path's quadrature and solver tolerances)."""
+    v = _rmt_point(point)
+    lo = _rmt_inprocess(v)
+    hi = _rmt_inprocess(v, digits=int(size.get("digits", 30)))
+    return [(f"float64 {k} = mpmath {k}", Comparison(float(lo[k]), float(hi[k]),
+                                                    tolerance=1e-9 * max(1.0, abs(float(hi[k])))))
+            for k in ("E_attention", "E_ridge")]
