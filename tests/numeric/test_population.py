@@ -113,9 +113,14 @@ def test_overflowing_activation_fails_loudly():
     from attnlimits.verify.slr.theory import PopulationError
 
     with pytest.raises(PopulationError, match="overflow"):
-        optimal_population_risk("elementwise:exp(exp(exp(t)))", make_setting("spiked", 1, 2))
+        optimal_population_risk("elementwise:exp(exp(t))", make_setting("spiked", 1, 2))
     with pytest.raises(PopulationError, match="not finite"):
-        population_AB("elementwise:exp(exp(exp(t)))", make_setting("spiked", 1, 2), 1.0)
+        population_AB("elementwise:exp(exp(t))", make_setting("spiked", 1, 2), 1.0)
+    # a tower is refused when parsed, before any evaluation (symbolic.activations.magnitude_bound)
+    from attnlimits.symbolic.activations import ActivationError
+
+    with pytest.raises(ActivationError, match="grows beyond"):
+        optimal_population_risk("elementwise:exp(exp(exp(t)))", make_setting("spiked", 1, 2))
 
 
 def test_limit_flag_only_for_genuine_limits():
