@@ -304,7 +304,7 @@ PROPERTIES = (
              {"alpha": Range(1.0, 20.0, scale="log"), "nu": Range(0.5, 5.0, scale="log"), "L": IntRange(2, 3)},
              evaluate=f"{_EXPLORE}:gamp_vs_state_evolution", kind="simulation",
              quick={"D": 300, "seeds": 3, "n_test": 4000, "points": 2 ** 11, "iterations": 400},
-             confirm={"D": 600, "seeds": 4, "n_test": 8000, "points": 2 ** 12, "iterations": 400}, seconds=120.0,
+             confirm={"D": 600, "seeds": 4, "n_test": 8000, "points": 2 ** 12, "iterations": 400}, seconds=300.0,
              doc="Found by its first run: at α = 1, ν = 1 GAMP needs about 130 iterations (undamped residual "
                  "1e-7 on q); the command's default of 60 stops before, which `slr amp` now flags as not "
                  "converged instead of reporting convergence."),

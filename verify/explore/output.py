@@ -127,8 +127,8 @@ def _report(runs, *, level, seed, budget, interrupted) -> str:
              "## The false-alarm rule", "",
              f"Each property gets level {level:g}/{k} = {level / max(k, 1):.3g}. A point *screens as failing* when a "
              f"stochastic check has p < level/(K·budget·m) (Bonferroni over the budget and the point's m checks), a "
-             "deterministic check exceeds its tolerance, the evaluation raises, or it runs past the property's time "
-             "bound. Hypothesis shrinks the first failure to the simplest failing point (theory properties: then "
+             "deterministic check exceeds its tolerance, or the evaluation raises (a point past the property's time "
+             "bound is marked slow, not failed: wall time depends on the load). Hypothesis shrinks the first failure to the simplest failing point (theory properties: then "
              "bisection toward the simple end of each range, the boundary of the failing region), and the shrunk "
              f"point is evaluated again at the confirmation size with fresh, independent draws: the property fails "
              f"only if that confirmation fails at level {level:g}/{k} (Bonferroni over its checks). For a correct "
