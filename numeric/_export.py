@@ -211,7 +211,9 @@ def assemble(docstring: str, chunks, *, stubs=(), main: str | None = None) -> st
     comment banner, stubs for ``stubs`` (from :func:`module_text`), and ``main`` (source appended
     last).  Refuses duplicate top-level names across chunks and any remaining project import."""
     seen: dict = {}
-    parts = ['"""' + docstring.strip("\n") + '\n"""', "from __future__ import annotations"]
+    from attnlimits.symbolic.codegen import doc_safe, line_safe
+
+    parts = ['"""' + doc_safe(docstring.strip("\n")) + '\n"""', "from __future__ import annotations"]
     stub_names = {s.partition(":")[0] for s in stubs}
     for title, text in chunks:
         for name in top_level_names(text):
@@ -219,7 +221,7 @@ def assemble(docstring: str, chunks, *, stubs=(), main: str | None = None) -> st
                 raise ExportError(f"top-level name {name!r} defined by both {seen[name]!r} and {title!r}")
             seen[name] = title
         bar = "# " + "=" * 93
-        parts.append(f"{bar}\n# {title}\n{bar}\n\n{text.strip()}")
+        parts.append(f"{bar}\n# {line_safe(title)}\n{bar}\n\n{text.strip()}")
     stub_names -= set(seen)
     if stub_names:
         parts.append(_stub_source([s for s in stubs if s.partition(":")[0] in stub_names]))

@@ -143,15 +143,17 @@ def export_rmt(params: dict, path: str) -> str:
 
     from attnlimits.derivations.attention_rmt import model
     from attnlimits.numeric import export_model
+    from attnlimits.symbolic.activations import parse_activation
+    from attnlimits.symbolic.codegen import canonical_formula
 
     h = _hermite(params["activation"], 50)
     with mpmath.workdps(50):
         consts = {
-            "ACTIVATION": repr(params["activation"]),
+            "ACTIVATION": repr(canonical_formula(parse_activation(params["activation"]))),
             "A1": repr(mpmath.nstr(h.a1, 45)),
             "NU": repr(mpmath.nstr(h.nu, 45)),
         }
     out = export_model(model, path, params["backend"], constants=consts)
     if not math.isfinite(float(consts["A1"].strip("'"))):  # pragma: no cover - hermite refuses first
         raise InputError("non-finite Hermite data")
-    return f"wrote {out} ({params['backend']}; activation {params['activation']}: a1={consts['A1']}, nu={consts['NU']})"
+    return f"wrote {out} ({params['backend']}; activation {consts['ACTIVATION']}: a1={consts['A1']}, nu={consts['NU']})"

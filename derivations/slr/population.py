@@ -254,7 +254,11 @@ def custom_activation(text: str, kind: str = "elementwise", name: str | None = N
         expr = sp.expand_log(sp.log(h), force=True)
     else:
         expr = h
-    return Activation(name or f"{kind}:{text}", kind, expr, f"user expression ({kind}) h(t) = {h}",
+    from attnlimits.symbolic.codegen import canonical_formula
+
+    # the name is built from the parsed expression, never the typed text: it reaches generated source
+    return Activation(name or f"{kind}:{canonical_formula(h)}", kind, expr,
+                      f"user expression ({kind}) h(t) = {canonical_formula(h)}",
                       normalised=(kind == "normalised"), source="user")
 
 

@@ -159,6 +159,9 @@ def replica_source(params: dict, name: str = "rs_solver.py") -> tuple:
     from .replica import rs_kernels
 
     act = params.get("activation") or "softmax"
+    if isinstance(act, str):  # canonical name (parsed expression), never the typed text (issue 31)
+        from attnlimits.derivations.slr.population import activation as _activation
+        act = _activation(act).name
     Ls = list(params.get("L") or [2])
     lengths = RC.length_law(Ls if len(Ls) > 1 else Ls[0])
     model, nu = params.get("model") or "spiked", params.get("nu")
