@@ -50,6 +50,8 @@ from ._api import (  # noqa: E402
     Table as Table,
     __version__ as __version__,
     claims as claims,
+    explore as explore,
+    explore_properties as explore_properties,
     export as export,
     figure as figure,
     hermite as hermite,
@@ -60,7 +62,7 @@ from ._api import (  # noqa: E402
     weights as weights,
 )
 
-__all__ = ["InputError", "Table", "__version__", "claims", "export", "figure", "hermite", "results", "run",
+__all__ = ["InputError", "Table", "__version__", "claims", "explore", "explore_properties", "export", "figure", "hermite", "results", "run",
            "sweep", "verify_claims", "weights"]
 
 _LAYERS = ("derivations", "symbolic", "numeric", "verify")

@@ -20,7 +20,7 @@ from typing import Callable
 
 from attnlimits.symbolic.result import REQUIRED, Command, InputError, Result, discover_results
 
-__all__ = ["InputError", "Table", "__version__", "claims", "export", "figure", "hermite", "results", "run", "sweep",
+__all__ = ["InputError", "Table", "__version__", "claims", "explore", "explore_properties", "export", "figure", "hermite", "results", "run", "sweep",
            "verify_claims", "weights", "result_namespace"]
 
 
@@ -470,6 +470,34 @@ def figure(name: str, out="attnlimits-figures", *, full: bool = False, seed: int
     png, rows = make_figure(name, out, mode="full" if full else "quick", seed=int(seed), device=device,
                             progress=_progress_fn(progress))
     return Table(rows, command=f"figure {name}", params={"name": name, "png": str(png), "full": full, "seed": seed})
+
+
+def explore(properties: Sequence[str] = (), *, budget: int = 100, seed: int = 0, out="attnlimits-explore",
+            time_limit: float | None = None, level: float | None = None, csv: bool = False, progress=True) -> Table:
+    """Property-based verification (``attnlimits explore``): search each named property's domain for
+    where its theory fails; return a :class:`Table` of every point tried (``table.params`` holds the
+    statuses, the counterexamples and the files written).  See docs/explore.md.
+
+    >>> import attnlimits as al
+    >>> "slr-bo-monotone" in al.explore_properties()
+    True
+    """
+    from attnlimits.verify.comparison import LEVEL
+    from attnlimits.verify.explore import explore as _explore
+
+    res = _explore(list(properties), budget=budget, seed=seed, out=out, time_limit=time_limit,
+                   level=LEVEL if level is None else level, csv=csv, progress=_progress_fn(progress))
+    params = {"budget": budget, "seed": seed, "files": res.files, "failed": res.failed,
+              "status": {r.prop.name: r.status for r in res.runs},
+              "counterexamples": {r.prop.name: r.counterexample for r in res.runs if r.counterexample}}
+    return Table(res.rows, command="explore", params=params)
+
+
+def explore_properties() -> dict:
+    """The declared properties of every registered result, by name (``attnlimits explore --list``)."""
+    from attnlimits.verify.explore import properties
+
+    return properties()
 
 
 def export(result: str, output, **params) -> str:

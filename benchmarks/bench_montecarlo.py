@@ -33,6 +33,7 @@ from attnlimits.verify.rmt_montecarlo import (
     probe_errors_cholesky,
     simulate_attention,
 )
+from _timing import best_of  # benchmarks/_timing.py (this script's folder is on sys.path)
 
 
 def _sync(dev: torch.device) -> None:
@@ -41,15 +42,8 @@ def _sync(dev: torch.device) -> None:
 
 
 def _timed(fn, dev, repeats: int = 1):
-    """Best wall time over ``repeats`` calls, and the last output."""
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        _sync(dev)
-        t0 = time.perf_counter()
-        out = fn()
-        _sync(dev)
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+    """Best wall time over ``repeats`` calls (device synchronised), and the last output."""
+    return best_of(fn, repeats, sync=lambda: _sync(dev))
 
 
 def _alternate(fa, fb, dev, repeats: int):

@@ -15,7 +15,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import time
 
 import mpmath
 import numpy as np
@@ -24,18 +23,12 @@ from scipy import integrate
 from attnlimits.derivations.slr.kernels import slr_kernels
 from attnlimits.numeric import bayes as NB
 from attnlimits.verify.slr import theory as TH
+from _timing import best_of  # benchmarks/_timing.py (this script's folder is on sys.path)
 
 K = slr_kernels()
 
 
-def _best(fn, repeats):
-    """Best wall time over ``repeats`` calls, and the last output."""
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+_best = best_of  # the benchmarks' one timing helper (benchmarks/_timing.py)
 
 
 def _baseline_f64(nu, tol=1e-12):

@@ -23,17 +23,12 @@ import numpy as np
 import torch
 
 from attnlimits.verify.slr.train import _Problem, memory_needed, train_erm
+from _timing import timed  # benchmarks/_timing.py (this script's folder is on sys.path)
 
 SET = dict(model="spiked", nu=2.0, L=2, lam=0.1, delta=0.1, device="cpu", test=False)
 
 
-def _timed(fn, repeats):
-    ts, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        ts.append(time.perf_counter() - t0)
-    return ts, out
+_timed = timed  # the benchmarks' one timing helper (benchmarks/_timing.py)
 
 
 def _fmt(ts):

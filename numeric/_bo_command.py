@@ -52,12 +52,20 @@ def bo_points(mod, law, nu, alphas, delta, *, model: str = "spiked", points: int
     r"""The BO curve on the generated module ``mod`` for the length law ``law`` (``((L, P(L)), …)``), one
     selected :class:`attnlimits.numeric.bayes_optimal.BOPoint` per α (docs/slr.md §11).
 
+    The rule's size is checked first: about ``8·(4L+8)`` bytes per sample and replicate (one line
+    with the estimate when above 8 GiB).
+
     ``model="spiked"``: ``mod`` is the spiked-SLR module, the test error uses ``population_bayes_risk``
     (:math:`E_B^{\rm pop}(\nu q_k)`).  ``model="max"``: ``mod`` is the max-SLR module, ν may be ``inf``;
     the key smoothing uses a frozen Gauss–Hermite inner rule with ``inner_points`` nodes per dimension
     (exact closed form at ν = ∞, L ≤ 2) and the test-error integrals A, B a Sobol rule of ``test_points``
     per replicate (seed ``seed + 7919``); ``population_bayes_risk`` is unused (:math:`E_B^{\max}(q_k)=1-B`).
     """
+    L_max = max(int(L) for L, _ in law)
+    need = float(points) * float(replicates) * (4 * L_max + 8) * 8
+    if need > 8 * 2 ** 30:
+        raise InputError(f"--points {points} x --replicates {replicates} at L = {L_max} needs about "
+                         f"{need / 2 ** 30:.3g} GiB; use fewer points")
     nu, alphas, delta = check_bo_inputs(nu, alphas, delta, model)
     Ls = [Lv for Lv, _ in law]
     if model == "max":

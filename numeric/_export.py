@@ -28,7 +28,7 @@ import inspect
 import textwrap
 import types
 
-__all__ = ["ExportError", "PROJECT_PACKAGES", "module_text", "extract", "assemble", "project_imports", "literal",
+__all__ = ["ExportError", "write_atomic", "PROJECT_PACKAGES", "module_text", "extract", "assemble", "project_imports", "literal",
            "command_main",
            "third_party_imports", "top_level_names"]
 
@@ -206,12 +206,39 @@ def _stub_source(stubs) -> str:
     return "\n\n".join(out)
 
 
+def write_atomic(path, text: str):
+    """Write an exported file atomically: a temporary file in the same folder, then a rename over
+    ``path``, so that a write failing partway (disk full, Ctrl-C) leaves the previous file intact.
+    An ``OSError`` names the path in one line."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    path = Path(path)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".tmp-{path.stem}-", suffix=path.suffix, dir=path.parent or ".")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    return path
+
+
 def assemble(docstring: str, chunks, *, stubs=(), main: str | None = None) -> str:
     """The text of a standalone file: ``docstring``, then each ``(title, text)`` chunk under a
     comment banner, stubs for ``stubs`` (from :func:`module_text`), and ``main`` (source appended
     last).  Refuses duplicate top-level names across chunks and any remaining project import."""
     seen: dict = {}
-    from attnlimits.symbolic.codegen import doc_safe, line_safe
+    from attnlimits.symbolic.codegen import comment_safe, doc_safe
 
     parts = ['"""' + doc_safe(docstring.strip("\n")) + '\n"""', "from __future__ import annotations"]
     stub_names = {s.partition(":")[0] for s in stubs}
@@ -221,7 +248,7 @@ def assemble(docstring: str, chunks, *, stubs=(), main: str | None = None) -> st
                 raise ExportError(f"top-level name {name!r} defined by both {seen[name]!r} and {title!r}")
             seen[name] = title
         bar = "# " + "=" * 93
-        parts.append(f"{bar}\n# {line_safe(title)}\n{bar}\n\n{text.strip()}")
+        parts.append(f"{bar}\n# {comment_safe(title)}\n{bar}\n\n{text.strip()}")
     stub_names -= set(seen)
     if stub_names:
         parts.append(_stub_source([s for s in stubs if s.partition(":")[0] in stub_names]))
@@ -276,6 +303,10 @@ def command_main(argv=None):
         return 130
     except (InputError, ConvergenceError) as exc:  # noqa: F821
         print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    except MemoryError as exc:
+        print(f"error: not enough memory for this size ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})",
+              file=sys.stderr)
         return 2
     except (ValueError, ArithmeticError) as exc:  # defensive: one line, never a traceback
         print(f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)

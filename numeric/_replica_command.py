@@ -97,6 +97,10 @@ def check_rule_size(points, replicates):
         raise InputError(f"--points must be a power of 2, got {points}")
     if replicates < 2:
         raise InputError(f"--replicates must be >= 2 (their spread is the error estimate), got {replicates}")
+    need = float(points) * float(replicates) * 40 * 8  # ~40 float64 per sample (channel, prox, averages)
+    if need > 8 * 2 ** 30:
+        raise InputError(f"--points {points} x --replicates {replicates} needs about {need / 2 ** 30:.3g} GiB "
+                         "(about 320 bytes per sample); use at most about 2^24 samples in all")
 
 
 def parse_lams(values):

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from attnlimits.symbolic.model import GeneratedModel
 
 __all__ = ["compile_model", "model_source", "export_model", "compile_system", "CompiledSystem", "cache_dir",
-           "cached_json"]
+           "cached_json", "read_sealed", "write_sealed"]
 
 _CACHE: dict = {}
 _LOCK = threading.Lock()
@@ -77,7 +77,58 @@ def cache_dir() -> Path | None:
     root = os.environ.get("ATTNLIMITS_CACHE_DIR")
     if not root:
         root = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "attnlimits")
-    return Path(root)
+    return _owned_folder(Path(root))
+
+
+_WARNED: set = set()
+
+
+def _owned_folder(folder: Path) -> Path | None:
+    """``folder`` when this user owns it and nobody else can write it (created with mode 0700);
+    otherwise ``None`` — generated modules are executed, so a folder others can write is not used
+    as their cache (one warning line per process, and the source is regenerated)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        st = folder.stat()
+    except OSError:
+        return folder  # not creatable: every write fails and nothing is ever read back
+    getuid = getattr(os, "getuid", None)
+    foreign = getuid is not None and st.st_uid != getuid()
+    if foreign or st.st_mode & 0o022:
+        if str(folder) not in _WARNED:
+            _WARNED.add(str(folder))
+            import sys
+
+            why = "owned by another user" if foreign else "writable by others"
+            print(f"warning: the cache folder {folder} is {why}; generated modules are not cached there "
+                  "(set ATTNLIMITS_CACHE_DIR to a folder of your own)", file=sys.stderr)
+        return None
+    return folder
+
+
+_SEAL = "# attnlimits-seal sha256="
+
+
+def write_sealed(path: Path, text: str) -> bool:
+    """Write generated source with a last line sealing its SHA-256 (atomic, best effort)."""
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return write_text_atomic(path, text + ("" if text.endswith("\n") else "\n") + f"{_SEAL}{digest}\n")
+
+
+def read_sealed(path: Path) -> str | None:
+    """The source written by :func:`write_sealed` at ``path``, or ``None`` when the file is missing,
+    unsealed or altered (then the caller regenerates it: a cached module is executed)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    body, sep, last = text.rstrip("\n").rpartition("\n")
+    if not sep or not last.startswith(_SEAL):
+        return None
+    body += "\n"
+    if hashlib.sha256(body.encode()).hexdigest() != last[len(_SEAL):].strip():
+        return None
+    return body
 
 
 def _resolve_model(model):
@@ -176,12 +227,11 @@ def _cached_source(model, backend: str) -> str:
     if folder is None:
         return model_source(model, backend)
     path = folder / f"{_cache_name(model)}-{backend}-{_cache_key(model, backend)}.py"
-    try:
-        return path.read_text()
-    except OSError:
-        pass
+    src = read_sealed(path)  # a file altered since it was written is regenerated, never executed
+    if src is not None:
+        return src
     src = model_source(model, backend)
-    write_text_atomic(path, src)  # best effort: a read-only home only costs the regeneration next time
+    write_sealed(path, src)  # best effort: a read-only home only costs the regeneration next time
     return src
 
 
@@ -225,12 +275,9 @@ def export_model(model: GeneratedModel, path: str | os.PathLike, backend: str = 
     (``backend="mpmath"``); ``python FILE --help`` documents its command line.
     """
     src = model_source(_resolve_model(model), backend, constants=constants, main=True)
-    path = Path(path)
-    try:
-        path.write_text(src)
-    except OSError as exc:
-        raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+    from ._export import write_atomic
+
+    return write_atomic(Path(path), src)  # a failing write leaves the previous file
 
 
 class CompiledSystem:

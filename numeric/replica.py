@@ -1872,11 +1872,27 @@ def rs_select_equilibrium(branches: list) -> list:
     return [(o, f, "equilibrium" if (o, f) is eq or f is eq[1] else "metastable") for o, f in order]
 
 
+def _unstable(fp) -> bool:
+    """Not an RS prediction to tune on (docs/slr.md §10.7–10.8): not an attracting fixed point of the
+    damped iteration (the largest real part of the eigenvalues of ∂G/∂x is ≥ 1), or replica symmetry
+    broken there (replicon ≥ 1).  The undamped spectral radius (``stability``) can exceed 1 at a fixed
+    point the damped map reaches (an eigenvalue below −1), which is a prediction like any other; it is
+    used only when the damped value is missing.  Measured: with the damped criterion alone, softmax at
+    α = 15.2 tuned to λ = 10⁻³ (the grid's edge) with E_test 0.238, a dip below the neighbouring α —
+    a replica-symmetry-broken point."""
+    d = getattr(fp, "stability_damped", float("nan"))
+    rep = getattr(fp, "replicon", float("nan"))
+    if math.isfinite(rep) and rep >= 1:
+        return True
+    return bool(d >= 1) if math.isfinite(d) else bool(fp.stability >= 1)
+
+
 def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="spiked", nu=2.0, x0=None,
                    refine: bool = True, xatol: float = 0.02, progress=None, **kw):
-    r"""Minimise E_test over λ at fixed α (§12), among the stable fixed points: a log grid (default 9
-    points on 10⁻³…10, solved by continuation from large to small λ; a warm start with no alignment,
-    m = 0, or an unstable result is solved again from the informed start), then a bounded 1-D
+    r"""Minimise E_test over λ at fixed α (§12), among the stable fixed points (:func:`_unstable`: the
+    damped map's criterion): a log grid (default 9 points on 10⁻³…10, solved by continuation from large
+    to small λ; a warm start with no alignment, m = 0, or an unstable result is solved again from the
+    informed start), then a bounded 1-D
     refinement in :math:`\log_{10}\lambda` between the neighbours of the best grid point
     (``scipy.optimize.minimize_scalar``, bounded Brent, ``xatol`` in decades).
 
@@ -1905,11 +1921,11 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
                                 progress=progress, **kw)
         except ConvergenceError:
             fp = None
-        if (fp is None or fp.stability >= 1) and start is not x_informed:
+        if (fp is None or _unstable(fp)) and start is not x_informed:
             try:
                 fp2 = rs_fixed_point(kern, rules, alpha, float(lam), Delta, x0=x_informed, model=model, nu=nu,
                                      progress=progress, **kw)
-                if fp is None or fp2.stability < 1:
+                if fp is None or not _unstable(fp2):
                     fp = fp2
             except ConvergenceError:
                 pass
@@ -1923,9 +1939,22 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
         raise ConvergenceError(_SYSTEM, {"alpha": alpha, "Delta": Delta}, float("nan"),
                                "no λ of the grid converged", "a different grid or more points")
     lams = sorted(pts)
-    # λ* among the stable fixed points (an unstable one, e.g. on a rough map at small λ, is not a
-    # prediction of the trained model); all of them only if none is stable
-    Ecand = [pts[l_].E_test if pts[l_].stability < 1 else math.inf for l_ in lams]
+    # λ* among the stable equilibrium fixed points (an unstable one, e.g. on a rough map at small λ, is
+    # not a prediction of the trained model); all of them only if none is stable.  The equilibrium
+    # training objective e(λ) = min_θ [loss + λ‖θ‖²/2]/N is non-decreasing in λ (de/dλ = ‖θ̂‖²/2N ≥ 0), so
+    # a fixed point whose objective exceeds that of a larger λ on the grid (beyond 3 SE) is a
+    # non-equilibrium branch (measured: softmax, α = 15.2, λ = 10⁻³: objective 0.113 against 0.060 at
+    # λ = 3.2·10⁻³, E_test 0.238, a dip of the tuned curve).
+    objs = [pts[l_].training_objective for l_ in lams]
+    errs = [pts[l_].training_objective_error if math.isfinite(pts[l_].training_objective_error) else 0.0
+            for l_ in lams]
+    nonequilibrium = [any(objs[i] > objs[j] + 3 * max(errs[i], errs[j]) for j in range(i + 1, len(lams)))
+                      for i in range(len(lams))]
+    for i, l_ in enumerate(lams):
+        if nonequilibrium[i] and "nonequilibrium" not in pts[l_].flags:
+            pts[l_].flags = tuple(pts[l_].flags) + ("nonequilibrium",)
+    Ecand = [pts[l_].E_test if not (_unstable(pts[l_]) or nonequilibrium[i]) else math.inf
+             for i, l_ in enumerate(lams)]
     if not np.isfinite(Ecand).any():
         Ecand = [pts[l_].E_test for l_ in lams]
     ib = int(np.argmin(Ecand))
@@ -1951,8 +1980,10 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
         # Brent's bounded method (golden section with parabolic steps): interior points only, the
         # failed solves as +inf; every solved point is a candidate below, not only its minimiser
         minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": xatol})
+        obj_hi = pts[lams[ib + 1]].training_objective  # the objective is non-decreasing in λ (above)
         for fp in cache.values():
-            if fp.E_test < best.E_test and (fp.stability < 1 or best.stability >= 1):
+            below = not fp.training_objective > obj_hi + 3 * max(fp.training_objective_error, errs[ib + 1], 0.0)
+            if fp.E_test < best.E_test and below and (not _unstable(fp) or _unstable(best)):
                 best = fp
     elif ib in (0, len(lams) - 1):
         best.flags = best.flags + ("lambda_at_grid_edge",)

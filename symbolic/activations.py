@@ -35,6 +35,7 @@ __all__ = [
     "BUILTIN_ACTIVATIONS",
     "ActivationError",
     "parse_activation",
+    "canonical_activation",
     "kinks",
     "mpmath_function",
     "EXP_ARGUMENT_LIMIT",
@@ -123,6 +124,16 @@ _NONSMOOTH = (sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside, sympy.sign, symp
 _CHECK_POINTS = (S(-27) / 10, S(-13) / 10, S(-2) / 5, S(7) / 20, S(11) / 10, S(13) / 5)
 
 
+def canonical_activation(text: str) -> str:
+    """The canonical text of an activation: a built-in name as is, a formula as SymPy prints its parsed
+    expression (``'0.6*t #x'`` → ``'3*t/5'``).  Only this form reaches generated source, exported
+    files and cache keys; it re-parses to the same expression."""
+    key = str(text).strip()
+    if key in BUILTIN_ACTIVATIONS:
+        return key
+    return sympy.sstr(parse_activation(key))
+
+
 def parse_activation(text: str) -> sympy.Expr:
     """Turn a built-in name or a formula in ``t`` into a validated SymPy expression.
 
@@ -189,6 +200,69 @@ def _as_activation(f: sympy.Expr | str) -> sympy.Expr:
     return _validate(f, source=f)
 
 
+#: the largest log10 |f(t)| an activation may reach for |t| <= 10 (a number of 10 000 digits): beyond it
+#: nothing about f can be evaluated in reasonable time, and its Gaussian moments are out of reach
+MAGNITUDE_LIMIT = 1e4
+_BOUND_T = 10.0
+_LOG10E = math.log10(math.e)
+
+
+def magnitude_bound(expr: sympy.Expr, T: float = _BOUND_T) -> float:
+    """An upper bound of log10 |expr(t)| over |t| <= T, from the expression tree alone (no evaluation).
+
+    Interval reasoning per node: a sum is at most its largest term times the number of terms, a
+    product the product of bounds, ``exp(x)`` at most ``e^(10^b(x))``, bounded functions (tanh, erf,
+    sin, cos, sigmoid, Heaviside, sign) at most 1, powers and roots scale the bound; an unknown node
+    is taken as its arguments' largest bound.  ``inf`` when the bound itself overflows (a tower of
+    exponentials).  Used to refuse such formulas before SymPy tries to evaluate them."""
+    def b(e) -> float:
+        if e == t or (isinstance(e, sympy.Symbol)):
+            return math.log10(T)
+        if e.is_Number:
+            if e == 0:
+                return -math.inf
+            if e.is_Rational:
+                p, q = abs(int(e.p)), abs(int(e.q))
+                return math.log10(p) - math.log10(q)
+            try:
+                return math.log10(abs(float(e)))
+            except (OverflowError, ValueError, TypeError):
+                return math.inf
+        if e.is_NumberSymbol:
+            return math.log10(abs(float(e)))
+        if isinstance(e, sympy.Add):
+            return max(b(a) for a in e.args) + math.log10(len(e.args))
+        if isinstance(e, sympy.Mul):
+            return sum(max(b(a), -300.0) for a in e.args)
+        if isinstance(e, sympy.Pow):
+            base, ex = e.args
+            if ex.is_Number:
+                return float(ex) * b(base) if ex > 0 else 0.0  # 1/x near 0 is caught elsewhere
+            be = b(ex)
+            if be > 20:
+                return math.inf
+            return (10 ** be) * max(b(base), 0.0)
+        if isinstance(e, (sympy.exp, sympy.sinh, sympy.cosh)):
+            bx = b(e.args[0])
+            if bx > 20:
+                return math.inf
+            return (10 ** bx) * _LOG10E
+        if isinstance(e, (sympy.tanh, sympy.erf, sympy.sin, sympy.cos, sympy.Heaviside, sympy.sign,
+                          sympy.atan)):
+            return 0.0
+        if isinstance(e, sympy.log):
+            bx = b(e.args[0])
+            return math.log10(max(abs(bx) * math.log(10), 1.0)) if math.isfinite(bx) else math.inf
+        if e.args:
+            return max(b(a) for a in e.args)
+        return 0.0
+
+    try:
+        return float(b(expr))
+    except RecursionError:
+        return math.inf
+
+
 def _validate(expr: sympy.Basic, source: Any) -> sympy.Expr:
     if not isinstance(expr, sympy.Expr) or isinstance(
             expr, (sympy.core.relational.Relational, sympy.logic.boolalg.BooleanFunction,
@@ -226,8 +300,18 @@ def _validate(expr: sympy.Basic, source: Any) -> sympy.Expr:
     if expr.atoms(sympy.Float):
         # A float typed in Python (0.6) means its shortest decimal; make it exact.
         expr = sympy.nsimplify(expr, rational=True)
+    bound = magnitude_bound(expr)  # before any evaluation: towers of exponentials never reach evalf
+    if bound > MAGNITUDE_LIMIT:
+        raise ActivationError(
+            f"activation {str(source)[:80]!r} grows beyond 10^{MAGNITUDE_LIMIT:g} for |t| <= {_BOUND_T:g} "
+            "(e.g. exp of exp of t): its Gaussian moments cannot be computed; use an activation of slower growth")
     for x in _CHECK_POINTS:
-        value = expr.subs(t, x).evalf(30)
+        try:
+            value = expr.subs(t, x).evalf(30)
+        except (TypeError, ValueError) as exc:  # Max/Min of a complex value: "not comparable"
+            raise ActivationError(
+                f"activation {str(source)!r} cannot be evaluated at t = {x} ({str(exc).splitlines()[0][:80]}); "
+                "it must be real for every real t, e.g. log(1 + t**2) instead of log(t)") from None
         if value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
             continue  # singular points are caught later, with a better message
         re_part, im_part = value.as_real_imag()

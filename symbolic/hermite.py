@@ -81,6 +81,7 @@ __all__ = [
     "parse_activation",
     "HermiteData",
     "hermite_coefficients",
+    "hermite_data_bounded",
     "hermite_coefficient",
     "kinks",
 ]
@@ -679,6 +680,42 @@ def hermite_coefficients(f: sympy.Expr | str, dps: int = 30, parseval_order: int
     if isinstance(parseval_order, bool) or not isinstance(parseval_order, int) or parseval_order < 0:
         raise ActivationError(f"parseval_order must be a non-negative integer, got {parseval_order!r}")
     return _bounded(lambda: _hermite_cached(expr, dps, parseval_order), expr, dps)
+
+
+def hermite_data_bounded(f, dps: int = 30, parseval_order: int = 40) -> HermiteData:
+    """:func:`hermite_coefficients` with a hard deadline for user-typed formulas: a built-in name runs
+    here; any other text is parsed here (cheap, refused at once when malformed or too large) and its
+    coefficients computed in a child process killed after ``$ATTNLIMITS_SYMBOLIC_SECONDS`` (default
+    60 s), which no SymPy or mpmath operation can outlast (:mod:`attnlimits.symbolic._isolate`).
+    Used by the command line (``hermite``, ``rmt``)."""
+    from ._isolate import DeadlineExceeded, call_with_deadline
+
+    if isinstance(f, str) and f.strip() in BUILTIN_ACTIVATIONS:
+        return hermite_coefficients(f, dps=dps, parseval_order=parseval_order)
+    expr = _as_activation(f)  # parse and validate here: bad input fails without a child process
+    dps = _check_dps(dps)
+    try:
+        fields = call_with_deadline(_hermite_fields, expr, dps, parseval_order)
+    except DeadlineExceeded as exc:
+        text = str(expr)
+        text = text if len(text) <= 80 else text[:77] + "..."
+        raise ActivationError(f"the Hermite coefficients of {text} were {exc} at dps={dps}; simplify the "
+                              "activation or lower dps (ATTNLIMITS_SYMBOLIC_SECONDS sets the limit)") from None
+    from types import MappingProxyType
+
+    fields["exact"] = MappingProxyType(fields["exact"])
+    fields["errors"] = MappingProxyType(fields["errors"])
+    return HermiteData(**fields)
+
+
+def _hermite_fields(expr, dps, parseval_order) -> dict:
+    """:func:`hermite_coefficients` as plain picklable fields (the child side of :func:`hermite_data_bounded`)."""
+    import dataclasses
+
+    h = hermite_coefficients(expr, dps=dps, parseval_order=parseval_order)
+    out = {f.name: getattr(h, f.name) for f in dataclasses.fields(h)}
+    out["exact"], out["errors"] = dict(h.exact), dict(h.errors)
+    return out
 
 
 def _bounded(fn: Callable[[], Any], expr: sympy.Expr, dps: int):

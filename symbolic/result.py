@@ -237,6 +237,8 @@ class Result:
     export_examples: tuple = ()
     description: str = ""
     group_help: str = ""
+    #: :class:`attnlimits.symbolic.properties.Property` declarations (``attnlimits explore``)
+    properties: tuple = ()
 
     def command(self, name: str = "") -> Command:
         for c in self.commands:

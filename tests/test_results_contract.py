@@ -27,10 +27,16 @@ def toy():
     register_result(toy_result.RESULT)
     yield toy_result.RESULT
     sys.path.remove(str(PLUGINS))
+    from attnlimits.symbolic import result as R
+
+    R._EXTRA.pop(toy_result.RESULT.name, None)  # registered for this module only
 
 
 def _names():
-    return ["rmt", "slr", "toy"]
+    """Every installed result (entry points) and the test-only toy: never a hand-kept list."""
+    from importlib.metadata import entry_points
+
+    return sorted({ep.name for ep in entry_points(group="attnlimits.results")} | {"toy"})
 
 
 def test_real_results_come_from_entry_points():

@@ -14,6 +14,8 @@ from typing import Callable
 import numpy as np
 import torch
 
+from attnlimits.symbolic.result import InputError
+
 DTYPE = torch.float64
 
 # ---------------------------------------------------------------------------------------------
@@ -21,17 +23,42 @@ DTYPE = torch.float64
 # ---------------------------------------------------------------------------------------------
 
 
+class DeviceError(InputError, RuntimeError):
+    """A device the machine does not have or that cannot compute: one line, exit 2 (an
+    :class:`InputError`; also a ``RuntimeError`` for callers that caught that before)."""
+
+
 def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
     """Turn ``"auto"`` / ``None`` / a name / a :class:`torch.device` into a :class:`torch.device`.
 
     ``"auto"`` (and ``None``) means CUDA when ``torch.cuda.is_available()``, else CPU. Nothing is
-    hard-coded: an explicit ``"cuda"`` on a machine without CUDA raises ``RuntimeError``.
+    hard-coded.  The one device-resolution function of every command: anything but ``auto``, ``cpu``,
+    ``cuda`` / ``cuda:N`` of an existing GPU (or ``mps`` where available) raises :class:`DeviceError`
+    naming the devices this machine has — ``tpu``, ``meta``, ``CPU``, ``''``, ``cuda:99``, ``cuda``
+    without a GPU.
     """
-    if device is None or (isinstance(device, str) and device.lower() == "auto"):
+    if device is None or (isinstance(device, str) and device.strip().lower() == "auto"):
         return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
-    dev = torch.device(device)
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError(f"device {str(dev)!r} requested but CUDA is not available")
+    have = ["auto", "cpu"] + ([f"cuda (cuda:0..cuda:{torch.cuda.device_count() - 1})"] if torch.cuda.is_available()
+                              else [])
+    text = str(device)
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError, TypeError):
+        raise DeviceError(f"--device {text!r} is not a device; this machine has: {', '.join(have)}") from None
+    if dev.type == "cpu" and isinstance(device, str) and device != device.lower():
+        raise DeviceError(f"--device {text!r}: write it in lower case ({device.lower()!r})")
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise DeviceError(f"--device {text!r} requested but CUDA is not available; this machine has: "
+                              f"{', '.join(have)}")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise DeviceError(f"--device {text!r}: there are {torch.cuda.device_count()} GPU(s)")
+    elif dev.type == "mps":
+        if not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+            raise DeviceError(f"--device {text!r} is not available; this machine has: {', '.join(have)}")
+    elif dev.type != "cpu":
+        raise DeviceError(f"--device {text!r} cannot run these computations; this machine has: {', '.join(have)}")
     return dev
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import signal
 import sys
 import textwrap
@@ -49,11 +48,10 @@ def _add_common(p, *, json_option=True):
 
 
 def _default_text(prm) -> str:
-    """`` (default: X)`` for the help line of a parameter with a default the help does not state."""
-    from attnlimits.symbolic.result import REQUIRED
-
+    """`` (default: X)`` for the help line of a parameter with a default the help does not state
+    (portable: copied into exported files, so it names no project module)."""
     d = prm.default
-    if prm.kind == "flag" or d is REQUIRED or d is None or "default" in (prm.help or "").lower():
+    if prm.kind == "flag" or type(d).__name__ == "_Required" or d is None or "default" in (prm.help or "").lower():
         return ""
     if isinstance(d, (list, tuple)):
         d = ",".join(f"{x:g}" if isinstance(x, float) else str(x) for x in d)
@@ -105,6 +103,7 @@ def build_parser(results=None) -> argparse.ArgumentParser:
         epilog=_examples(*first, "attnlimits export rmt --activation tanh --backend numpy -o rmt_tanh.py",
                          "attnlimits hermite --activation relu", "attnlimits verify --quick",
                          "attnlimits sweep grid.toml --out results/", "attnlimits figure --list",
+                         "attnlimits explore --list",
                          "attnlimits weights path/to/model.safetensors"),
     )
     parser.add_argument("--version", action="version", version=f"attnlimits {_version()}")
@@ -120,7 +119,7 @@ def build_parser(results=None) -> argparse.ArgumentParser:
             for cmd in res.commands:
                 _add_command(rsub, cmd, res, cmd.name)
             p.set_defaults(_handler=_need_subcommand, _result=res.name)
-        else:
+        elif res.commands:  # a result may bring only claims or properties
             _add_command(sub, res.command(""), res, res.name)
 
     # --- export --------------------------------------------------------------------------------
@@ -148,6 +147,11 @@ def build_parser(results=None) -> argparse.ArgumentParser:
         _add_common(ep, json_option=False)
         ep.set_defaults(_handler=_run_export, _result=res.name)
     p.set_defaults(_handler=_need_export_result)
+
+    # --- explore (verify/explore/cli.py) ---------------------------------------------------------
+    from attnlimits.verify.explore.cli import add_parser as _add_explore
+
+    _add_explore(sub, _examples, None)
 
     # --- figure --------------------------------------------------------------------------------
     p = sub.add_parser(
@@ -353,6 +357,10 @@ def _run_command(args) -> int:
     res = _results()[args._result]
     cmd = res.command(args._command)
     params = cmd.parse(_collect(args, cmd.parameters))
+    if any(p.name == "device" for p in cmd.parameters):  # one device resolution, before any work
+        from attnlimits.verify._torchutil import resolve_device
+
+        resolve_device(params.get("device"))
     fmt = "json" if getattr(args, "json", False) else "csv" if getattr(args, "csv", False) else "table"
     rows: list = []
     try:
@@ -407,9 +415,9 @@ def _cmd_hermite(args) -> int:
         raise CLIError("--dps must be between 5 and 500")
     if len(args.activation) > 500:
         raise CLIError(f"--activation is too long ({len(args.activation)} characters; at most 500)")
-    from attnlimits.symbolic.hermite import hermite_coefficients
+    from attnlimits.symbolic.hermite import hermite_data_bounded
 
-    h = hermite_coefficients(args.activation, dps=args.dps)
+    h = hermite_data_bounded(args.activation, dps=args.dps)  # a user formula: in a process with a deadline
     with mpmath.workdps(args.dps):
         rec = {
             "activation": args.activation,
@@ -431,13 +439,12 @@ def _cmd_hermite(args) -> int:
     return 0
 
 
-_DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
-
-
 def _check_device(text: str) -> str:
-    if not _DEVICE.match(str(text).strip().lower()):
-        raise CLIError(f"--device must be auto, cpu, cuda, cuda:N or mps, got {text!r}")
-    return str(text).strip().lower()
+    """The one device resolution (:func:`attnlimits.verify._torchutil.resolve_device`), before any work."""
+    from attnlimits.verify._torchutil import resolve_device
+
+    resolve_device(text)
+    return str(text)
 
 
 def _check_out_dir(path, option="--out"):
@@ -530,6 +537,10 @@ def _cmd_verify(args) -> int:
     if not args.no_report:
         path = write_report(results, args.out, meta=meta_now(status="complete"))
         print(f"report: {path}")
+    if ctx.disk is not None and ctx.disk.rejected:
+        print(f"note: {len(ctx.disk.rejected)} file(s) in the cache {ctx.disk.folder} were not data entries of this "
+              f"cache (first: {ctx.disk.rejected[0][0]}: {ctx.disk.rejected[0][1]}); they were not loaded and the "
+              "results were recomputed", file=sys.stderr)
     if ctx.disk is not None and ctx.disk.stale:
         print(f"note: {len(ctx.disk.stale)} result(s) came from the cache {ctx.disk.folder} but were made by other "
               f"code (fingerprints {', '.join(ctx.disk.summary()['stale_fingerprints'])}; this code "

@@ -37,6 +37,17 @@ Holm is valid under any dependence between the checks (paired runs, shared draws
 SE are deterministic: they pass iff the deviation lies within the tolerance, and do not enter the
 family.
 
+**Rates.** A claimed asymptotic rate (error ∝ ν^−1, ∝ γ^1/2, ∝ e^−ν/4) is checked on measured
+points with their SEs: :func:`fit_rate` fits :math:`\log y = a + b\,g(x) + \sum_j c_j x^{p_j}`
+(:math:`g = \log` for a power law, the identity for an exponential; optional correction terms
+:math:`x^{p_j}` absorb the leading correction to the asymptotic form without presuming its size)
+by weighted least squares, the slope :math:`b` a linear combination of the :math:`\log y_i`, so its
+SE is propagated exactly and its degrees of freedom follow Welch–Satterthwaite; :func:`rate_band`
+then states the verdict: the predicted rate must lie in the band — an ordinary comparison, a member
+of the run's Holm family — *and* the nearest wrong rate(s) (no decay, the next power, a quoted
+rate) must lie outside the two-sided band :math:`b \pm t_{1-\text{level}/2,\,\text{dof}}\,\mathrm{SE}`,
+so that a fit too noisy to tell the rates apart fails instead of passing.
+
 **Finite size.** A claim about a limit (n, D → ∞) checked at finite size measures its correction
 instead of absorbing it: run at two or more sizes, fit :math:`y(n) = y_\infty + a\,n^{-r}` with a
 known rate ``r`` by weighted least squares (:func:`extrapolate`), and compare the extrapolated
@@ -47,7 +58,8 @@ Public API
 ----------
 :class:`Comparison`, :func:`statistic`, :func:`p_value`, :func:`critical_value`,
 :func:`z_equivalent`, :func:`holm` (→ :class:`HolmResult`), :func:`combine`,
-:func:`extrapolate` (→ :class:`Extrapolation`), :data:`LEVEL`. NumPy and ``scipy.special`` only;
+:func:`extrapolate` (→ :class:`Extrapolation`), :func:`fit_rate` (→ :class:`RateFit`),
+:func:`rate_band` (→ :class:`RateBand`), :data:`LEVEL`. NumPy and ``scipy.special`` only;
 no torch.
 
 Example
@@ -80,11 +92,15 @@ __all__ = [
     "Comparison",
     "Extrapolation",
     "HolmResult",
+    "RateBand",
+    "RateFit",
     "combine",
     "critical_value",
     "extrapolate",
+    "fit_rate",
     "holm",
     "p_value",
+    "rate_band",
     "statistic",
     "z_equivalent",
 ]
@@ -437,3 +453,191 @@ def extrapolate(sizes: Sequence[float], values: Sequence[float], ses: Sequence[f
     return Extrapolation(limit=float(beta[0]), se=float(math.sqrt(cov[0, 0])) if se_lim == 0 else se_lim,
                          dof=dof, slope=float(beta[1]), slope_se=float(math.sqrt(cov[1, 1])), rate=float(rate),
                          sizes=n.tolist(), values=y.tolist(), ses=s.tolist(), chi2=chi2, chi2_dof=int(n.size - 2))
+
+
+# --------------------------------------------------------------------------------------------------
+# asymptotic rates: weighted log-log (or log-linear) slope with SE, and the band verdict
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class RateFit:
+    r"""Weighted least-squares fit of :math:`\log y = a + b\,g(x) + \sum_j c_j x^{p_j}` (see :func:`fit_rate`).
+
+    Attributes
+    ----------
+    slope, se, dof :
+        :math:`b`, its SE and degrees of freedom (``None``: large sample, normal law).
+    intercept :
+        :math:`a`.
+    corrections :
+        The fitted :math:`c_j` of the correction terms, with their powers ``powers``.
+    log_x :
+        ``True`` for a power law (:math:`g = \log`), ``False`` for an exponential (:math:`g(x) = x`).
+    x, values, ses :
+        The inputs.
+    chi2, chi2_dof :
+        Weighted residual sum of squares (with SEs) and its degrees of freedom (points − parameters).
+    """
+
+    slope: float
+    se: float
+    dof: float | None
+    intercept: float
+    corrections: list
+    powers: list
+    log_x: bool
+    x: list
+    values: list
+    ses: list | None
+    chi2: float
+    chi2_dof: int
+
+    def predict(self, x) -> np.ndarray:
+        """The fitted curve :math:`y(x)` (exponentiated)."""
+        x = np.asarray(x, dtype=float)
+        g = np.log(x) if self.log_x else x
+        out = self.intercept + self.slope * g
+        for c, p in zip(self.corrections, self.powers):
+            out = out + c * x ** p
+        return np.exp(out)
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in ("slope", "se", "dof", "intercept", "corrections", "powers", "log_x",
+                                              "x", "values", "ses", "chi2", "chi2_dof")}
+
+
+def fit_rate(x: Sequence[float], values: Sequence[float], ses: Sequence[float] | None = None, *,
+             dofs: Sequence[float | None] | None = None, log_x: bool = True,
+             corrections: Sequence[float] = ()) -> RateFit:
+    r"""Fit the rate :math:`b` of :math:`y \propto x^{b}` (``log_x``) or :math:`y \propto e^{b x}` to points with SEs.
+
+    Model :math:`\log y_i = a + b\,g(x_i) + \sum_j c_j x_i^{p_j}` with :math:`g=\log` (power law) or
+    :math:`g(x)=x` (exponential) and correction powers ``corrections`` :math:`p_j` (e.g. ``(-1,)`` for a
+    relative :math:`O(1/\nu)` correction of a :math:`1/\nu` law, ``(0.5,)`` for :math:`\sqrt\gamma`
+    on top of :math:`\sqrt\gamma`). With ``ses`` (SEs of the :math:`y_i`, independent points) the
+    fit is weighted by :math:`1/\mathrm{SE}(\log y_i)^2`, :math:`\mathrm{SE}(\log y_i)=\mathrm{SE}_i/y_i`
+    (delta method); the slope is :math:`\sum_i w_i\log y_i`, so its SE is exact given the point SEs
+    and its degrees of freedom follow Welch–Satterthwaite (:func:`combine`) from ``dofs`` (per point;
+    ``None`` entries are large-sample). Without ``ses`` (deterministic or unweighted points) the SE
+    comes from the residual scatter with ``points − parameters`` degrees of freedom.
+
+    Points on the same draws are *not* independent: fit each draw (``ses=None``) and average the
+    slopes over draws instead.
+
+    >>> f = fit_rate([10, 20, 40, 80], [0.1, 0.05, 0.025, 0.0125], [1e-3, 5e-4, 2.5e-4, 1.25e-4])
+    >>> round(f.slope, 6), round(f.se, 4), f.dof
+    (-1.0, 0.0065, None)
+    """
+    xv = np.asarray(x, dtype=float)
+    y = np.asarray(values, dtype=float)
+    if xv.ndim != 1 or xv.shape != y.shape:
+        raise ValueError("x and values must be 1-D sequences of one length")
+    if not (np.all(y > 0) and np.all(np.isfinite(y))):
+        raise ValueError("a rate fit needs finite positive values")
+    if log_x and not np.all(xv > 0):
+        raise ValueError("a power-law fit needs positive x")
+    powers = [float(p) for p in corrections]
+    X = np.column_stack([np.ones_like(xv), np.log(xv) if log_x else xv] + [xv ** p for p in powers])
+    k = X.shape[1]
+    if np.unique(xv).size < k:
+        raise ValueError(f"a rate fit with {len(powers)} correction term(s) needs at least {k} distinct x")
+    ly = np.log(y)
+    if ses is not None:
+        s = np.asarray(ses, dtype=float)
+        if s.shape != y.shape or not np.all(s > 0) or not np.all(np.isfinite(s)):
+            raise ValueError("ses must be finite, positive and as long as values")
+        sl = s / y
+        W = 1.0 / sl ** 2
+        Ainv = np.linalg.inv(X.T @ (W[:, None] * X))
+        coef_map = Ainv @ (X.T * W)
+        beta = coef_map @ ly
+        resid = ly - X @ beta
+        chi2 = float(np.sum(W * resid ** 2))
+        se, dof = combine(sl, dofs, coef_map[1])
+        ses_out = s.tolist()
+    else:
+        if y.size <= k:
+            raise ValueError(f"an unweighted rate fit needs more than {k} points for an error estimate")
+        Ainv = np.linalg.inv(X.T @ X)
+        beta = Ainv @ X.T @ ly
+        resid = ly - X @ beta
+        chi2 = float(np.sum(resid ** 2))
+        sigma2 = chi2 / (y.size - k)
+        se, dof = float(math.sqrt(sigma2 * Ainv[1, 1])), float(y.size - k)
+        ses_out = None
+    return RateFit(slope=float(beta[1]), se=float(se), dof=dof, intercept=float(beta[0]),
+                   corrections=[float(b) for b in beta[2:]], powers=powers, log_x=bool(log_x), x=xv.tolist(),
+                   values=y.tolist(), ses=ses_out, chi2=chi2, chi2_dof=int(y.size - k))
+
+
+@dataclass
+class RateBand:
+    """The verdict on a fitted rate: the band ``slope ± crit·SE`` at ``level`` must contain
+    ``predicted`` and exclude every rate in ``wrong`` (see :func:`rate_band`)."""
+
+    slope: float
+    se: float
+    dof: float | None
+    predicted: float
+    wrong: tuple
+    level: float
+    crit: float
+    lo: float
+    hi: float
+    p_predicted: float
+    #: |slope − wrong| / SE for each excluded rate (must be ≥ ``crit``)
+    distances: tuple
+
+    @property
+    def contains_predicted(self) -> bool:
+        return self.lo <= self.predicted <= self.hi
+
+    @property
+    def excludes(self) -> tuple:
+        """One bool per rate of ``wrong``: outside the band."""
+        return tuple(not (self.lo <= w <= self.hi) for w in self.wrong)
+
+    @property
+    def passed(self) -> bool:
+        return self.contains_predicted and all(self.excludes)
+
+    def describe(self) -> str:
+        ex = ", ".join(f"{w:+.3g} ({'excluded' if e else 'NOT excluded'})" for w, e in zip(self.wrong, self.excludes))
+        law = "z" if self.dof is None else f"t({self.dof:.3g})"
+        return (f"slope {self.slope:+.4f} ± {self.se:.4f} ({law}); {100 * (1 - self.level):g}% band "
+                f"[{self.lo:+.4f}, {self.hi:+.4f}]; predicted {self.predicted:+.4g} "
+                f"({'inside' if self.contains_predicted else 'OUTSIDE'}); wrong rate(s) {ex}")
+
+    def to_dict(self) -> dict:
+        return {"slope": self.slope, "se": self.se, "dof": self.dof, "predicted": self.predicted,
+                "wrong": list(self.wrong), "level": self.level, "crit": self.crit, "lo": self.lo, "hi": self.hi,
+                "p_predicted": self.p_predicted, "distances": list(self.distances),
+                "contains_predicted": self.contains_predicted, "excludes": list(self.excludes),
+                "passed": self.passed}
+
+
+def rate_band(slope: float, se: float, predicted: float, wrong, *, dof: float | None = None,
+              level: float = LEVEL) -> RateBand:
+    r"""Band verdict on a fitted rate: contains ``predicted`` and excludes the ``wrong`` rate(s).
+
+    The band is :math:`b \pm c\,\mathrm{SE}` with :math:`c` the two-sided critical value at ``level``
+    (normal, or Student t with ``dof``). Inside a run, the *containment* is an ordinary comparison
+    (``Comparison(slope, predicted, se, dof)``, p-value :attr:`RateBand.p_predicted`) decided by the
+    run's Holm family; the *exclusion* is deterministic given the fit: each wrong rate must lie at
+    least :math:`c` SEs from the slope. A fit too noisy to separate the predicted rate from the wrong
+    one fails the exclusion.
+
+    >>> b = rate_band(-0.98, 0.02, -1.0, (0.0, -2.0))
+    >>> b.passed, round(b.crit, 3), [round(d, 1) for d in b.distances]
+    (True, 2.576, [49.0, 51.0])
+    >>> rate_band(-0.5, 0.70, -0.5, 0.0, dof=20).passed   # C16's old quick band: no decay not excluded
+    False
+    """
+    if not (_has_se(se)):
+        raise ValueError("a rate band needs a finite positive SE")
+    wrong_t = tuple(float(w) for w in (wrong if isinstance(wrong, (list, tuple)) else (wrong,)))
+    crit = critical_value(level, dof, sided=2)
+    se = float(se)
+    return RateBand(slope=float(slope), se=se, dof=_check_dof(dof), predicted=float(predicted), wrong=wrong_t,
+                    level=float(level), crit=float(crit), lo=float(slope) - crit * se, hi=float(slope) + crit * se,
+                    p_predicted=float(p_value(slope, predicted, se, dof)),
+                    distances=tuple(abs(float(slope) - w) / se for w in wrong_t))

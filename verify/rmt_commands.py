@@ -23,9 +23,9 @@ WEIGHT_LIMIT = 1e6
 
 
 def _hermite(activation: str, dps: int):
-    from attnlimits.symbolic.hermite import hermite_coefficients
+    from attnlimits.symbolic.hermite import hermite_data_bounded
 
-    return hermite_coefficients(activation, dps=dps)
+    return hermite_data_bounded(activation, dps=dps)
 
 
 def _hermite_numbers(activation: str, dps: int) -> tuple[str, str]:
@@ -143,17 +143,16 @@ def export_rmt(params: dict, path: str) -> str:
 
     from attnlimits.derivations.attention_rmt import model
     from attnlimits.numeric import export_model
-    from attnlimits.symbolic.activations import parse_activation
-    from attnlimits.symbolic.codegen import canonical_formula
+    from attnlimits.symbolic.activations import canonical_activation
 
     h = _hermite(params["activation"], 50)
     with mpmath.workdps(50):
         consts = {
-            "ACTIVATION": repr(canonical_formula(parse_activation(params["activation"]))),
+            "ACTIVATION": repr(canonical_activation(params["activation"])),  # never the text as typed
             "A1": repr(mpmath.nstr(h.a1, 45)),
             "NU": repr(mpmath.nstr(h.nu, 45)),
         }
     out = export_model(model, path, params["backend"], constants=consts)
     if not math.isfinite(float(consts["A1"].strip("'"))):  # pragma: no cover - hermite refuses first
         raise InputError("non-finite Hermite data")
-    return f"wrote {out} ({params['backend']}; activation {consts['ACTIVATION']}: a1={consts['A1']}, nu={consts['NU']})"
+    return f"wrote {out} ({params['backend']}; activation {params['activation']}: a1={consts['A1']}, nu={consts['NU']})"

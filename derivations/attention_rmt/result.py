@@ -3,6 +3,7 @@
 Registered under the ``attnlimits.results`` entry-point group (``pyproject.toml``).  Reading
 this module imports no SymPy; the equations are :mod:`attnlimits.derivations.attention_rmt.equations`.
 """
+from attnlimits.symbolic.properties import Choice, Expression, Property, Range
 from attnlimits.symbolic.result import Command, Param, Result
 
 __all__ = ["RESULT", "REFERENCES", "RMT_COMMAND", "BUILTIN_ACTIVATION_NAMES"]
@@ -61,6 +62,33 @@ RMT_COMMAND = Command(
     expensive=("gamma",),
 )
 
+_EXPLORE = "attnlimits.verify.explore.properties_rmt"
+
+#: Properties of the result (``attnlimits explore``, docs/explore.md).
+PROPERTIES = (
+    Property("rmt-vs-simulation", "rmt", "the deterministic equivalents of E_attention and E_ridge match simulation "
+             "(w = 0; a finite-size allowance measured from n and n/2)",
+             {"activation": Choice(("tanh", "relu", "erf", "sin")), "c": Range(0.25, 4.0, scale="log"),
+              "gamma": Range(0.01, 1.0, scale="log"), "snr": Range(0.0, 2.0)},
+             evaluate=f"{_EXPLORE}:rmt_vs_simulation", kind="simulation", quick={"n": 256, "draws": 6},
+             confirm={"n": 512, "draws": 8}, map=("c", "gamma"), seconds=60.0),
+    Property("rmt-exported-equals-inprocess", "rmt", "the standalone solver of `attnlimits export rmt` gives the "
+             "in-process numbers (to 1e-12)",
+             {"activation": Choice(("tanh", "relu", "erf", "sin")), "c": Range(0.1, 10.0, scale="log"),
+              "gamma": Range(1e-3, 10.0, scale="log"), "snr": Range(0.0, 4.0), "w": Range(0.0, 2.0)},
+             evaluate=f"{_EXPLORE}:exported_equals_inprocess", kind="theory", map=("c", "gamma"), seconds=60.0),
+    Property("rmt-mpmath-equals-float64", "rmt", "the mpmath solver (30 digits) and the float64 solver agree to "
+             "float64's error (1e-9 relative)",
+             {"activation": Choice(("tanh", "relu", "erf", "sin")), "c": Range(0.1, 10.0, scale="log"),
+              "gamma": Range(1e-3, 10.0, scale="log"), "snr": Range(0.0, 4.0), "w": Range(0.0, 2.0)},
+             evaluate=f"{_EXPLORE}:mpmath_equals_float64", kind="theory", quick={"digits": 30},
+             confirm={"digits": 40}, map=("c", "gamma"), seconds=60.0),
+    Property("grammar-answers", "rmt", "every formula of the grammar gets an answer (finite Hermite data obeying "
+             "Bessel's inequality) or a one-line refusal from `attnlimits hermite` within 30 s",
+             {"expression": Expression()}, evaluate=f"{_EXPLORE}:grammar_answers", kind="theory",
+             quick={"timeout": 30.0}, confirm={"timeout": 60.0}, seconds=45.0),
+)
+
 RESULT = Result(
     name="rmt",
     title="Interpolation error of nonlinear attention vs ridge regression (p/n -> c)",
@@ -68,6 +96,7 @@ RESULT = Result(
     commands=(RMT_COMMAND,),
     claims="attnlimits.verify.claims.attention_rmt",
     model="attnlimits.derivations.attention_rmt.equations:model",
+    properties=PROPERTIES,
     export="attnlimits.verify.rmt_commands:export_rmt",
     export_parameters=(
         _ACTIVATION,

@@ -254,11 +254,9 @@ def custom_activation(text: str, kind: str = "elementwise", name: str | None = N
         expr = sp.expand_log(sp.log(h), force=True)
     else:
         expr = h
-    from attnlimits.symbolic.codegen import canonical_formula
-
-    # the name is built from the parsed expression, never the typed text: it reaches generated source
-    return Activation(name or f"{kind}:{canonical_formula(h)}", kind, expr,
-                      f"user expression ({kind}) h(t) = {canonical_formula(h)}",
+    # the name is the canonical printed formula, never the text as typed (a comment or quotes in it
+    # would otherwise travel into generated source and exported files)
+    return Activation(name or f"{kind}:{sp.sstr(h)}", kind, expr, f"user expression ({kind}) h(t) = {h}",
                       normalised=(kind == "normalised"), source="user")
 
 

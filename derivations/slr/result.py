@@ -5,6 +5,7 @@ Registered under the ``attnlimits.results`` entry-point group (``pyproject.toml`
 SymPy; the equations are in :mod:`attnlimits.derivations.slr.population`, :mod:`attnlimits.derivations.slr.bayes` and
 :mod:`attnlimits.derivations.slr.predecessor`.
 """
+from attnlimits.symbolic.properties import Choice, IntRange, Property, Range
 from attnlimits.symbolic.result import Command, Param, Result
 
 __all__ = ["RESULT", "REFERENCES", "ACTIVATION_NAMES", "MODELS", "POPULATION_COMMAND", "REPLICA_COMMAND",
@@ -211,7 +212,9 @@ TRAIN_COMMAND = Command(
         Param("D", "int", 400, "dimension", check=">=2"),
         Param("seeds", "int", 3, "independent teachers/datasets, trained together", check="positive"),
         Param("optimizer", "choice", "lbfgs", "full-batch lbfgs or gd, minibatch adam or sgd", choices=("lbfgs", "gd", "adam", "sgd")),
-        Param("init", "choice", "informed", "informed (population optimum) or random", choices=("informed", "random")),
+        Param("init", "choice", "informed", "informed (population optimum), random, or multistart (every start "
+              "of docs/slr.md §10.7 on the same data: one row per seed and start with its distinct minimum, "
+              "the lowest marked equilibrium)", choices=("informed", "random", "multistart")),
         Param("seed", "int", 0, "master seed", check="nonnegative"),
         Param("device", "str", "auto", "auto, cpu or cuda"),
         Param("dtype", "choice", "float64", "training precision", choices=("float64", "float32")),
@@ -229,8 +232,8 @@ TRAIN_COMMAND = Command(
                 "learned overlaps), the seven overlaps, the distance to the manifold and the optimiser status.",
     examples=("attnlimits slr train --model spiked --nu 2 --L 2 --activation softmax,linear_uncentred "
               "--alpha 2,4,10 --lam 0.1 --D 400 --seeds 3 --plot curve.png",),
-    table=("activation", "alpha", "lam", "row", "seed_index", "E_test", "E_test_se", "E_test_overlaps",
-           "m_k", "q_k", "m_v", "q_v", "distance", "status", "iterations"),
+    table=("activation", "alpha", "lam", "row", "seed_index", "start", "minimum", "E_test", "E_test_se",
+           "E_test_overlaps", "m_k", "q_k", "m_v", "q_v", "distance", "status", "iterations"),
     expensive=("seeds",),
 )
 
@@ -284,6 +287,35 @@ REPLICA_COMMAND = Command(
 )
 
 
+_EXPLORE = "attnlimits.verify.explore.properties_slr"
+
+#: Properties of the result (``attnlimits explore``, docs/explore.md): statements over a domain.
+PROPERTIES = (
+    Property("slr-bayes-bound", "slr", "optimal population risk >= Bayes risk; softmax attains it (§7, C2-C4)",
+             {"model": Choice(("spiked", "max")), "nu": Range(0.25, 8.0, scale="log"), "L": IntRange(2, 4),
+              "activation": Choice(tuple(ACTIVATION_NAMES))},
+             evaluate=f"{_EXPLORE}:bayes_bound", kind="theory", map=("nu", "activation"), seconds=120.0),
+    Property("slr-bo-monotone", "slr", "the Bayes-optimal error E_BO is non-increasing in alpha (§11)",
+             {"alpha": Range(0.5, 20.0, scale="log"), "ratio": Range(1.2, 3.0), "nu": Range(0.5, 5.0, scale="log"),
+              "L": IntRange(2, 3)},
+             evaluate=f"{_EXPLORE}:bo_monotone", kind="theory", quick={"points": 2 ** 11, "replicates": 8},
+             confirm={"points": 2 ** 13, "replicates": 8}, seconds=60.0),
+    Property("slr-gamp-vs-se", "slr", "GAMP on generated data reaches the Bayes-optimal state evolution (§11, C19-AMP)",
+             {"alpha": Range(1.0, 20.0, scale="log"), "nu": Range(0.5, 5.0, scale="log"), "L": IntRange(2, 3)},
+             evaluate=f"{_EXPLORE}:gamp_vs_state_evolution", kind="simulation",
+             quick={"D": 300, "seeds": 3, "n_test": 4000, "points": 2 ** 11, "iterations": 400},
+             confirm={"D": 600, "seeds": 4, "n_test": 8000, "points": 2 ** 12, "iterations": 400}, seconds=120.0,
+             doc="Found by its first run: at α = 1, ν = 1 GAMP needs about 130 iterations (undamped residual "
+                 "1e-7 on q); the command's default of 60 stops before, which `slr amp` now flags as not "
+                 "converged instead of reporting convergence."),
+    Property("slr-bo-below-rs", "slr", "E_BO(alpha) <= the replica prediction of ridge ERM at any lambda (§10-§11)",
+             {"alpha": Range(1.0, 20.0, scale="log"), "lam": Range(0.03, 3.0, scale="log"),
+              "activation": Choice(("softmax", "linear_uncentred", "linear_centred"))},
+             evaluate=f"{_EXPLORE}:bo_below_rs", kind="theory",
+             quick={"points": 2 ** 11, "replicates": 8, "rs_points": 512},
+             confirm={"points": 2 ** 13, "replicates": 8, "rs_points": 2048}, seconds=180.0),
+)
+
 RESULT = Result(
     name="slr",
     title="Single-location regression: softmax vs linear attention, Bayes optimality, finite samples",
@@ -291,6 +323,7 @@ RESULT = Result(
     commands=(POPULATION_COMMAND, REPLICA_COMMAND, TRAIN_COMMAND, BAYES_OPTIMAL_COMMAND, AMP_COMMAND,
               POSTERIOR_COMMAND, PHASE_COMMAND),
     claims=("attnlimits.verify.claims.slr_population", "attnlimits.verify.claims.slr_finite", "attnlimits.verify.claims.slr_bayes_optimal"),
+    properties=PROPERTIES,
     export="attnlimits.verify.slr.export:export_slr",
     export_help=(
         "Write the finite-sample SLR solver --solver replica (RS theory of ridge ERM, docs/slr.md §10) or\n"

@@ -46,3 +46,27 @@ def test_write_text_atomic(tmp_path):
     bad = blocker / "m.py"  # a folder under a plain file: mkdir fails
     assert write_text_atomic(bad, "y = 2\n") is False
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "sub"]
+
+
+def test_altered_cached_module_is_regenerated_not_executed(tmp_path, monkeypatch):
+    """A cached generated module is sealed with its SHA-256: one altered after it was written (a code
+    payload appended) is regenerated, never run; a folder others can write is not used (issue 31)."""
+    import os
+
+    monkeypatch.setenv("ATTNLIMITS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(models, "_CACHE", {})
+    models.compile_model(R.model, "numpy")
+    (path,) = tmp_path.glob("*attention_rmt*-numpy-*.py")
+    marker = tmp_path / "PWNED"
+    text = path.read_text()
+    body, _, seal = text.rstrip("\n").rpartition("\n")
+    path.write_text(body + f"\nimport pathlib; pathlib.Path({str(marker)!r}).touch()\n" + seal + "\n")
+    monkeypatch.setattr(models, "_CACHE", {})
+    mod = models.compile_model(R.model, "numpy")
+    assert not marker.exists() and mod.curve(0.5, [0.1], a1=0.6, nu=0.45)[0]["E_attention"] > 0
+    assert models.read_sealed(path) is not None  # rewritten, sealed again
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv("ATTNLIMITS_CACHE_DIR", str(shared))
+    assert models.cache_dir() is None

@@ -176,3 +176,22 @@ def test_row_whose_error_bar_exceeds_its_value_is_flagged(monkeypatch, capsys):
     assert row["error_exceeds_value"] is True
     err = [ln for ln in capsys.readouterr().err.splitlines() if "integration error" in ln]
     assert len(err) == 1 and "alpha=4" in err[0]
+
+
+def test_tune_skips_a_nonequilibrium_grid_point(monkeypatch):
+    """e(λ) is non-decreasing in λ at equilibrium: a grid point whose objective exceeds a larger λ's is
+    skipped even when its E_test is the lowest (the softmax α = 15.2 dip)."""
+    from attnlimits.numeric import replica as NR
+
+    table = {0.001: (0.238, 0.113), 0.01: (0.38, 0.07), 0.1: (0.30, 0.093), 1.0: (0.286, 0.157), 10.0: (0.58, 0.37)}
+
+    def fake(kern, rules, alpha, lam, Delta, **kw):
+        E, obj = table[round(lam, 6)]
+        fp = _fp(alpha, E, obj, 0.1, 0.5)
+        fp.lam = lam
+        return fp
+
+    monkeypatch.setattr(NR, "rs_fixed_point", fake)
+    best, grid = NR.rs_tune_lambda(None, None, 15.0, 0.1, grid=sorted(table), refine=False)
+    assert best.lam == 1.0 and best.E_test == 0.286
+    assert "nonequilibrium" in next(g for g in grid if g.lam == 0.001).flags

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import pickle
 
 import numpy as np
@@ -52,10 +53,10 @@ def test_without_persist_or_folder_nothing_is_written(tmp_path):
 def test_entries_of_other_code_are_used_and_counted(tmp_path):
     fn = _Counter()
     Context("full", device="cpu", cache_dir=tmp_path).cached(KEY, fn, persist=True)
-    (path,) = tmp_path.glob("*.pkl")
-    entry = pickle.loads(path.read_bytes())
+    (path,) = tmp_path.glob("*.json")
+    entry = json.loads(path.read_text())
     entry["fingerprint"] = "0123456789abcdef"
-    path.write_bytes(pickle.dumps(entry))
+    path.write_text(json.dumps(entry))
     c = Context("full", device="cpu", cache_dir=tmp_path)
     c.cached(KEY, fn, persist=True)
     assert fn.calls == 1
@@ -66,12 +67,12 @@ def test_entries_of_other_code_are_used_and_counted(tmp_path):
 def test_unreadable_entry_is_recomputed_and_unpicklable_value_stays_in_memory(tmp_path):
     fn = _Counter()
     Context("full", device="cpu", cache_dir=tmp_path).cached(KEY, fn, persist=True)
-    (path,) = tmp_path.glob("*.pkl")
-    path.write_bytes(b"not a pickle")
+    (path,) = tmp_path.glob("*.json")
+    path.write_bytes(b"not json")
     Context("full", device="cpu", cache_dir=tmp_path).cached(KEY, fn, persist=True)
     assert fn.calls == 2
     c = Context("full", device="cpu", cache_dir=tmp_path)
-    value = c.cached(("other",), lambda: (lambda: 1), persist=True)  # a lambda does not pickle
+    value = c.cached(("other",), lambda: (lambda: 1), persist=True)  # a lambda is not data
     assert callable(value) and not list(tmp_path.glob("*.tmp*"))
     assert DiskCache(tmp_path).put((object(),), 1) is False  # a key without a stable repr
 
@@ -88,3 +89,54 @@ def test_verify_cli_cache_option(tmp_path, capsys):
     rc = main(["verify", "V1", "--quick", "--cache", str(blocker / "sub"), "--no-report"])
     err = capsys.readouterr().err
     assert rc == 2 and "--cache" in err and len(err.strip().splitlines()) == 1
+
+
+class _Boom:
+    """Unpickling this runs a shell command (the attack a shared cache folder must not allow)."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_planted_pickles_and_object_arrays_are_never_loaded(tmp_path):
+    """Crafted files in a --cache folder: nothing runs, the entries are recomputed and counted."""
+    fn = _Counter()
+    Context("full", device="cpu", cache_dir=tmp_path).cached(KEY, fn, persist=True)
+    (entry,) = tmp_path.glob("*.json")
+    marker = tmp_path / "PWNED"
+    # 1. a pickle beside the entries and in place of the value's arrays
+    (tmp_path / "0123.pkl").write_bytes(pickle.dumps(_Boom(marker)))
+    npz = entry.with_suffix(".npz")
+    with open(npz, "wb") as fh:  # an object array (np.load would need allow_pickle to read it)
+        np.save(fh, np.array([_Boom(marker)], dtype=object), allow_pickle=True)
+    c = Context("full", device="cpu", cache_dir=tmp_path)
+    value = c.cached(KEY, fn, persist=True)
+    assert not marker.exists() and fn.calls == 2 and np.array_equal(value["theta"], np.arange(4.0))
+    s = c.disk.summary()
+    assert s["rejected"] == 2 and any(".pkl" in e for e in s["rejected_entries"])
+    # 2. an entry naming a class outside the package is refused, not imported
+    data = json.loads(entry.read_text())
+    data["value"] = {"__dataclass__": "os:system", "fields": {}}
+    data["arrays"] = False
+    entry.write_text(json.dumps(data))
+    c = Context("full", device="cpu", cache_dir=tmp_path)
+    c.cached(KEY, fn, persist=True)
+    assert fn.calls == 3 and c.disk.summary()["rejected"] >= 2 and not marker.exists()
+
+
+def test_project_dataclasses_round_trip(tmp_path):
+    """The cached types of the claims (training results, RS fixed points) come back field for field."""
+    import torch
+
+    from attnlimits.verify.slr.train import TrainResult
+
+    res = TrainResult(seeds=[{"E_test": 0.4, "status": "converged"}], summary={"E_test": 0.4, "seeds": 1},
+                      settings={"L": (2, 3), 4.0: "x"}, theta=torch.arange(6.0).reshape(2, 3))
+    d = DiskCache(tmp_path)
+    assert d.put(("k",), (res, [1.5, float("nan")]))
+    hit, (back, extra) = d.get(("k",))
+    assert hit and back.seeds == res.seeds and back.settings == res.settings
+    assert torch.equal(back.theta, res.theta) and extra[0] == 1.5 and extra[1] != extra[1]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from attnlimits.verify.claims import REGISTRY, Context, run_claims, select
@@ -187,3 +188,94 @@ def test_extrapolated_check_measures_the_finite_n_correction():
     assert not biased.passed  # the finite-n offset a single size would have to absorb
     off = A._extrapolated_check("E, n → ∞", [0.49, 0.49], ests, sizes, 0)
     assert not off.passed and off.statistic > 5
+
+
+# ------------------------------------------------------------------------------------------------------
+# issue 29: rates on simulation (V6) and the interpolation paper's headlines (H-random, H-aligned, P1-traces)
+# ------------------------------------------------------------------------------------------------------
+
+def test_v6_rate_fit_recovers_the_root_law_and_its_band():
+    """Synthetic per-draw curves E = C√γ(1 + d√γ)·(1 + noise): the corrected per-draw slope is 1/2, and
+    the rate checks pass; a flat curve (no decay) makes the predicted-rate check fail."""
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(6)
+    g = np.array(A._RI_GAMMAS)
+    curves = 0.25 * np.sqrt(g) * (1 + 0.3 * np.sqrt(g)) * (1 + 0.01 * rng.standard_normal((10, g.size)))
+    idx = [A._idx(A._RI_GAMMAS, x) for x in A._V6_RATE_GAMMAS]
+    slopes = A._v6_slope(A._V6_RATE_GAMMAS, curves[:, idx])
+    assert np.allclose(slopes, 0.5, atol=0.02)
+    run = SimpleNamespace(errors={"w0": curves})
+    checks = A._v6_rate_checks([250, 500], [run, run])
+    assert len(checks) == 3 and checks[0].stochastic and checks[0].dof == 9
+    assert all(c.passed for c in checks), [(c.label, c.value) for c in checks]
+    flat = SimpleNamespace(errors={"w0": 0.1 * (1 + 0.01 * rng.standard_normal((10, g.size)))})
+    bad = A._v6_rate_checks([500], [flat])
+    assert not bad[0].passed and not bad[1].passed  # slope ≈ 0: not 1/2, and 0 is not excluded
+
+
+def test_rate_checks_print_predicted_and_excluded_rates():
+    from attnlimits.verify.claims._rates import rate_checks, slope_stats
+
+    checks = rate_checks("demo", -0.98, 0.01, -1.0, (0.0, -2.0), dof=9)
+    assert [c.kind for c in checks] == ["abs", "lower", "lower"]
+    assert "excluded: +0, -2" in checks[0].label and "band" in checks[0].note
+    assert all(c.passed for c in checks)
+    m, se, dof = slope_stats([0.5, 0.52, 0.48, 0.5])
+    assert m == pytest.approx(0.5) and dof == 3 and se == pytest.approx(np.std([0.5, 0.52, 0.48, 0.5], ddof=1) / 2)
+    noisy = rate_checks("demo", -0.5, 0.3, -0.5, (0.0,), dof=20)
+    assert noisy[0].passed and not noisy[1].passed  # the old C16: no decay not excluded → the claim fails
+
+
+def test_bulk_trace_simulator_matches_explicit_inverses():
+    """simulate_bulk_traces against traces from an explicit matrix inverse on the same draw (n = 30)."""
+    a1, nu, c, g, n = 0.6, 0.4, 0.5, 0.3, 30
+    est = A.simulate_bulk_traces(a1, nu, c, [g], n, 1, seed=11)
+    rng = np.random.default_rng(11)
+    p = int(round(c * n))
+    Z = rng.standard_normal((p, n))
+    T = Z.T @ Z / n
+    G = np.triu(rng.standard_normal((n, n)) / math.sqrt(p), 1)
+    K = a1 * (T / c - np.eye(n)) + math.sqrt(nu - a1 ** 2) * (G + G.T)
+    Q = np.linalg.inv(K @ T @ K + g * np.eye(n))
+    expected = [np.trace(Q), np.trace(Q @ K), np.trace(Q @ K @ T), np.trace(K @ Q @ K), np.trace(K @ Q @ K @ T),
+                np.trace(T @ K @ Q @ K @ T)]
+    assert np.allclose(est.samples[0, 0], np.array(expected) / n, rtol=1e-9, atol=1e-12)
+
+
+def test_bulk_traces_special_case_linear(ctx):
+    """b = 0 (f = t): q0 = ⟨1/(γ + t d(t)²)⟩ (§5 special case), checked against an eigenvalue average of a
+    large simulated T (an independent route), and the engine's traces are finite and ordered sensibly."""
+    q = A.bulk_traces(ctx, "identity", 2.0, 0.5)
+    assert q.shape == (6,) and np.all(np.isfinite(q))
+    rng = np.random.default_rng(2)
+    n = 1500
+    Z = rng.standard_normal((3000, n))
+    t = np.linalg.eigvalsh(Z.T @ Z / n)
+    d = t / 2.0 - 1.0
+    assert q[0] == pytest.approx(np.mean(1 / (0.5 + t * d ** 2)), rel=0.02)
+
+
+def test_headline_claims_registered():
+    for name in ("H-random", "H-aligned", "P1-traces"):
+        claim = REGISTRY[name]
+        assert "arXiv:2506.18656" in claim.source and "docs/attention_rmt.md" in claim.source
+        assert claim.quick and claim.full and "mc" in claim.tags
+        assert set(claim.tags) <= {"rmt", "ridge", "random-inputs", "alignment", "hermite", "identity", "mc",
+                                   "theory-only", "slow-in-full"}
+    assert set(A._HR_ACTS) >= {"tanh", "relu", "sin", "erf", "sigmoid", "cos", "abs", "he2", "identity"}
+    assert min(A._HR_CS) < 1 < max(A._HR_CS) and A._HA_SNRS[0] == 0.0
+
+
+def test_headline_claims_pass_in_quick_mode():
+    """The three claims at --quick (≈ 10 s together on 2 cores)."""
+    results = run_claims(select(["H-random", "H-aligned", "P1-traces"]), Context("quick", seed=0))
+    for r in results:
+        assert r.verdict == "pass", (r.claim, r.notes, [(c.label, c.value) for c in r.checks if not c.passed])
+    hr = results[0]
+    exceptions = [c for c in hr.checks if "derived exception" in c.label]
+    assert len(exceptions) == len(A._HR_EXCEPTIONS)
+    assert any(c.label.startswith("MC cos") for c in hr.checks)
+    ha = results[1]
+    assert ha.params["crossover_snr"]["c=1"]["aligned unit"] < ha.params["crossover_snr"]["c=1"]["w=0"]
+    assert len([c for c in results[2].checks if c.stochastic]) == 6 * 4

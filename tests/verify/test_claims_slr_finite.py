@@ -75,3 +75,34 @@ def test_open_finding_is_reported_with_c15_not_checked():
     for key, pt in F.OPEN_FINDING["points"].items():
         assert key in note and len(pt["gap"]) >= 3 and pt["slope_se"] > 0
         assert all(se > 0 for _, _, se in pt["gap"])
+
+
+def _fake_erm(scale_of_D):
+    """A stand-in for :func:`slr_finite.erm`: per seed, a distance scale(D)·√(χ²₃/3) (seeded)."""
+    import numpy as np
+    from types import SimpleNamespace
+
+    def erm(ctx, activation, *, D, seeds, **kw):
+        rng = np.random.default_rng(D)
+        d = scale_of_D(D) * np.sqrt(rng.chisquare(3, seeds) / 3)
+        return SimpleNamespace(seeds=[{"distance": float(x)} for x in d])
+
+    return erm
+
+
+def test_c16_rate_band_excludes_no_decay(monkeypatch):
+    """C16's rate checks on synthetic ERM distances (no training): ∝ D^-1/2 passes with the band excluding
+    0; a distance that does not shrink fails (the old quick band −0.5 ± 0.70 accepted it)."""
+    from attnlimits.verify.claims import Context
+
+    size = base.REGISTRY["C16"].quick
+    monkeypatch.setattr(F, "erm", _fake_erm(lambda D: 0.9 / D ** 0.5))
+    checks, _, params = F._c16(Context("quick"), size)
+    rate = [c for c in checks if "slope" in c.label]
+    assert len(rate) == 2 and rate[0].stochastic and rate[1].kind == "lower"
+    assert all(c.passed for c in rate), [(c.label, c.value, c.note) for c in rate]
+    assert params["seeds"] == [s for _, s in size["seeds_by_D"]]
+    monkeypatch.setattr(F, "erm", _fake_erm(lambda D: 0.05))
+    checks, _, _ = F._c16(Context("quick"), size)
+    rate = [c for c in checks if "slope" in c.label]
+    assert not rate[0].passed and not rate[1].passed

@@ -42,7 +42,7 @@ def _run(capsys, argv):
     (["rmt", "--c", "0.5", "--gamma", "1", "--snr", "1e308"], "--snr 1e+308 exceeds"),
     (["rmt", "--c", "0.5", "--gamma", "1", "--wk", "1e300", "--wq", "1"], "--wk coordinate 1e+300 exceeds"),
     (["slr", "population", "--model", "max", "--nu", "1e308", "--L", "2"], "--nu 1e+308 is too large"),
-    (["verify", "--device", "tpu", "--no-report"], "--device must be auto, cpu, cuda"),
+    (["verify", "--device", "tpu", "--no-report"], "--device 'tpu' is not a device"),
     (["rmt", "--activation", LONG, "--c", "0.5", "--gamma", "1"], "--activation is too long"),
     (["hermite", "--activation", LONG], "--activation is too long"),
     # tracebacks before
@@ -120,3 +120,15 @@ def test_ctrl_c_early_is_one_line():
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err
+
+
+@pytest.mark.parametrize("device", ["cuda:99", "tpu", "meta", "CPU", ""] + ([] if __import__("torch").cuda.is_available()
+                                                                           else ["cuda"]))
+@pytest.mark.parametrize("command", [["slr", "amp", "--D", "20"], ["slr", "train", "--D", "20"],
+                                     ["verify", "V1", "--no-report"],
+                                     ["figure", "rmt-1a"]])
+def test_every_command_resolves_devices_one_way(command, device, capsys):
+    """One device-resolution function: every device the machine lacks is one line, exit 2, before any work."""
+    assert main(command + ["--device", device]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--device" in err[0] and "Traceback" not in err[0], err

@@ -30,3 +30,18 @@ def test_unknown_start_is_refused():
     with pytest.raises(InputError, match="unknown start"):
         train_multistart("linear_uncentred", model="spiked", nu=2.0, L=2, alpha=4.0, lam=0.1, D=20, seeds=1,
                          inits=("informed", "nowhere"))
+
+
+def test_train_command_multistart(capsys):
+    """``slr train --init multistart``: one row per seed and start, the minima labelled (issue 26 item)."""
+    import json
+
+    from attnlimits.verify import cli
+
+    rc = cli.main(["slr", "train", "--init", "multistart", "--D", "30", "--seeds", "1", "--alpha", "4", "--json"])
+    assert rc == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert sorted(r["start"] for r in rows) == sorted(["informed", "uninformed", "random", "lambda_continuation"])
+    assert all(r["n_minima"] >= 1 and r["minimum"] < r["n_minima"] for r in rows)
+    assert sum(r["equilibrium"] for r in rows) >= 1
+    assert cli.main(["slr", "train", "--init", "multistart", "--plot", "c.png"]) == 2

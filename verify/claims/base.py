@@ -321,15 +321,17 @@ def code_fingerprint() -> str:
 
 
 class DiskCache:
-    """Results of expensive claim runs (training, RS tunings) in a folder, one pickle per key.
+    """Results of expensive claim runs (training, RS tunings) in a folder: data only, never code.
 
-    A file is named by the SHA-256 of the key's ``repr`` (keys are plain tuples, see :func:`_plain`)
-    and holds the key, the value, the attnlimits version and the :func:`code_fingerprint` of the
-    code that made it.  An entry made by other code is still used — reruns after an edit that does
-    not touch the numbers should not cost hours — but counted in :attr:`stale` and reported (the
-    report names the fingerprints; delete the folder to recompute).  Files are written atomically,
-    so a run killed mid-write leaves no half file.  Only open caches you wrote: pickle executes
-    code from the file it reads.
+    One entry per key: ``<hash>.json`` (schema version, key, attnlimits version, the
+    :func:`code_fingerprint` of the code that made it, the value encoded by
+    :mod:`attnlimits.verify.claims._datacache`) and, for arrays, ``<hash>.npz`` read with
+    ``allow_pickle=False``.  Nothing in the folder is executed: an entry that does not parse, has
+    another schema, names another key or holds anything but data — a planted pickle, an object
+    array — is recomputed and counted in :attr:`rejected` (reported in results.json and on stderr).
+    An entry made by other code is still used — reruns after an edit that does not touch the numbers
+    should not cost hours — but counted in :attr:`stale` and reported (delete the folder to
+    recompute).  Files are written atomically (the ``.npz`` first, the ``.json`` last).
     """
 
     def __init__(self, folder):
@@ -343,14 +345,27 @@ class DiskCache:
         self.fingerprint = code_fingerprint()
         self.hits = self.misses = 0
         self.stale: list = []
+        self.rejected: list = []  # (file name, reason)
+        # files of the old pickle format (or planted ones) are never opened: counted once
+        for legacy in sorted(self.folder.glob("*.pkl")):
+            self.rejected.append((legacy.name, "a pickle file: never loaded (pickle runs code)"))
 
-    def _path(self, key):
+    def _path(self, key, suffix=".json"):
         import hashlib
 
-        return self.folder / (hashlib.sha256(repr(key).encode()).hexdigest()[:24] + ".pkl")
+        return self.folder / (hashlib.sha256(repr(key).encode()).hexdigest()[:24] + suffix)
+
+    def _reject(self, path, why):
+        self.rejected.append((path.name, why))
+        self.misses += 1
+        return False, None
 
     def get(self, key):
-        import pickle
+        import json
+
+        import numpy as np
+
+        from ._datacache import SCHEMA, decode
 
         if not _plain(key):
             return False, None
@@ -359,50 +374,73 @@ class DiskCache:
             self.misses += 1
             return False, None
         try:
-            with open(path, "rb") as fh:
-                entry = pickle.load(fh)
-        except Exception:  # noqa: BLE001 - an unreadable entry is recomputed, not fatal
-            self.misses += 1
-            return False, None
-        if entry.get("key") != repr(key):
-            self.misses += 1
-            return False, None
+            entry = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(entry, dict) or entry.get("schema") != SCHEMA:
+                return self._reject(path, "not an entry of this schema")
+            if entry.get("key") != repr(key):
+                return self._reject(path, "another key")
+            arrays = {}
+            if entry.get("arrays"):
+                with np.load(self._path(key, ".npz"), allow_pickle=False) as npz:
+                    arrays = {k: np.array(npz[k]) for k in npz.files}
+            value = decode(entry["value"], arrays)
+        except Exception as exc:  # noqa: BLE001 - an unreadable or non-data entry is recomputed, never run
+            return self._reject(path, f"{type(exc).__name__}: {str(exc)[:120]}")
         self.hits += 1
         if entry.get("fingerprint") != self.fingerprint:
             self.stale.append((repr(key), entry.get("fingerprint")))
-        return True, entry["value"]
+        return True, value
 
     def put(self, key, value) -> bool:
+        import json
         import os
-        import pickle
+
+        import numpy as np
+
+        from ._datacache import SCHEMA, CacheFormatError, encode
 
         if not _plain(key):
             return False
-        path = self._path(key)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
         from importlib import metadata
 
         try:
             version = metadata.version("attnlimits")
         except metadata.PackageNotFoundError:  # a bare checkout
             version = "unknown"
+        arrays: dict = {}
         try:
-            with open(tmp, "wb") as fh:
-                pickle.dump({"key": repr(key), "value": value, "fingerprint": self.fingerprint,
-                             "version": version}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            data = encode(value, arrays)
+            text = json.dumps({"schema": SCHEMA, "key": repr(key), "fingerprint": self.fingerprint,
+                               "version": version, "arrays": bool(arrays), "value": data})
+        except (CacheFormatError, TypeError, ValueError):
+            return False  # not data: kept for this run only
+        path, npz = self._path(key), self._path(key, ".npz")
+        tmps = []
+        try:
+            if arrays:
+                tmp = npz.with_name(npz.name + f".tmp{os.getpid()}")
+                tmps.append(tmp)
+                with open(tmp, "wb") as fh:
+                    np.savez(fh, **arrays)
+                os.replace(tmp, npz)
+            tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+            tmps.append(tmp)
+            tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, path)
-        except (OSError, pickle.PicklingError, TypeError, AttributeError):
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
+        except OSError:
+            for t in tmps:
+                try:
+                    t.unlink()
+                except OSError:
+                    pass
             return False
         return True
 
     def summary(self) -> dict:
         return {"folder": str(self.folder), "fingerprint": self.fingerprint, "hits": self.hits,
                 "misses": self.misses, "stale_hits": len(self.stale),
-                "stale_fingerprints": sorted({f for _, f in self.stale if f})}
+                "stale_fingerprints": sorted({f for _, f in self.stale if f}),
+                "rejected": len(self.rejected), "rejected_entries": [f"{n}: {w}" for n, w in self.rejected[:20]]}
 
 
 def apply_family_rule(results: list, level: float | None = None):

@@ -62,7 +62,7 @@ def bo_module(lengths, model: str = "spiked"):
 def bo_module_source(lengths, model: str = "spiked") -> str:
     """The text of the generated BO kernel module for ``lengths`` (on-disk cache, else generated)."""
     from attnlimits.derivations.slr import bayes_optimal as D
-    from attnlimits.numeric.models import cache_dir, write_text_atomic
+    from attnlimits.numeric.models import cache_dir, read_sealed, write_sealed
 
     Ls = tuple(sorted({int(L) for L in lengths}))
     folder = cache_dir()
@@ -71,14 +71,11 @@ def bo_module_source(lengths, model: str = "spiked") -> str:
     prefix = "slr_bayes_optimal" if model == "spiked" else "slr_bayes_optimal_max"
     if folder is not None:
         path = folder / f"{prefix}-{_cache_key(Ls)}.py"
-        try:
-            src = path.read_text()
-        except OSError:
-            src = None
+        src = read_sealed(path)  # altered or unsealed: regenerated, never executed
     if src is None:
         src = D.module_source(Ls) if model == "spiked" else D.max_module_source(Ls)
         if path is not None:
-            write_text_atomic(path, src)  # best effort, as for the other generated modules
+            write_sealed(path, src)  # best effort, as for the other generated modules
     return src
 
 
@@ -133,6 +130,12 @@ def _L_param(v):
 
 def run_bayes_optimal(params: dict, *, progress=None) -> list[dict]:
     """``attnlimits slr bayes-optimal``: one row per α with E_BO ± SE, overlaps, free entropy, branches."""
+    from ._guards import bayes_optimal_seconds, check_work
+
+    Ls = params["L"] if isinstance(params["L"], (list, tuple)) else [params["L"]]
+    check_work(f"slr bayes-optimal at L = {max(Ls)}, {len(params['alpha'])} alpha",
+               seconds=bayes_optimal_seconds(max(Ls), len(params["alpha"]), int(params.get("points", 2 ** 13))),
+               progress=progress)
     pts = bo_state_evolution(params["model"], params["nu"], _L_param(params["L"]), params["alpha"], params["delta"],
                              points=int(params.get("points", 2 ** 13)), replicates=int(params.get("replicates", 8)),
                              seed=int(params.get("seed", 0)), inner_points=int(params.get("inner_points", 24)),
@@ -152,6 +155,12 @@ def run_amp(params: dict, *, progress=None):
     model = params["model"]
     if model not in ("spiked", "max"):
         raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
+    from ._guards import check_work, data_bytes
+
+    D = int(params["D"])
+    check_work(f"slr amp at alpha = {params['alpha']:g}, D = {D}, L = {L}",
+               nbytes=data_bytes(params["alpha"], D, L, copies=4) + data_bytes(1, D, L) * int(params.get("n_test", 20000)) / D,
+               progress=progress)
     return _amp_rows(params, model, L, progress)
 
 

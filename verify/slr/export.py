@@ -33,12 +33,9 @@ SOLVERS = ("replica", "bayes-optimal")
 
 
 def _write(path, text) -> Path:
-    path = Path(path)
-    try:
-        path.write_text(text)
-    except OSError as exc:
-        raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+    from attnlimits.numeric._export import write_atomic
+
+    return write_atomic(Path(path), text)  # a failing write leaves the previous file
 
 
 def _common_chunks(gaussian=("sobol_normal",)):
@@ -58,7 +55,7 @@ def _common_chunks(gaussian=("sobol_normal",)):
         ("scrambled Sobol points" + (" and Gauss–Hermite rules" if "gauss_hermite_rule" in gaussian else "")
          + " (symbolic/gaussian.py)", X.extract(SG, list(gaussian))),
         ("loading generated kernel text (symbolic/codegen.py)", X.extract(SC, ["load_module"])),
-        ("options and printing of rows (verify/cli.py)", X.extract(CLI, ["_add_params", "format_rows"])),
+        ("options and printing of rows (verify/cli.py)", X.extract(CLI, ["_default_text", "_add_params", "format_rows"])),
     ]
 
 
@@ -158,10 +155,11 @@ def replica_source(params: dict, name: str = "rs_solver.py") -> tuple:
 
     from .replica import rs_kernels
 
-    act = params.get("activation") or "softmax"
-    if isinstance(act, str):  # canonical name (parsed expression), never the typed text (issue 31)
-        from attnlimits.derivations.slr.population import activation as _activation
-        act = _activation(act).name
+    from attnlimits.derivations.slr.population import activation as _activation
+
+    # the canonical name (a user formula as SymPy prints it), never the text as typed: it is written
+    # into comments, docstrings and literals of the exported file
+    act = _activation(params.get("activation") or "softmax").name
     Ls = list(params.get("L") or [2])
     lengths = RC.length_law(Ls if len(Ls) > 1 else Ls[0])
     model, nu = params.get("model") or "spiked", params.get("nu")

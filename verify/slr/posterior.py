@@ -45,7 +45,7 @@ from the seven overlaps by the §6.1 formula (exact at finite D for the orthonor
 
 Mixing: split-:math:`\hat R` (Gelman–Rubin) over chains from the informed start (true locations) and from
 uniformly random locations, on the traces of :math:`m_k,q_k,m_v,q_v` and the location accuracy.  Measured
-(``benchmarks/study_posterior_finite_D.py``, L = 2, ν = 2, Δ = 0.1): at α ∈ {4, 10} and D ≤ 200, 50 sweeps
+(``benchmarks/studies/study_posterior_finite_D.py``, L = 2, ν = 2, Δ = 0.1): at α ∈ {4, 10} and D ≤ 200, 50 sweeps
 give :math:`\hat R\le1.09`; at α = 1 mixing is slow (with N ≈ D and small Δ nearly every location
 configuration has an interpolating value vector): :math:`\hat R` up to 5 after 50 sweeps, ≤ 1.13 after 400
 sweeps at D = 50.
@@ -340,6 +340,11 @@ def run_posterior(params: dict, *, progress=None) -> list[dict]:
         raise InputError("--model: the posterior sampler is implemented for spiked-SLR only")
     if not params["burn_in"] < params["sweeps"]:
         raise InputError(f"--burn-in must be < --sweeps, got {params['burn_in']} >= {params['sweeps']}")
+    from ._guards import check_work, data_bytes
+
+    chains = len(params["seeds"]) * 2 * int(params.get("chains_per_start", 1))
+    check_work(f"slr posterior at alpha = {params['alpha']:g}, D = {params['D']}, {chains} chains",
+               nbytes=data_bytes(params["alpha"], params["D"], params["L"], copies=3 * chains), progress=progress)
     se = bo_state_evolution("spiked", params["nu"], params["L"], [params["alpha"]], params["delta"],
                             starts=("uninformed",))[0]
     rows = posterior_on_generated(params["nu"], params["L"], params["alpha"], params["delta"], params["D"],

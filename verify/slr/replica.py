@@ -165,6 +165,11 @@ def run_replica(params: dict, *, progress=None):
     lams = _parse_lams(params["lam"] if isinstance(params["lam"], (list, tuple)) else [params["lam"]])
     for a in params["alpha"]:  # cheap checks before any kernel is generated
         _check(params["model"], nu, a, None if lams == "tune" else lams[0], params.get("delta", 0.1))
+    from ._guards import check_work, replica_seconds
+
+    Ls = params["L"] if isinstance(params["L"], (list, tuple)) else [params["L"]]
+    check_work(f"slr replica at L = {max(Ls)} (generating its RS kernels, once)",
+               seconds=replica_seconds(max(Ls)) * len(acts), progress=progress)
     return _replica_rows(acts, params, progress)
 
 

@@ -1075,6 +1075,9 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
     rows: list[dict] = []
     from attnlimits.verify._io import check_output_file
 
+    if params.get("plot") and params.get("init") == "multistart":
+        raise InputError("--plot draws mean learning curves; --init multistart gives the minima per seed: "
+                         "use one of them")
     if params.get("plot"):  # output paths are checked before any training, not after it
         check_output_file(params["plot"], option="--plot", suffixes=(".png", ".pdf", ".svg"))
     if params.get("log"):  # appended to, as the help says: never truncated
@@ -1096,6 +1099,15 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
                                       "lam_grid": ",".join(f"{x:g}" for x in tuned["grid"])}
                     else:
                         lam_v = lam
+                    if params["init"] == "multistart":  # every start on the same data (§10.7)
+                        per = train_multistart(act, model=params["model"], nu=params["nu"], L=L, alpha=alpha,
+                                               lam=lam_v, D=params["D"], seeds=params["seeds"], seed=params["seed"],
+                                               delta=params["delta"], dtype=params["dtype"],
+                                               device=params["device"], n_test=params["n_test"], progress=progress)
+                        for r in per:
+                            r.update(extra_cols, activation=act, row="seed", lam=lam_v)
+                        rows.extend(per)
+                        continue
                     res = train_erm(act, model=params["model"], nu=params["nu"], L=L, alpha=alpha, lam=lam_v,
                                     D=params["D"], seeds=params["seeds"], seed=params["seed"],
                                     delta=params["delta"], optimizer=params["optimizer"], init=params["init"],

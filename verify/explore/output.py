@@ -1,0 +1,165 @@
+"""What an explore run writes: the tidy table of every point, a validity map per property, report.md.
+
+- ``points.parquet`` (``points.csv`` with ``--csv``): one row per point tried — the property, the
+  phase (``search``, ``shrink``, ``refine``, ``confirm``), the parameters, the worst check with its
+  value, reference, SE, |z| and p-value, the verdict and the seconds taken;
+- ``map-<property>.png``: the points in two chosen parameters, coloured by |z|, failures as crosses,
+  the shrunk counterexample as a star;
+- ``report.md``: the false-alarm rule, one section per property (domain, points, verdict, the
+  minimal counterexample and the command that reproduces it).
+
+Every file is written atomically (:mod:`attnlimits.verify._io`).
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from attnlimits.symbolic.properties import Choice, domain_text
+
+__all__ = ["write_outputs", "reproduce_command"]
+
+
+def reproduce_command(prop, point: dict, seed: int) -> str:
+    at = ",".join(f"{k}={_fmt(v)}" for k, v in point.items())
+    return f"attnlimits explore {prop.name} --at '{at}' --seed {seed}"
+
+
+def _fmt(v):
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def write_outputs(runs, out: Path, *, level, seed, budget, csv=False, interrupted=False) -> list:
+    from attnlimits.verify._io import write_text
+
+    out = Path(out)
+    files = []
+    rows = [r for run in runs for r in run.rows]
+    files.append(_write_table(rows, out, csv))
+    for run in runs:
+        png = _write_map(run, out)
+        if png is not None:
+            files.append(png)
+    files.append(write_text(out / "report.md", _report(runs, level=level, seed=seed, budget=budget,
+                                                        interrupted=interrupted)))
+    return [str(f) for f in files]
+
+
+def _write_table(rows, out: Path, csv: bool) -> Path:
+    import pandas as pd
+
+    from attnlimits.verify._io import _atomic
+
+    df = pd.DataFrame(rows)
+    for col in df.columns:  # parameters of several properties share no type: text where mixed
+        if df[col].dtype == object:
+            df[col] = df[col].map(lambda v: v if v is None or isinstance(v, str) else json.dumps(v)
+                                  if isinstance(v, (list, dict)) else str(v))
+    if csv:
+        return _atomic(out / "points.csv", lambda tmp: df.to_csv(tmp, index=False))
+    return _atomic(out / "points.parquet", lambda tmp: df.to_parquet(tmp, index=False))
+
+
+def _write_map(run, out: Path):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from attnlimits.verify._io import plain_log_ticks, save_figure
+
+    prop = run.prop
+    axes = prop.map_axes()
+    pts = [r for r in run.rows if all(a in r for a in axes) and r.get("verdict")]
+    if not pts or not axes:
+        return None
+    fig = Figure(figsize=(6.8, 4.6), dpi=110, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+
+    def coord(r, a):
+        spec = prop.domain[a]
+        v = r[a]
+        if isinstance(spec, Choice) or isinstance(v, str):
+            vals = [str(x) for x in getattr(spec, "values", ())] or sorted({str(p[a]) for p in pts})
+            return float(vals.index(str(v))) if str(v) in vals else float("nan")
+        return float(v)
+
+    xa, ya = axes[0], axes[1] if len(axes) > 1 else None
+    xs = [coord(r, xa) for r in pts]
+    ys = [coord(r, ya) for r in pts] if ya else [0.0] * len(pts)
+    zs = [min(float(r.get("z") or 0.0), 6.0) if math.isfinite(float(r.get("z") or 0.0)) else 6.0 for r in pts]
+    ok = [r["verdict"] == "pass" for r in pts]
+    sc = ax.scatter([x for x, g in zip(xs, ok) if g], [y for y, g in zip(ys, ok) if g],
+                    c=[z for z, g in zip(zs, ok) if g], cmap="viridis", vmin=0, vmax=6, s=22, label="pass")
+    bad = [(x, y) for x, y, g in zip(xs, ys, ok) if not g]
+    if bad:
+        ax.scatter(*zip(*bad), marker="x", color="red", s=40, label="screened as failing")
+    if run.counterexample is not None:
+        cx = coord(run.counterexample, xa)
+        cy = coord(run.counterexample, ya) if ya else 0.0
+        ax.scatter([cx], [cy], marker="*", s=220, color="orange", edgecolor="black", zorder=5,
+                   label=f"counterexample ({'confirmed' if run.failed else 'not confirmed'})")
+    fig.colorbar(sc, ax=ax, label="|z| of the worst check (capped at 6)")
+    for a, setter, lim_ax in ((xa, ax.set_xlabel, "x"), (ya, ax.set_ylabel, "y")):
+        if a is None:
+            continue
+        setter(a)
+        spec = prop.domain[a]
+        if getattr(spec, "scale", "") == "log":
+            (ax.set_xscale if lim_ax == "x" else ax.set_yscale)("log")
+        if isinstance(spec, Choice):
+            vals = [str(v) for v in spec.values]
+            (ax.set_xticks if lim_ax == "x" else ax.set_yticks)(range(len(vals)))
+            (ax.set_xticklabels if lim_ax == "x" else ax.set_yticklabels)(vals, fontsize=7)
+    ax.set_title(f"explore {prop.name}: {len(pts)} points, {run.status}\n{prop.title}", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.25, 1.0), frameon=False)
+    ax.grid(alpha=0.3)
+    plain_log_ticks(fig)
+    return save_figure(fig, out / f"map-{prop.name}.png")
+
+
+def _report(runs, *, level, seed, budget, interrupted) -> str:
+    k = len(runs)
+    lines = ["# attnlimits explore", "",
+             f"Seed {seed}, budget {budget} points per property, family-wise level {level:g} over {k} "
+             f"propert{'y' if k == 1 else 'ies'}" + (" — **interrupted**: the points finished are kept" if interrupted
+                                                     else "") + ".", "",
+             "## The false-alarm rule", "",
+             f"Each property gets level {level:g}/{k} = {level / max(k, 1):.3g}. A point *screens as failing* when a "
+             f"stochastic check has p < level/(K·budget·m) (Bonferroni over the budget and the point's m checks), a "
+             "deterministic check exceeds its tolerance, the evaluation raises, or it runs past the property's time "
+             "bound. Hypothesis shrinks the first failure to the simplest failing point (theory properties: then "
+             "bisection toward the simple end of each range, the boundary of the failing region), and the shrunk "
+             f"point is evaluated again at the confirmation size with fresh, independent draws: the property fails "
+             f"only if that confirmation fails at level {level:g}/{k} (Bonferroni over its checks). For a correct "
+             f"theory a reported failure needs a false confirmation: probability at most {level:g} for the run.", "",
+             "| property | points | status | counterexample | seconds |", "|---|---|---|---|---|"]
+    for run in runs:
+        ce = "" if run.counterexample is None else ", ".join(f"{k_}={_fmt(v)}" for k_, v in run.counterexample.items())
+        lines.append(f"| {run.prop.name} | {len(run.rows)} | {run.status} | {ce} | {run.seconds:.1f} |")
+    for run in runs:
+        prop = run.prop
+        lines += ["", f"## {prop.name}: {prop.title}", "",
+                  f"Result `{prop.result}`, {prop.kind}; domain: {domain_text(prop)}; quick size {prop.quick or '-'}, "
+                  f"confirmation size {prop.confirm or prop.quick or '-'}; time bound {prop.seconds:g} s per point.",
+                  "", f"Status: **{run.status}** after {len(run.rows)} points in {run.seconds:.1f} s "
+                      f"(screen level {run.screen_level:.3g}, confirmation level {run.confirm_level:.3g})."]
+        if prop.doc:
+            lines += ["", prop.doc]
+        counts = {}
+        for r in run.rows:
+            counts[r.get("verdict")] = counts.get(r.get("verdict"), 0) + 1
+        lines.append("Verdicts: " + ", ".join(f"{v}: {n}" for v, n in sorted(counts.items(), key=str)) + ".")
+        if run.counterexample is not None:
+            c = run.confirmation or {}
+            lines += ["", "Minimal counterexample: " + ", ".join(f"`{k_}={_fmt(v)}`" for k_, v in
+                                                               run.counterexample.items()) + ".",
+                      f"Confirmation ({'failed: a finding' if run.failed else 'passed: not confirmed, a screening false alarm'}): "
+                      f"check `{c.get('check')}`, value {c.get('value')}, reference {c.get('reference')}, SE {c.get('se')}, "
+                      f"|z| {c.get('z') if c.get('z') is None else round(float(c.get('z')), 2)}, p {c.get('p')}"
+                      + (f"; {c.get('message')}" if c.get("message") else "") + ".",
+                      "", "Reproduce:", "", "```bash", reproduce_command(prop, run.counterexample, seed), "```"]
+        errs = [r for r in run.rows if r.get("verdict") in ("error", "slow") and r.get("message")]
+        if errs:
+            lines += ["", "First errors:", ""] + [f"- {r.get('message')}" for r in errs[:5]]
+    return "\n".join(lines) + "\n"
