@@ -701,6 +701,12 @@ def hermite_data_bounded(f, dps: int = 30, parseval_order: int = 40) -> HermiteD
         text = text if len(text) <= 80 else text[:77] + "..."
         raise ActivationError(f"the Hermite coefficients of {text} were {exc} at dps={dps}; simplify the "
                               "activation or lower dps (ATTNLIMITS_SYMBOLIC_SECONDS sets the limit)") from None
+    except TypeError as exc:  # SymPy comparing a NaN (Max(t, 2/t) at t = 0): the formula, not our code
+        if "NaN" not in str(exc):
+            raise
+        raise ActivationError(f"the activation {str(expr)[:80]} is undefined (NaN) where it must be "
+                              "compared (e.g. Max/Min of a term infinite at a point); give a formula "
+                              "finite for every real t") from None
     from types import MappingProxyType
 
     fields["exact"] = MappingProxyType(fields["exact"])

@@ -46,6 +46,7 @@ def test_hermite_answers_or_refuses_in_one_line(formula, payload):
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         rc = main(["hermite", "--activation", formula + payload, "--json"])
     took = time.monotonic() - start
+    _timing(["hermite", "--activation", formula + payload], took)
     lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
     assert took < BOUND_S, (formula, took)
     assert rc in (0, 2), (formula, rc, err.getvalue()[-500:])
@@ -54,10 +55,53 @@ def test_hermite_answers_or_refuses_in_one_line(formula, payload):
     assert not os.path.exists("PWNED")
 
 
+def _timing(argv, took) -> None:
+    """Append ``seconds<TAB>argv`` to ``$ATTNLIMITS_GUARD_TIMINGS`` (the nightly run's slowest inputs)."""
+    path = os.environ.get("ATTNLIMITS_GUARD_TIMINGS")
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"{took:.3f}\t{argv!r}\n")
+
+
+def _one_line_or_answer(argv):
+    import contextlib
+    import io
+
+    os.environ["ATTNLIMITS_SYMBOLIC_SECONDS"] = "20"
+    err, out = io.StringIO(), io.StringIO()
+    start = time.monotonic()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        rc = main(argv)
+    took = time.monotonic() - start
+    _timing(argv, took)
+    # progress lines ("[1/1] ...") and warnings may precede; the refusal itself is one line
+    lines = [ln for ln in err.getvalue().splitlines() if "error:" in ln or ln.startswith((" ", "\t"))]
+    assert took < BOUND_S, (argv, took)
+    assert rc in (0, 2), (argv, rc, err.getvalue()[-500:])
+    assert "Traceback" not in err.getvalue(), (argv, err.getvalue()[-500:])
+    if rc == 2:
+        assert len(lines) == 1, (argv, lines)
+    assert not os.path.exists("PWNED")
+
+
+@settings(max_examples=max(EXAMPLES // 2, 3), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(FORMULAS, PAYLOADS)
+def test_rmt_answers_or_refuses_in_one_line(formula, payload):
+    _one_line_or_answer(["rmt", "--activation", formula + payload, "--c", "0.5", "--gamma", "0.1", "--json"])
+
+
+@settings(max_examples=max(EXAMPLES // 2, 3), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(FORMULAS, PAYLOADS, st.sampled_from(["elementwise", "normalised"]))
+def test_slr_population_answers_or_refuses_in_one_line(formula, payload, kind):
+    _one_line_or_answer(["slr", "population", "--model", "spiked", "--nu", "1", "--L", "2",
+                         "--activation", f"{kind}:{formula}{payload}", "--json"])
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["hermite", "--activation", "exp(exp(exp(exp(t))))"], "grows beyond"),
     (["rmt", "--activation", "exp(exp(exp(exp(t))))", "--c", "0.5", "--gamma", "0.1"], "grows beyond"),
     (["hermite", "--activation", "Max(log(t),2)"], "cannot be evaluated at t"),
+    (["rmt", "--activation", "Max(t, (2/t))", "--c", "0.5", "--gamma", "0.1"], "error:"),  # nightly finding
     (["slr", "amp", "--device", "tpu"], "--device 'tpu'"),
     (["slr", "train", "--plot", "/proc/x.png"], "cannot write in /proc"),
     (["slr", "replica", "--L", "50", "--alpha", "4", "--lam", "0.1"], "would take about"),
