@@ -39,7 +39,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["Param", "Command", "Result", "InputError", "REQUIRED", "resolve", "discover_results",
+__all__ = ["Param", "Command", "Item", "Result", "InputError", "REQUIRED", "resolve", "discover_results",
            "register_result", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "attnlimits.results"
@@ -214,6 +214,37 @@ class Command:
         return resolve(self.run)
 
 
+ITEM_KINDS = ("system", "observable", "closed_form", "property")
+
+
+@dataclass(frozen=True)
+class Item:
+    """Something of a result that ``attnlimits show`` prints: a system, observable, closed form or property.
+
+    ``build`` names ``"module:function"`` called with keyword arguments taken from ``parameters``
+    (a subset of ``activation``, ``L``, ``model``, ``variant``... — the specialisation the
+    derivation accepts) and returning an :class:`attnlimits.symbolic.render.Formula` built by the
+    derivation's own functions (no formula retyped).  ``defaults`` gives each parameter's value when
+    the user names none (``None``: keep it symbolic).  Plain data: nothing is imported until shown.
+    """
+
+    name: str
+    kind: str
+    title: str
+    build: str
+    section: str = ""
+    parameters: tuple = ()
+    defaults: tuple = ()  #: pairs (parameter, default value)
+    slow: bool = False  #: SymPy work of seconds or more (``show`` prints a progress line)
+
+    def __post_init__(self):
+        if self.kind not in ITEM_KINDS:
+            raise ValueError(f"Item {self.name}: unknown kind {self.kind!r} (one of {', '.join(ITEM_KINDS)})")
+
+    def default(self, parameter: str):
+        return dict(self.defaults).get(parameter)
+
+
 @dataclass(frozen=True)
 class Result:
     """A registered result: name, title, references, commands, claims module, generated model.
@@ -239,6 +270,12 @@ class Result:
     group_help: str = ""
     #: :class:`attnlimits.symbolic.properties.Property` declarations (``attnlimits explore``)
     properties: tuple = ()
+    #: what ``attnlimits show`` prints: a tuple of :class:`Item`, or ``"module:attribute"`` naming one
+    items: tuple | str = ()
+
+    def item_list(self) -> tuple:
+        """The result's :class:`Item` declarations (imports the named module when ``items`` is a string)."""
+        return tuple(resolve(self.items)) if isinstance(self.items, str) else tuple(self.items)
 
     def command(self, name: str = "") -> Command:
         for c in self.commands:

@@ -146,6 +146,20 @@ class EquationSystem:
             *self.initial_guess, *[i.expr for i in self.invariants]
         )
 
+    # ------------------------------------------------------------------ rendering
+    def formula(self, *, jacobian: bool = False, observables: bool = True):
+        """The system as a :class:`attnlimits.symbolic.render.Formula` (text, LaTeX, markdown, JSON)."""
+        from .render import system_formula
+
+        return system_formula(self, jacobian=jacobian, observables=observables)
+
+    def to_latex(self) -> str:
+        """The fixed-point equations and observables as LaTeX lines ``lhs = rhs``."""
+        return self.formula().to_latex()
+
+    def _repr_latex_(self) -> str:
+        return self.formula()._repr_latex_()
+
     def _check_param(self, param):
         if param not in self.parameters:
             raise ValueError(f"{param} is not a parameter of {self.name}")
