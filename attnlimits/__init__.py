@@ -57,13 +57,14 @@ from ._api import (  # noqa: E402
     hermite as hermite,
     results as results,
     run as run,
+    show as show,
     sweep as sweep,
     verify_claims as verify_claims,
     weights as weights,
 )
 
 __all__ = ["InputError", "Table", "__version__", "claims", "explore", "explore_properties", "export", "figure", "hermite", "results", "run",
-           "sweep", "verify_claims", "weights"]
+           "show", "sweep", "verify_claims", "weights"]
 
 _LAYERS = ("derivations", "symbolic", "numeric", "verify")
 

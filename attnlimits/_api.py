@@ -20,7 +20,7 @@ from typing import Callable
 
 from attnlimits.symbolic.result import REQUIRED, Command, InputError, Result, discover_results
 
-__all__ = ["InputError", "Table", "__version__", "claims", "explore", "explore_properties", "export", "figure", "hermite", "results", "run", "sweep",
+__all__ = ["InputError", "Table", "__version__", "claims", "explore", "explore_properties", "export", "figure", "hermite", "results", "run", "show", "sweep",
            "verify_claims", "weights", "result_namespace"]
 
 
@@ -491,6 +491,26 @@ def explore(properties: Sequence[str] = (), *, budget: int = 100, seed: int = 0,
               "status": {r.prop.name: r.status for r in res.runs},
               "counterexamples": {r.prop.name: r.counterexample for r in res.runs if r.counterexample}}
     return Table(res.rows, command="explore", params=params)
+
+
+def show(result: str, item: str | None = None, **options):
+    """The equations of ``result``'s ``item`` as the solver uses them (``attnlimits show``): a
+    :class:`attnlimits.symbolic.render.Formula` — LaTeX in Jupyter, ``to_text()``, ``to_latex()``,
+    ``to_json()``, ``subs``/``simplify`` as in SymPy.  Without ``item``: the names of the items.
+    ``options``: ``activation``, ``L``, ``model``, ``variant`` where the item takes them.
+
+    >>> import attnlimits as al
+    >>> "ridge" in al.show("rmt")
+    True
+    >>> f = al.show("rmt", "hermite", activation="relu")
+    >>> f.equations[0][1]
+    Max(0, t) - sqrt(2)/(2*sqrt(pi))
+    """
+    from attnlimits.verify.show_command import _result, build_item
+
+    if item is None:
+        return [it.name for it in _result(result).item_list()]
+    return build_item(result, item, **options)[0]
 
 
 def explore_properties() -> dict:

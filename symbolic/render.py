@@ -21,6 +21,8 @@ unknowns and parameters they involve, and where they come from.  It renders as
 >>> print(f.to_text())
 square
   y = a*x**2
+unknowns: x
+parameters: a
 >>> f.subs({a: 2}).exprs
 [2*x**2]
 >>> from_srepr(sp.srepr(a * x**2)) == a * x**2
@@ -114,6 +116,12 @@ def _namespace() -> dict:
                 if isinstance(v, type) and issubclass(v, (sp.Basic, sp.MatrixBase)):
                     ns[k] = v
         ns["MatrixElement"] = MatrixElement
+        from sympy.core.symbol import Str
+
+        ns["Str"] = Str  # the name of a MatrixSymbol
+        from sympy.functions.elementary.piecewise import ExprCondPair
+
+        ns["ExprCondPair"] = ExprCondPair  # the branches of a Piecewise
         for k in ("Symbol", "Dummy", "Wild", "Function", "Integer", "Rational", "Float", "Tuple",
                   "ImmutableDenseMatrix", "MutableDenseMatrix", "Matrix"):
             ns[k] = getattr(sp, k)
@@ -427,10 +435,11 @@ def mathtext_pieces(line: str) -> list[str]:
             for c in row.split("&"):
                 if c.strip():
                     pieces.extend(mathtext_pieces(c))
-        return r"\square"
+        return r"\blacksquare"  # a placeholder mathtext knows (it has no \square)
 
     outer = line
     while _ENV.search(outer):
         outer = _ENV.sub(cell, outer)
-    outer = outer.replace(r"\left[\square\right]", r"\square").replace(r"\left(\square\right)", r"\square")
+    outer = outer.replace(r"\left[\blacksquare\right]", r"\blacksquare").replace(r"\left(\blacksquare\right)",
+                                                                                  r"\blacksquare")
     return [outer] + pieces

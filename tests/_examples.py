@@ -74,4 +74,8 @@ def split(line: str) -> list[str]:
     lex = shlex.shlex(line, posix=True, punctuation_chars=False)
     lex.whitespace_split = True
     lex.commenters = "#"
-    return list(lex)
+    words = list(lex)
+    for i, w in enumerate(words):  # a shell redirection ends the command's own arguments
+        if w in (">", ">>", "|", "2>"):
+            return words[:i]
+    return words

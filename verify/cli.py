@@ -103,7 +103,7 @@ def build_parser(results=None) -> argparse.ArgumentParser:
         epilog=_examples(*first, "attnlimits export rmt --activation tanh --backend numpy -o rmt_tanh.py",
                          "attnlimits hermite --activation relu", "attnlimits verify --quick",
                          "attnlimits sweep grid.toml --out results/", "attnlimits figure --list",
-                         "attnlimits explore --list",
+                         "attnlimits explore --list", "attnlimits show rmt bulk_system --activation relu",
                          "attnlimits weights path/to/model.safetensors"),
     )
     parser.add_argument("--version", action="version", version=f"attnlimits {_version()}")
@@ -147,6 +147,11 @@ def build_parser(results=None) -> argparse.ArgumentParser:
         _add_common(ep, json_option=False)
         ep.set_defaults(_handler=_run_export, _result=res.name)
     p.set_defaults(_handler=_need_export_result)
+
+    # --- show (verify/show_command.py) -----------------------------------------------------------
+    from attnlimits.verify.show_command import add_parser as _add_show
+
+    _add_show(sub, _examples)
 
     # --- explore (verify/explore/cli.py) ---------------------------------------------------------
     from attnlimits.verify.explore.cli import add_parser as _add_explore
@@ -642,6 +647,14 @@ def _main(argv=None) -> int:
     except KeyboardInterrupt:
         print(f"attnlimits {name}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (| head): nothing to say, the conventional status
+        try:
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141
     except Exception as exc:  # noqa: BLE001 - user-facing errors are one line; others re-raised below
         expected = (CLIError, InputError, ConvergenceError, ValueError, ArithmeticError, OSError, MemoryError)
         try:

@@ -97,6 +97,7 @@ RESULT = Result(
     claims="attnlimits.verify.claims.attention_rmt",
     model="attnlimits.derivations.attention_rmt.equations:model",
     properties=PROPERTIES,
+    items="attnlimits.derivations.attention_rmt.items:ITEMS",
     export="attnlimits.verify.rmt_commands:export_rmt",
     export_parameters=(
         _ACTIVATION,

@@ -324,6 +324,7 @@ RESULT = Result(
               POSTERIOR_COMMAND, PHASE_COMMAND),
     claims=("attnlimits.verify.claims.slr_population", "attnlimits.verify.claims.slr_finite", "attnlimits.verify.claims.slr_bayes_optimal"),
     properties=PROPERTIES,
+    items="attnlimits.derivations.slr.items:ITEMS",
     export="attnlimits.verify.slr.export:export_slr",
     export_help=(
         "Write the finite-sample SLR solver --solver replica (RS theory of ridge ERM, docs/slr.md §10) or\n"
