@@ -300,6 +300,9 @@ def _validate(expr: sympy.Basic, source: Any) -> sympy.Expr:
     if expr.atoms(sympy.Float):
         # A float typed in Python (0.6) means its shortest decimal; make it exact.
         expr = sympy.nsimplify(expr, rational=True)
+    if expr.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):  # t/0, log(0)*t: no value anywhere
+        raise ActivationError(f"activation {str(source)[:80]!r} is infinite or undefined (a division by zero or "
+                              "log(0)?); write a finite formula in t")
     bound = magnitude_bound(expr)  # before any evaluation: towers of exponentials never reach evalf
     if bound > MAGNITUDE_LIMIT:
         raise ActivationError(

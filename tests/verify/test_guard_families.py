@@ -101,6 +101,8 @@ def test_slr_population_answers_or_refuses_in_one_line(formula, payload, kind):
     (["hermite", "--activation", "exp(exp(exp(exp(t))))"], "grows beyond"),
     (["rmt", "--activation", "exp(exp(exp(exp(t))))", "--c", "0.5", "--gamma", "0.1"], "grows beyond"),
     (["hermite", "--activation", "Max(log(t),2)"], "cannot be evaluated at t"),
+    (["hermite", "--activation", "t/(2-2)"], "infinite or undefined"),  # found by the nightly run (KeyError)
+    (["rmt", "--activation", "log(0)*t", "--c", "0.5", "--gamma", "0.1"], "infinite or undefined"),
     (["rmt", "--activation", "Max(t, (2/t))", "--c", "0.5", "--gamma", "0.1"], "error:"),  # nightly finding
     (["slr", "amp", "--device", "tpu"], "--device 'tpu'"),
     (["slr", "train", "--plot", "/proc/x.png"], "cannot write in /proc"),
