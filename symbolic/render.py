@@ -34,7 +34,7 @@ import ast
 import json
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
