@@ -44,7 +44,6 @@ def _inputs(obj):
 
 def _formula(title, obj, *, kind, name, section, lhs="value", notes=()):
     import sympy as sp
-
     from attnlimits.symbolic.render import Formula
 
     rows = _rows(obj, lhs)

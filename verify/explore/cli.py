@@ -90,7 +90,6 @@ def _run(args) -> int:
         return 0 if row["verdict"] == "pass" else 1
     if args.time is not None and not args.time > 0:
         raise InputError("--time must be > 0 seconds")
-    from attnlimits.verify._io import check_output_file  # noqa: F401  (the folder is made and probed below)
     from pathlib import Path
 
     out = Path(args.out)

@@ -48,7 +48,6 @@ def write_outputs(runs, out: Path, *, level, seed, budget, csv=False, interrupte
 
 def _write_table(rows, out: Path, csv: bool) -> Path:
     import pandas as pd
-
     from attnlimits.verify._io import _atomic
 
     df = pd.DataFrame(rows)
@@ -62,10 +61,9 @@ def _write_table(rows, out: Path, csv: bool) -> Path:
 
 
 def _write_map(run, out: Path):
+    from attnlimits.verify._io import plain_log_ticks, save_figure
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-
-    from attnlimits.verify._io import plain_log_ticks, save_figure
 
     prop = run.prop
     axes = prop.map_axes()

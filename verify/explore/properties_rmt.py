@@ -18,7 +18,6 @@ def rmt_vs_simulation(point, *, size, seed):
     sizes, 2.5·|E(n) − E(n/2)| (it covers the remaining correction for any rate n^−r with r ≥ 1/2: the
     rate of this model lies between n^−1/2 and n^−1, docs/explore.md)."""
     import sympy
-
     from attnlimits.symbolic.activations import BUILTIN_ACTIVATIONS
     from attnlimits.symbolic.result import discover_results, resolve
     from attnlimits.verify.rmt_montecarlo import simulate_attention
