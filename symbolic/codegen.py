@@ -45,6 +45,7 @@ from .spectral import SpectralAverage, spectral_averages
 __all__ = [
     "BACKENDS",
     "ALL_BACKENDS",
+    "CodegenError",
     "FloatLiteralError",
     "assert_exact",
     "expression_hash",
@@ -83,6 +84,10 @@ def doc_safe(text) -> str:
 def comment_safe(text) -> str:
     """``text`` made inert inside one ``#`` comment line of generated source: one line, printable."""
     return "".join(ch if ch.isprintable() else " " for ch in str(text).replace("\r", " ").replace("\n", " "))
+
+
+class CodegenError(ValueError):
+    """An expression the code printer cannot generate (one line, exit 2 at the command line)."""
 
 
 class FloatLiteralError(ValueError):
@@ -470,7 +475,15 @@ class Kernel:
             outs = [p.doprint(e) for e in reduced]
             lines.extend(f"    {name} = {text}" for name, text in p.assignments)
         else:
-            outs = [p.doprint(e) for e in reduced]
+            try:
+                outs = [p.doprint(e) for e in reduced]
+            except NotImplementedError as exc:  # PrintMethodNotImplementedError: e.g. DiracDelta
+                bad = sorted({type(f).__name__ for e in reduced for f in sp.sympify(e).atoms(sp.Function)
+                              if type(f).__name__ in str(exc)}) or [str(exc).split(":")[-1].strip()]
+                raise CodegenError(
+                    f"kernel {self.name}: {', '.join(bad)} cannot be generated for {backend} "
+                    "(a discontinuous activation's derivative, e.g. Heaviside → DiracDelta); use a "
+                    "continuous activation (e.g. sigmoid(k*t) for a step)") from None
         lines.append("    return (" + ", ".join(outs) + ("," if len(outs) == 1 else "") + ")")
         return "\n".join(lines) + "\n"
 

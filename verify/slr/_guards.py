@@ -20,7 +20,7 @@ import os
 
 from attnlimits.symbolic.result import InputError
 
-__all__ = ["max_seconds", "replica_seconds", "bayes_optimal_seconds", "data_bytes", "check_work"]
+__all__ = ["available_bytes", "max_seconds", "replica_seconds", "bayes_optimal_seconds", "data_bytes", "check_work"]
 
 
 def max_seconds() -> float:
@@ -30,7 +30,8 @@ def max_seconds() -> float:
         return 3600.0
 
 
-def _available_bytes() -> int:
+def available_bytes() -> int:
+    """Memory available now (``MemAvailable`` of /proc/meminfo; 8 GiB where it cannot be read)."""
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
@@ -63,7 +64,7 @@ def _human_s(s: float) -> str:
 
 def check_work(what: str, *, seconds: float = 0.0, nbytes: float = 0.0, progress=None) -> None:
     """Refuse (:class:`InputError`, one line with the estimate) work above the limits; announce long work."""
-    avail = 0.8 * _available_bytes()
+    avail = 0.8 * available_bytes()
     if nbytes > avail:
         raise InputError(f"{what} needs about {nbytes / 2 ** 30:.3g} GiB of memory, more than the "
                          f"{avail / 2 ** 30:.3g} GiB available; reduce the size (alpha, D, L, seeds)")

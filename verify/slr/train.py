@@ -193,14 +193,9 @@ def _available_bytes(dev: torch.device) -> int:
     if dev.type == "cuda":
         free, _ = torch.cuda.mem_get_info(dev)
         return int(free)
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:  # pragma: no cover - non-Linux
-        pass
-    return 8 * 2**30  # pragma: no cover
+    from ._guards import available_bytes
+
+    return available_bytes()
 
 
 def _gb(x: float) -> str:
