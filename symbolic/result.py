@@ -82,7 +82,7 @@ def _check_number(name: str, v, check: str):
 class Param:
     """One parameter of a command: its name, kind, default, help and validation.
 
-    ``kind``: ``float``, ``int``, ``str``, ``floats``/``ints``/``strs`` (comma-separated lists; the
+    ``kind``: ``float``, ``int``, ``str``, ``floats``/``ints``/``strs`` (comma-separated lists, split at commas outside brackets so that a formula such as ``Max(t, 0)`` stays whole; the
     first entry may be negative), ``flag`` (boolean switch), ``choice``/``choices`` (one or a
     comma-separated list of ``choices``).  ``check``: comma-separated rules for numbers:
     ``positive``, ``nonnegative``, ``inf`` (allow ±inf), ``>=X``, ``<=X``.  ``flag`` overrides the
@@ -160,7 +160,7 @@ class Param:
         base = {"floats": "float", "ints": "int", "strs": "str", "choice": "str", "choices": "str"}.get(
             self.kind, self.kind)
         if self.kind in ("floats", "ints", "strs", "choices"):
-            items = value if isinstance(value, (list, tuple)) else [v for v in str(value).split(",")]
+            items = value if isinstance(value, (list, tuple)) else split_top_level(str(value))
             items = [v for v in items if str(v).strip() != ""]
             if not items and self.required:
                 raise InputError(f"{self.option} needs at least one value")
@@ -172,6 +172,24 @@ class Param:
         if isinstance(value, (list, tuple)):
             return ",".join(str(v) for v in value)
         return str(value)
+
+
+def split_top_level(text: str) -> list:
+    """``text`` split at the commas outside brackets: ``"tanh,Max(t, 0)"`` is two items, not three.
+
+    A list option (``--activation tanh,relu``) must keep a formula such as ``Max(t, 0)`` whole.
+    """
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        elif ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return items
 
 
 @dataclass(frozen=True)

@@ -84,13 +84,13 @@ def _one_line_or_answer(argv):
     assert not os.path.exists("PWNED")
 
 
-@settings(max_examples=max(EXAMPLES // 2, 3), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=EXAMPLES if NIGHTLY else 3, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(FORMULAS, PAYLOADS)
 def test_rmt_answers_or_refuses_in_one_line(formula, payload):
     _one_line_or_answer(["rmt", "--activation", formula + payload, "--c", "0.5", "--gamma", "0.1", "--json"])
 
 
-@settings(max_examples=max(EXAMPLES // 2, 3), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=EXAMPLES if NIGHTLY else 3, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(FORMULAS, PAYLOADS, st.sampled_from(["elementwise", "normalised"]))
 def test_slr_population_answers_or_refuses_in_one_line(formula, payload, kind):
     _one_line_or_answer(["slr", "population", "--model", "spiked", "--nu", "1", "--L", "2",
