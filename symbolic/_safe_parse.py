@@ -13,6 +13,7 @@ about the grammar, not about built-in activation names.
 from __future__ import annotations
 
 import ast
+import math
 from typing import Callable
 
 import sympy
@@ -152,6 +153,83 @@ def _check_exponent(node: ast.AST) -> None:
             raise UnsafeExpressionError(f"exponent literal larger than {MAX_EXPONENT} is not allowed")
 
 
+#: the largest log10 |value| any sub-expression may reach for |variable| <= 10 (a number of 10 000 digits)
+MAGNITUDE_LIMIT = 1e4
+_VARIABLE_BOUND = 10.0
+_LOG10E = math.log10(math.e)
+_AT_MOST_ONE = {"tanh", "erf", "sin", "cos", "sigmoid", "Heaviside", "sign", "atan"}
+
+
+class _TooLarge(Exception):
+    def __init__(self, node):
+        super().__init__()
+        self.node = node
+
+
+def _log10_bound(node: ast.AST, variable: str) -> float:
+    """An upper bound of log10 |node| over |variable| <= 10, on the syntax tree (nothing is evaluated).
+
+    The rules of :func:`attnlimits.symbolic.activations.magnitude_bound`, applied to *every*
+    sub-expression: ``sin(cosh(1e300))`` is bounded, but SymPy evaluates ``cosh(1e300)`` while it
+    builds it (``Min``/``Max`` compare their arguments numerically) and never returns.  Raises
+    :class:`_TooLarge` at the first sub-expression beyond :data:`MAGNITUDE_LIMIT`.
+    """
+    def b(n) -> float:
+        out = _node(n)
+        if out > MAGNITUDE_LIMIT:
+            raise _TooLarge(n)
+        return out
+
+    def _node(n) -> float:
+        if isinstance(n, ast.Expression):
+            return b(n.body)
+        if isinstance(n, ast.Constant):
+            v = abs(n.value)
+            return -math.inf if v == 0 else math.log10(v)
+        if isinstance(n, ast.Name):
+            if n.id == variable:
+                return math.log10(_VARIABLE_BOUND)
+            c = ALLOWED_CONSTANTS.get(n.id)
+            return math.log10(abs(float(c))) if c is not None else 0.0
+        if isinstance(n, ast.UnaryOp):
+            return b(n.operand)
+        if isinstance(n, ast.BinOp):
+            lo, hi = b(n.left), b(n.right)
+            if isinstance(n.op, (ast.Add, ast.Sub)):
+                return max(lo, hi) + math.log10(2)
+            if isinstance(n.op, ast.Mult):
+                return max(lo, -300.0) + max(hi, -300.0)
+            if isinstance(n.op, ast.Div):  # a small constant denominator makes the quotient large
+                return lo + max(0.0, -hi) if math.isfinite(hi) else lo
+            if isinstance(n.op, (ast.Pow, ast.BitXor)):
+                if isinstance(n.right, ast.Constant) or (isinstance(n.right, ast.UnaryOp)
+                                                         and isinstance(n.right.operand, ast.Constant)):
+                    return abs(float(ast.literal_eval(n.right))) * abs(lo) if math.isfinite(lo) else 0.0
+                if hi > 20:
+                    return math.inf
+                return (10 ** hi) * max(lo, 0.0)
+            return max(lo, hi)
+        if isinstance(n, ast.Call):
+            name = n.func.id if isinstance(n.func, ast.Name) else ""
+            args = [b(a) for a in n.args]
+            if name in ("exp", "cosh", "sinh"):
+                return math.inf if args[0] > 20 else (10 ** args[0]) * _LOG10E
+            if name in _AT_MOST_ONE:
+                return 0.0
+            if name == "erfc":
+                return math.log10(2)
+            if name in ("log", "asinh"):
+                if args[0] == -math.inf:  # log(0): infinite, which validation reports as such
+                    return 0.0
+                return math.log10(max(abs(args[0]) * math.log(10), 1.0)) if math.isfinite(args[0]) else math.inf
+            if name == "sqrt":
+                return args[0] / 2
+            return max(args) if args else 0.0
+        return 0.0
+
+    return b(node)
+
+
 def safe_parse(text: str, variable: sympy.Symbol) -> sympy.Expr:
     """Parse ``text`` into a SymPy expression in ``variable`` without evaluating arbitrary code.
 
@@ -185,6 +263,16 @@ def safe_parse(text: str, variable: sympy.Symbol) -> sympy.Expr:
     except SyntaxError as exc:
         raise UnsafeExpressionError(f"not a valid formula ({exc.msg})") from None
     _check(tree, variable.name)
+    try:
+        _log10_bound(tree, variable.name)
+    except _TooLarge as big:
+        sub = ast.unparse(big.node)
+        sub = sub if len(sub) <= 60 else sub[:57] + "..."
+        raise UnsafeExpressionError(
+            f"the sub-expression {sub!r} grows beyond 10^{MAGNITUDE_LIMIT:g} for |t| <= {_VARIABLE_BOUND:g} (e.g. exp "
+            "of exp of t, cosh(1e300)): it cannot be evaluated; use an activation of slower growth") from None
+    except (RecursionError, OverflowError, ValueError):
+        raise UnsafeExpressionError("the formula is too deeply nested or too large to bound") from None
 
     local_dict: dict[str, object] = {variable.name: variable}
     local_dict.update(ALLOWED_CONSTANTS)

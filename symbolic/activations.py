@@ -27,6 +27,7 @@ import mpmath
 import sympy
 from sympy import S
 
+from ._safe_parse import MAGNITUDE_LIMIT as _PARSE_MAGNITUDE_LIMIT
 from ._safe_parse import UnsafeExpressionError, safe_parse
 from ._timeguard import with_time_limit as _with_time_limit
 
@@ -202,7 +203,7 @@ def _as_activation(f: sympy.Expr | str) -> sympy.Expr:
 
 #: the largest log10 |f(t)| an activation may reach for |t| <= 10 (a number of 10 000 digits): beyond it
 #: nothing about f can be evaluated in reasonable time, and its Gaussian moments are out of reach
-MAGNITUDE_LIMIT = 1e4
+MAGNITUDE_LIMIT = _PARSE_MAGNITUDE_LIMIT
 _BOUND_T = 10.0
 _LOG10E = math.log10(math.e)
 

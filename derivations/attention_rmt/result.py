@@ -75,12 +75,14 @@ PROPERTIES = (
     Property("rmt-exported-equals-inprocess", "rmt", "the standalone solver of `attnlimits export rmt` gives the "
              "in-process numbers (to 1e-12)",
              {"activation": Choice(("tanh", "relu", "erf", "sin")), "c": Range(0.1, 10.0, scale="log"),
-              "gamma": Range(1e-3, 10.0, scale="log"), "snr": Range(0.0, 4.0), "w": Range(0.0, 2.0)},
+              "gamma": Range(1e-3, 10.0, scale="log"), "snr": Range(0.0, 4.0),
+              "wk": Range(-2.0, 2.0), "wq": Range(-2.0, 2.0)},
              evaluate=f"{_EXPLORE}:exported_equals_inprocess", kind="theory", map=("c", "gamma"), seconds=60.0),
     Property("rmt-mpmath-equals-float64", "rmt", "the mpmath solver (30 digits) and the float64 solver agree to "
              "float64's error (1e-9 relative)",
              {"activation": Choice(("tanh", "relu", "erf", "sin")), "c": Range(0.1, 10.0, scale="log"),
-              "gamma": Range(1e-3, 10.0, scale="log"), "snr": Range(0.0, 4.0), "w": Range(0.0, 2.0)},
+              "gamma": Range(1e-3, 10.0, scale="log"), "snr": Range(0.0, 4.0),
+              "wk": Range(-2.0, 2.0), "wq": Range(-2.0, 2.0)},
              evaluate=f"{_EXPLORE}:mpmath_equals_float64", kind="theory", quick={"digits": 30},
              confirm={"digits": 40}, map=("c", "gamma"), seconds=60.0),
     Property("grammar-answers", "rmt", "every formula of the grammar gets an answer (finite Hermite data obeying "

@@ -37,6 +37,7 @@ from typing import Callable
 
 import numpy as np
 
+from ._properties import property_claim
 from .base import Check, Claim, PlotSeries, PlotSpec, register
 
 __all__ = ["SPEC_TOLERANCE", "ACTIVATIONS", "spec_checks", "SPEC_CHECKS",
@@ -1237,29 +1238,14 @@ def _run_parseval(ctx, size):
     return checks, [], {"activations": ["tanh", "sin", "relu"], "relu_orders": list(ks)}
 
 
+#: ID-backends is the property ``rmt-mpmath-equals-float64`` (:mod:`attnlimits.verify.explore.properties_rmt`)
+#: at these points: aligned, random, general (key and query at different angles) and anti-aligned weights.
 _BACKEND_POINTS = (
-    {"c": 0.5, "gamma": 0.1, "snr": 1.0, "wk": [1], "wq": [1]},
-    {"c": 2.0, "gamma": 0.01, "snr": 0.0, "wk": [], "wq": []},
-    {"c": 0.25, "gamma": 1.0, "snr": 4.0, "wk": [0.6, 0.5, 0.0], "wq": [0.8, 0.0, 0.4]},
-    {"c": 1.0, "gamma": 3.0, "snr": 1.0, "wk": [1], "wq": [-1]},
+    {"activation": "tanh", "c": 0.5, "gamma": 0.1, "snr": 1.0, "wk": 1.0, "wq": 1.0},
+    {"activation": "tanh", "c": 2.0, "gamma": 0.01, "snr": 0.0, "wk": 0.0, "wq": 0.0},
+    {"activation": "tanh", "c": 0.25, "gamma": 1.0, "snr": 4.0, "wk": 0.6, "wq": 0.8},
+    {"activation": "tanh", "c": 1.0, "gamma": 3.0, "snr": 1.0, "wk": 1.0, "wq": -1.0},
 )
-
-
-def _run_backends(ctx, size):
-    h = hermite(ctx, "tanh")
-    mp_ = _rmt(ctx, "mpmath")
-    checks, rows = [], []
-    for pt in _BACKEND_POINTS[: size.get("points", len(_BACKEND_POINTS))]:
-        att, rr = theory_curve(ctx, "tanh", pt["c"], [pt["gamma"]], snr=pt["snr"], wk=pt["wk"], wq=pt["wq"])
-        rec = mp_.curve(pt["c"], [str(pt["gamma"])], a1=h.a1, nu=h.nu, snr=pt["snr"], wk=pt["wk"], wq=pt["wq"],
-                        digits=size.get("digits", 25))[0]
-        lab = f"c={pt['c']:g} γ={pt['gamma']:g} SNR {pt['snr']:g}"
-        checks.append(Check(f"E_att numpy vs mpmath {lab}", theory=float(rec["E_attention"]), value=float(att[0]),
-                            se=None, tolerance=1e-10))
-        checks.append(Check(f"E_RR numpy vs mpmath {lab}", theory=float(rec["E_ridge"]), value=float(rr[0]),
-                            se=None, tolerance=1e-10))
-        rows.append({**pt, "E_att_mpmath": str(rec["E_attention"]), "E_att_numpy": float(att[0])})
-    return checks, [], {"points": rows, "digits": size.get("digits", 25), "activation": "tanh"}
 
 
 def _run_derivative(ctx, size):
@@ -1692,10 +1678,11 @@ _CLAIMS = [
           "a1, ν match §4.1.",
           _src("Lemma 1 (Hermite data)", "§4.1"), _run_parseval, quick={}, full={},
           tags=("hermite", "identity", "theory-only")),
-    Claim("ID-backends", "NumPy and mpmath solvers agree",
-          "The generated float64 and mpmath (25 digits) solvers give the same Ē and Ē_RR to 1e-10.",
-          _src("Theorem 1, Prop. 2", "§1, §9"), _run_backends, quick={"points": 2, "digits": 25},
-          full={"points": 4, "digits": 30}, tags=("rmt", "identity", "theory-only")),
+    property_claim("rmt-mpmath-equals-float64", "ID-backends", "NumPy and mpmath solvers agree",
+                   "The generated float64 and mpmath solvers give the same Ē and Ē_RR to float64's error "
+                   "(1e-9 relative): the property rmt-mpmath-equals-float64 at fixed points.",
+                   _src("Theorem 1, Prop. 2", "§1, §9"), quick={"points": list(_BACKEND_POINTS[:2]), "digits": 25},
+                   full={"points": list(_BACKEND_POINTS), "digits": 30}, tags=("rmt", "identity", "theory-only")),
     Claim("ID-derivative", "implicit dȳ/dγ equals a central difference",
           "Ē = −γ²dȳ/dγ from the implicit-function theorem agrees with a central difference at "
           "γ(1 ± 1e-4) to 1e-6.",

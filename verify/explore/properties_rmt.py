@@ -79,8 +79,10 @@ _EXPORTED: dict = {}
 
 
 def _rmt_point(point) -> dict:
+    """The command's parameters at a point: the key and query weights' components along the signal are
+    ``wk`` and ``wq`` (negative: anti-aligned), the orthogonal component 0."""
     return {"activation": point["activation"], "c": point["c"], "gamma": [point["gamma"]], "snr": point["snr"],
-            "wk": [point["w"], 0.0], "wq": [point["w"], 0.0]}
+            "wk": [point["wk"], 0.0], "wq": [point["wq"], 0.0]}
 
 
 def _rmt_inprocess(values: dict, digits=None) -> dict:
