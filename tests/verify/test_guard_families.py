@@ -117,7 +117,7 @@ def test_max_of_sines_is_answered(capsys):
     # bounded sin() around it); every sub-expression is now bounded on the syntax tree before parsing
     (["slr", "population", "--model", "spiked", "--nu", "1", "--L", "2", "--activation",
       'elementwise:(Min(sin(cosh(1e300)), Max(sigmoid(E), tanh(1/3)))+E) #"""'], "grows beyond"),
-    (["hermite", "--activation", "sin(cosh(10**300))*t"], "grows beyond"),
+    (["hermite", "--activation", "sin(cosh(10**40))*t"], "grows beyond"),
     (["slr", "amp", "--device", "tpu"], "--device 'tpu'"),
     (["slr", "train", "--plot", "/proc/x.png"], "cannot write in /proc"),
     (["slr", "replica", "--L", "50", "--alpha", "4", "--lam", "0.1"], "would take about"),
