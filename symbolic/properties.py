@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["Range", "IntRange", "Choice", "Expression", "Property", "domain_text"]
+__all__ = ["Range", "IntRange", "Choice", "Expression", "Property", "domain_text", "simplest_point"]
 
 
 @dataclass(frozen=True)
@@ -142,3 +142,20 @@ class Property:
 def domain_text(prop: Property) -> str:
     """One line: ``nu in [0.25, 8] (log), L in 1..5, activation in {softmax, ...}``."""
     return ", ".join(f"{k} in {s.text()}" for k, s in prop.domain.items())
+
+
+def simplest_point(prop: Property) -> dict:
+    """The simplest point of ``prop``'s domain: 0 where a range holds it (else its lower end), the first
+    choice, the first leaf of an expression grammar (``t``).  The results contract evaluates every
+    property there; it is also where a shrunk failure tends to."""
+    out = {}
+    for k, spec in prop.domain.items():
+        if isinstance(spec, Range):
+            out[k] = 0.0 if spec.lo <= 0.0 <= spec.hi else float(spec.lo)
+        elif isinstance(spec, IntRange):
+            out[k] = 0 if spec.lo <= 0 <= spec.hi else int(spec.lo)
+        elif isinstance(spec, Choice):
+            out[k] = spec.values[0]
+        else:
+            out[k] = spec.leaves[0]
+    return out

@@ -139,3 +139,62 @@ def test_vector_option_may_start_negative(capsys):
 
 def test_resolve_names_module_attribute():
     assert resolve("json:dumps") is json.dumps
+
+
+def _all_properties(names=None):
+    """(result name, property) for every result of ``names`` (default: installed and the toy)."""
+    out = []
+    for name in names or _names():
+        out += [(name, p) for p in getattr(discover_results()[name], "properties", ())]
+    return out
+
+
+def test_properties_are_declared_well(monkeypatch):
+    """Every property of every result (entry points, the toy, the explore toy): a unique name, its own
+    result's name, a callable evaluation, a domain of specs, validity-map axes inside the domain."""
+    import toy_properties
+    from attnlimits.symbolic import result as R
+    from attnlimits.symbolic.properties import Property, simplest_point
+
+    monkeypatch.setitem(R._EXTRA, "toyexplore", toy_properties.RESULT)
+    props = _all_properties() + [("toyexplore", p) for p in toy_properties.PROPERTIES]
+    names = [p.name for _, p in props]
+    assert len(names) == len(set(names)), names
+    assert {"rmt", "slr"} <= {r for r, _ in props}
+    for res, p in props:
+        assert isinstance(p, Property) and p.result == res and p.title
+        assert callable(resolve(p.evaluate)), p.evaluate
+        assert set(p.map_axes()) <= set(p.domain), (p.name, p.map_axes())
+        point = simplest_point(p)
+        assert all(p.domain[k].contains(v) for k, v in point.items()), (p.name, point)
+
+
+def _run_property_at_simplest_point(prop):
+    from attnlimits.symbolic.properties import simplest_point
+    from attnlimits.verify.comparison import Comparison
+
+    pairs = list(resolve(prop.evaluate)(simplest_point(prop), size=dict(prop.quick), seed=0))
+    assert pairs, prop.name
+    for label, comp in pairs:
+        assert isinstance(label, str) and isinstance(comp, Comparison), (prop.name, label)
+    return pairs
+
+
+def test_toy_properties_run(monkeypatch):
+    """A plug-in's properties run through the contract like the real ones (the planted one fails at
+    x = 0.7 + and passes at its simplest point x = 0)."""
+    import toy_properties
+
+    for prop in toy_properties.PROPERTIES:
+        for label, comp in _run_property_at_simplest_point(prop):
+            assert comp.passes(0.01), (prop.name, label, comp)
+
+
+@pytest.mark.parametrize("prop", [p for _, p in _all_properties([n for n in _names() if n != "toy"])],
+                         ids=lambda p: p.name)
+def test_every_property_passes_at_its_simplest_point(prop):
+    """Each installed result's properties evaluate at the simplest point of their domains at their
+    screening size, return labelled comparisons, and pass there (a per-check level of 1e-4: one
+    point, a handful of checks).  About 20 s for all of them on two cores."""
+    for label, comp in _run_property_at_simplest_point(prop):
+        assert comp.passes(1e-4), (prop.name, label, comp.to_dict())
