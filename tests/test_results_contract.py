@@ -13,8 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from attnlimits.symbolic.result import REQUIRED, Result, discover_results, register_result, resolve
+from attnlimits.symbolic.result import (
+    REQUIRED,
+    Result,
+    discover_results,
+    register_result,
+    resolve,
+)
 
 PLUGINS = Path(__file__).parent / "plugins"
 
@@ -90,7 +95,7 @@ def test_claims_registered_with_sizes_and_sources(name):
 
 
 def test_toy_runs_end_to_end(tmp_path, capsys):
-    from attnlimits.verify.claims import Context, REGISTRY, load_claims, run_claims
+    from attnlimits.verify.claims import REGISTRY, Context, load_claims, run_claims
     from attnlimits.verify.cli import main
 
     assert main(["toy", "--a", "0.5,1", "--json"]) == 0
