@@ -46,7 +46,7 @@ def test_hermite_answers_or_refuses_in_one_line(formula, payload):
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         rc = main(["hermite", "--activation", formula + payload, "--json"])
     took = time.monotonic() - start
-    _timing(["hermite", "--activation", formula + payload], took)
+    _timing(["hermite", "--activation", formula + payload], took, rc)
     lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
     assert took < BOUND_S, (formula, took)
     assert rc in (0, 2), (formula, rc, err.getvalue()[-500:])
@@ -55,12 +55,13 @@ def test_hermite_answers_or_refuses_in_one_line(formula, payload):
     assert not os.path.exists("PWNED")
 
 
-def _timing(argv, took) -> None:
-    """Append ``seconds<TAB>argv`` to ``$ATTNLIMITS_GUARD_TIMINGS`` (the nightly run's slowest inputs)."""
+def _timing(argv, took, rc=None) -> None:
+    """Append ``seconds<TAB>exit status<TAB>argv`` to ``$ATTNLIMITS_GUARD_TIMINGS`` (the nightly run's
+    slowest inputs, and how many were answered rather than refused)."""
     path = os.environ.get("ATTNLIMITS_GUARD_TIMINGS")
     if path:
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write(f"{took:.3f}\t{argv!r}\n")
+            fh.write(f"{took:.3f}\t{rc}\t{argv!r}\n")
 
 
 def _one_line_or_answer(argv):
@@ -73,7 +74,7 @@ def _one_line_or_answer(argv):
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         rc = main(argv)
     took = time.monotonic() - start
-    _timing(argv, took)
+    _timing(argv, took, rc)
     # progress lines ("[1/1] ...") and warnings may precede; the refusal itself is one line
     lines = [ln for ln in err.getvalue().splitlines() if "error:" in ln or ln.startswith((" ", "\t"))]
     assert took < BOUND_S, (argv, took)
