@@ -152,17 +152,39 @@ def batch(values, size):
     return [numpy.broadcast_to(numpy.reshape(v, -1) if numpy.ndim(v) else v, (size,)) for v in values]
 
 
-def law_nodes(c, n_nodes=3000):
-    """Quadrature nodes ``(t, w)`` of the spectral law: θ-midpoint rule plus the atom at 0.
+def _theta_rule(c, n_nodes):
+    """θ-nodes and weights on [0, π]: the midpoint rule, or near c = 1 (|1 − √c| < 1/5) Gauss–Legendre
+    on panels graded toward θ = 0 from |1 − √c|/2, where the density has poles at θ ≈ ±i|1 − √c| that
+    slow the midpoint rule to a crawl (the mpmath runtime's rule, docs/attention_rmt.md §9)."""
+    c = float(c)
+    eps = abs(1.0 - numpy.sqrt(c))
+    if eps >= 0.2 or eps == 0.0:
+        theta = (numpy.arange(n_nodes) + 0.5) * (numpy.pi / n_nodes)
+        return theta, numpy.full(n_nodes, numpy.pi / n_nodes)
+    edges, step = [0.0], eps / 2
+    while edges[-1] + step < numpy.pi / 2:
+        edges.append(edges[-1] + step)
+        step *= 2
+    edges.append(numpy.pi)
+    edges = numpy.array(edges)
+    m = max(8, int(n_nodes) // (len(edges) - 1))
+    x, w = numpy.polynomial.legendre.leggauss(m)
+    half, mid = numpy.diff(edges)[:, None] / 2, (edges[:-1] + edges[1:])[:, None] / 2
+    return (mid + half * x).ravel(), (half * w).ravel()
 
-    Midpoint rule θ_k = (k + ½)π/N on the generated node map ``law_theta``; weights renormalised
-    to exactly the continuous mass; the atom (if any) is appended as a node at t = 0.
-    Convergence is spectral for smooth θ-integrands (docs/attention_rmt.md §9).
+
+def law_nodes(c, n_nodes=3000):
+    """Quadrature nodes ``(t, w)`` of the spectral law: a θ-rule of about ``n_nodes`` nodes plus the atom at 0.
+
+    The θ-midpoint rule θ_k = (k + ½)π/N on the generated node map ``law_theta`` (near c = 1 graded
+    Gauss–Legendre panels, :func:`_theta_rule`); weights renormalised to exactly the continuous
+    mass; the atom (if any) is appended as a node at t = 0.  Convergence is spectral for smooth
+    θ-integrands (docs/attention_rmt.md §9).
     """
-    theta = (numpy.arange(n_nodes) + 0.5) * (numpy.pi / n_nodes)
+    theta, wq = _theta_rule(c, n_nodes)
     t, w = law_theta(c, theta)  # noqa: F821 - generated kernel in the same module
     t = numpy.broadcast_to(t, theta.shape).astype(float)
-    w = numpy.broadcast_to(w, theta.shape).astype(float) * (numpy.pi / n_nodes)
+    w = numpy.broadcast_to(w, theta.shape).astype(float) * wq
     cont, atom = law_masses(c)  # noqa: F821 - generated kernel in the same module
     w = w * (float(cont) / w.sum())
     if float(atom) > 0:

@@ -401,7 +401,7 @@ def driver_data() -> dict:
         "sweep": gamma.name,
         "order": "descending",
         "law_parameter": c.name,
-        "ladder": (6, 12),  # mpmath midpoint ladder: degree d has 3·2^(d−1) nodes
+        "ladder": (6, 14),  # mpmath midpoint ladder: degree d has 3·2^(d−1) nodes (14: c near 1 at small γ)
         "predictor": {"kind": "hermite_log", "exponents": [1, 0, 0]},  # γA₁₁, A₁₂, A₂₂ smooth in log γ
         "jump": 3,
         "outer": {

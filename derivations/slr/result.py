@@ -308,6 +308,13 @@ PROPERTIES = (
              doc="Found by its first run: at α = 1, ν = 1 GAMP needs about 130 iterations (undamped residual "
                  "1e-7 on q); the command's default of 60 stops before, which `slr amp` now flags as not "
                  "converged instead of reporting convergence."),
+    Property("slr-replica-vs-erm", "slr", "where RS is stable, the equilibrium RS branch predicts the test error of "
+             "the lowest-objective ERM minimum (§10, §12; spiked nu = 2, L = 2)",
+             {"alpha": Range(1.0, 20.0, scale="log"), "lam": Range(0.01, 3.0, scale="log"),
+              "activation": Choice(("softmax", "linear_uncentred", "linear_centred"))},
+             evaluate=f"{_EXPLORE}:replica_vs_erm", kind="simulation",
+             quick={"D": 200, "seeds": 4, "rs_points": 1024}, confirm={"D": 400, "seeds": 6, "rs_points": 2048},
+             map=("alpha", "lam"), seconds=300.0),
     Property("slr-bo-below-rs", "slr", "E_BO(alpha) <= the replica prediction of ridge ERM at any lambda (§10-§11)",
              {"alpha": Range(1.0, 20.0, scale="log"), "lam": Range(0.03, 3.0, scale="log"),
               "activation": Choice(("softmax", "linear_uncentred", "linear_centred"))},

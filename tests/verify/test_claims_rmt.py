@@ -26,7 +26,7 @@ def test_every_claim_is_registered_with_source_tags_and_sizes():
         assert "arXiv:2506.18656" in claim.source and "docs/attention_rmt.md" in claim.source
         assert claim.tags and claim.title and claim.statement
         assert set(claim.tags) <= {"rmt", "ridge", "random-inputs", "alignment", "hermite", "identity", "mc",
-                                   "theory-only", "slow-in-full"}
+                                   "theory-only", "slow-in-full", "property"}
     for name in V_CLAIMS:
         claim = REGISTRY[name]
         assert claim.quick and claim.full, name
@@ -262,7 +262,7 @@ def test_headline_claims_registered():
         assert "arXiv:2506.18656" in claim.source and "docs/attention_rmt.md" in claim.source
         assert claim.quick and claim.full and "mc" in claim.tags
         assert set(claim.tags) <= {"rmt", "ridge", "random-inputs", "alignment", "hermite", "identity", "mc",
-                                   "theory-only", "slow-in-full"}
+                                   "theory-only", "slow-in-full", "property"}
     assert set(A._HR_ACTS) >= {"tanh", "relu", "sin", "erf", "sigmoid", "cos", "abs", "he2", "identity"}
     assert min(A._HR_CS) < 1 < max(A._HR_CS) and A._HA_SNRS[0] == 0.0
 

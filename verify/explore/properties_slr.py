@@ -7,7 +7,7 @@ import math
 
 from attnlimits.verify.comparison import Comparison
 
-__all__ = ["bayes_bound", "bo_monotone", "bo_below_rs"]
+__all__ = ["bayes_bound", "bo_monotone", "bo_below_rs", "gamp_vs_state_evolution", "replica_vs_erm"]
 
 #: the precision to which the population optimiser locates an optimum (its ``--tol`` 1e-6 on the
 #: integrals, the optimum's value then to about 1e-5): a deterministic numerical precision
@@ -89,3 +89,46 @@ def gamp_vs_state_evolution(point, *, size, seed):
     if not all(r["converged"] for r in runs):
         out.append(("GAMP converged", Comparison(1.0, 0.0)))
     return out
+
+
+def replica_vs_erm(point, *, size, seed):
+    """Where replica symmetry is stable, the equilibrium RS branch predicts ridge ERM: the test error of the
+    lowest-objective ERM minimum (informed and uninformed starts on the same data, :func:`train_multistart`)
+    at ``D`` against the RS E_test, within the combined SE plus a finite-size allowance measured from ``D``
+    and ``D/2`` (2.5·|E(D) − E(D/2)|, the rule of ``rmt-vs-simulation``).  Spiked, ν = 2, L = 2, Δ = 0.1.
+    Where the equilibrium branch's replicon is ≥ 1 (RS unstable, docs/slr.md §10.8) RS makes no claim and
+    the point is reported as such (check "RS unstable"), not compared."""
+    import numpy as np
+
+    from attnlimits.verify.comparison import combine
+    from attnlimits.verify.slr.replica import rs_all_branches
+    from attnlimits.verify.slr.train import train_multistart
+
+    act, a, lam = point["activation"], float(point["alpha"]), float(point["lam"])
+    nu, L, delta = 2.0, 2, 0.1
+    reps = 4
+    found = rs_all_branches(act, "spiked", nu, L, [a], lam, delta, points=int(size.get("rs_points", 1024)),
+                            replicates=reps, seed=seed)
+    eq = [fp for _, fp, ph in found[a] if ph == "equilibrium"]
+    if not eq:
+        raise RuntimeError(f"no equilibrium RS fixed point at alpha={a:g}, lam={lam:g}")
+    rs = eq[0]
+    if not (rs.replicon < 1.0):
+        return [(f"RS unstable (replicon {rs.replicon:.3g} >= 1): no RS prediction to test", Comparison(0.0, 0.0))]
+    D, seeds = int(size.get("D", 200)), int(size.get("seeds", 4))
+    inits = tuple(size.get("inits", ("informed", "uninformed")))
+    means = {}
+    for d in (D // 2, D):
+        rows = train_multistart(act, model="spiked", nu=nu, L=L, alpha=a, lam=lam, D=d, seeds=seeds,
+                                seed=seed + d, delta=delta, inits=inits, n_test=2000,
+                                device=size.get("device", "auto"))
+        best = {}  # seed index -> the first row of its lowest-objective minimum (rows come sorted per seed)
+        for r in rows:
+            if r["equilibrium"]:
+                best.setdefault(r["seed_index"], r)
+        e = np.array([r["E_test_overlaps"] for r in best.values()], dtype=float)
+        means[d] = (float(e.mean()), float(e.std(ddof=1) / math.sqrt(e.size)) if e.size > 1 else math.inf, e.size)
+    (m, s, n), (m_half, _, _) = means[D], means[D // 2]
+    se, dof = combine([s, float(rs.E_test_error)], [n - 1, reps - 1])
+    return [(f"ERM E_test (D={D}, equilibrium minimum) vs RS equilibrium E_test",
+             Comparison(m, float(rs.E_test), se=se, dof=dof, allowance=2.5 * abs(m - m_half)))]
