@@ -33,14 +33,11 @@ from __future__ import annotations
 import functools
 
 import sympy as sp
-from attnlimits.symbolic.matexpr import directional_derivative
-from attnlimits.symbolic.spectral import (
-    MarchenkoPasturLaw,
-    SpectralAverage,
-    replace_averages_by_moments,
-)
-from attnlimits.symbolic.system import EquationSystem, Invariant
 from sympy.matrices.expressions.matexpr import MatrixElement
+
+from attnlimits.symbolic.matexpr import directional_derivative
+from attnlimits.symbolic.spectral import MarchenkoPasturLaw, SpectralAverage, replace_averages_by_moments
+from attnlimits.symbolic.system import EquationSystem, Invariant
 
 __all__ = [
     "t", "c", "gamma", "a1", "nu", "kappa", "snr", "A11", "A12", "A22",
@@ -56,32 +53,7 @@ __all__ = [
 
 from .result import REFERENCES  # noqa: E402  (what a computation with this result rests on)
 from .symbols import (  # noqa: E402
-    A11,
-    A12,
-    A22,
-    Gamma_mat,
-    L_red,
-    Omega_mat,
-    a1,
-    c,
-    gamma,
-    kappa,
-    m_im,
-    m_re,
-    m_vec,
-    nu,
-    omega_K,
-    omega_Q,
-    q,
-    q_rate,
-    r,
-    snr,
-    stieltjes_m,
-    t,
-    theta,
-    z,
-    z_im,
-    z_re,
+    t, c, gamma, a1, nu, kappa, snr, A11, A12, A22, q, q_rate, r, m_vec, Gamma_mat, Omega_mat, omega_K, omega_Q, L_red, z, stieltjes_m, m_re, m_im, z_re, z_im, theta,
 )
 
 # ------------------------------------------------------------------------------------------------
@@ -357,6 +329,7 @@ def diagonal_constant(f_centred: sp.Expr, var: sp.Symbol, p, dps: int = 30):
     Gaussian-expectation engine (exact when SymPy can integrate, quadrature split at kinks else).
     """
     import mpmath
+
     from attnlimits.symbolic.hermite import hermite_coefficients
     from attnlimits.symbolic.hermite import t as xi
 

@@ -4,6 +4,7 @@ from θ = 0; graded Gauss–Legendre panels keep both backends converging there 
 float64 was 2e-5 off at c = 0.9999 while stating an error of 1e-6)."""
 import mpmath
 import pytest
+
 from attnlimits.verify.explore.properties_rmt import _rmt_inprocess
 
 

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+
 from attnlimits.verify.claims import REGISTRY, Context, run_claims, select
 from attnlimits.verify.claims import attention_rmt as A
 
@@ -161,6 +162,7 @@ def test_all_claims_pass(mode):
 # ------------------------------------------------------------------------------------------------
 def test_mc_check_uses_t_with_draws_minus_one_and_no_flat_tolerance():
     import numpy as np
+
     from attnlimits.verify.stats import mean_se
 
     est = mean_se(np.array([[0.50, 0.61], [0.52, 0.63], [0.51, 0.62], [0.53, 0.60]]))
@@ -173,6 +175,7 @@ def test_extrapolated_check_measures_the_finite_n_correction():
     """y(n) = 0.5 + 3/n + noise (SD 1e-3 per draw, 10 draws) at n = 250, 500: the check compares the
     extrapolated 0.5 (not the biased 0.506 at n = 500, 8 SE off) and reports the fitted a ≈ 3."""
     import numpy as np
+
     from attnlimits.verify.stats import mean_se
 
     rng = np.random.default_rng(3)

@@ -10,9 +10,10 @@ import os
 import time
 
 import pytest
-from attnlimits.verify.cli import main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from attnlimits.verify.cli import main
 
 NIGHTLY = os.environ.get("ATTNLIMITS_HYPOTHESIS_PROFILE") == "nightly"
 EXAMPLES = 2000 if NIGHTLY else 6

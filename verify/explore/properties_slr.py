@@ -99,6 +99,7 @@ def replica_vs_erm(point, *, size, seed):
     Where the equilibrium branch's replicon is ≥ 1 (RS unstable, docs/slr.md §10.8) RS makes no claim and
     the point is reported as such (check "RS unstable"), not compared."""
     import numpy as np
+
     from attnlimits.verify.comparison import combine
     from attnlimits.verify.slr.replica import rs_all_branches
     from attnlimits.verify.slr.train import train_multistart
