@@ -367,3 +367,22 @@ def test_table_wraps_instead_of_clipping_and_uses_the_width():
             assert f"#{i}" in table  # every label whole: three distinct rows
     wide = format_table(res, width=160)
     assert len(wide.splitlines()) < len(format_table(res, width=110).splitlines())
+
+
+def test_rewriting_a_partial_report_draws_only_new_figures(tmp_path, monkeypatch):
+    """verify rewrites the report after every claim; earlier figures are kept, not redrawn (the quick
+    run's report writing was quadratic: about 9 s between claims by the end of 65)."""
+    import attnlimits.verify.report as R
+
+    calls = []
+    real = R._plot_claim
+    monkeypatch.setattr(R, "_plot_claim", lambda r, path: (calls.append(r.claim), real(r, path)))
+    results = fake_results()
+    with_plots = [r.claim for r in results if r.plots]
+    write_report(results[:1], tmp_path, meta={"mode": "quick"})
+    write_report(results, tmp_path, meta={"mode": "quick"})
+    assert sorted(calls) == sorted(with_plots)  # each figure drawn once
+    fresh = fake_results()  # new result objects (a rerun into the same folder): drawn again
+    write_report(fresh, tmp_path, meta={"mode": "quick"})
+    assert len(calls) == 2 * len(with_plots)
+    assert all((tmp_path / p).exists() for p in json.load(open(tmp_path / "results.json"))["files"])

@@ -500,7 +500,10 @@ def _run_max_AMP(ctx, size):
 
 
 def _run_max_order(ctx, size):
+    from attnlimits.verify.comparison import fit_rate
     from attnlimits.verify.slr import bayes_risk
+
+    from ._rates import rate_checks
 
     checks, plots = [], []
     L = 2
@@ -516,9 +519,17 @@ def _run_max_order(ctx, size):
                             note="E_BO − 3 SE above the population Bayes risk"))
         checks.append(Check(f"E_BO strictly decreasing in α ({tag})", 1.0, float(np.all(np.diff(E) < 0)), None, 0.0))
         big = [i for i, a in enumerate(al) if a >= 20]
-        slope = float(np.polyfit(np.log(np.array(al)[big]), np.log(E[big] - eb), 1)[0])
-        checks.append(Check(f"E_BO − E_B^pop ∝ α^slope, slope ({tag})", (-1.2, -0.8), slope, None, 0.0,
-                            kind="interval", note="fitted on α ≥ 20; expected −1"))
+        # the band rule of every rate claim (verify/claims/_rates.py): the slope of the state evolution's
+        # excess fitted with the points' SEs (8 scrambled-Sobol replicates each: 7 dof), must contain −1
+        # and exclude 0 (no decay) and −2 (the rate of 1 − q_k at ν = ∞)
+        f = fit_rate([al[i] for i in big], [float(E[i] - eb) for i in big], [float(Ese[i]) for i in big],
+                     dofs=[7.0] * len(big))
+        slope = float(f.slope)
+        checks += rate_checks(f"state evolution: log(E_BO − E_B^pop) vs log α on [{al[big[0]]:g}, {al[big[-1]]:g}] "
+                              f"({tag})", f.slope, f.se, -1.0, (0.0, -2.0), dof=f.dof,
+                              note=f"χ² {f.chi2:.2f} on {f.chi2_dof} dof; GAMP on max-SLR data does not converge at "
+                                   "the sizes a quick run affords (D = 250), so this rate is fitted on the state "
+                                   "evolution only (docs/slr.md §15 C19)")
         checks.append(Check(f"fixed point unique ({tag})", 1.0, float(all(len(p.branches) == 1 for p in pts)), None,
                             0.0))
         if math.isinf(nu):
