@@ -22,6 +22,13 @@ def noisy_correct(point, *, size, seed):
                                               dof=draws.size - 1))]
 
 
+def screen_false_alarm(point, *, size, seed):
+    """Fails at the screening size on x > 0.9 and passes at the confirmation size: every screened failure
+    is a false alarm, which must not end the search."""
+    bad = size.get("n") == 1 and point["x"] > 0.9
+    return [("x <= 0.9 at the screening size only", Comparison(1.0 if bad else 0.0, 0.0, tolerance=0.5))]
+
+
 PROPERTIES = (
     Property("toy-planted", "toyexplore", "a planted wrong theory: fails on x > 0.7",
              {"x": Range(0.0, 1.0), "k": IntRange(1, 5), "kind": Choice(("a", "b"))},
@@ -29,6 +36,9 @@ PROPERTIES = (
     Property("toy-correct", "toyexplore", "a correct Monte Carlo statement",
              {"x": Range(0.01, 100.0, scale="log"), "kind": Choice(("a", "b", "c"))},
              evaluate="toy_properties:noisy_correct", kind="simulation", quick={"n": 100}, confirm={"n": 400}),
+    Property("toy-false-alarm", "toyexplore", "fails at the screening size only (x > 0.9)",
+             {"x": Range(0.0, 1.0)}, evaluate="toy_properties:screen_false_alarm", kind="simulation",
+             quick={"n": 1}, confirm={"n": 2}),
 )
 
 RESULT = Result(name="toyexplore", title="test-only properties", properties=PROPERTIES)

@@ -19,9 +19,13 @@ A run explores ``K`` properties at family-wise level ``level`` (default 1 %, the
    failing; for numeric parameters of theory properties a bisection then moves each toward the
    simple end of its range while the point still fails (the boundary of the failing region).
 3. **Confirm.** The shrunk point is evaluated once more at the ``confirm`` size with *fresh,
-   independent* draws; the property fails only if this confirmation fails at level ``level/K``
-   (Bonferroni over its ``m`` checks).  For a correct theory a reported failure therefore needs a
-   false confirmation, of probability at most ``level/K`` per property: at most ``level`` for the run.
+   independent* draws; the property fails only if this confirmation fails at level
+   ``level/(K·MAX_CONFIRMATIONS)`` (Bonferroni over its ``m`` checks).  A failure that does not
+   confirm (a false alarm of the screen) does not end the search: it goes on over the rest of the
+   budget (no further shrinking; a later screened failure is confirmed where it was found), up to
+   :data:`MAX_CONFIRMATIONS` confirmations per property.  For a correct theory a reported failure
+   therefore needs a false confirmation, of probability at most ``level/K`` per property (Bonferroni
+   over its confirmations): at most ``level`` for the run.
 
 Points are logged as they finish; Ctrl-C stops the search and keeps every finished point.
 """
@@ -38,7 +42,12 @@ from attnlimits.symbolic.properties import Choice, Expression, IntRange, Propert
 from attnlimits.symbolic.result import InputError, resolve
 from attnlimits.verify.comparison import LEVEL, z_equivalent
 
-__all__ = ["PropertyRun", "explore_property", "point_strategy", "evaluate_point", "point_seed"]
+__all__ = ["PropertyRun", "explore_property", "point_strategy", "evaluate_point", "point_seed", "MAX_CONFIRMATIONS"]
+
+#: confirmations per property and run: a false alarm of the screen (a failure that does not confirm)
+#: does not end the search; it goes on over the rest of the budget, confirming up to this many
+#: screened failures in all, each at level/(K·MAX_CONFIRMATIONS) (Bonferroni)
+MAX_CONFIRMATIONS = 3
 
 
 # --------------------------------------------------------------------------------------------
@@ -168,6 +177,8 @@ class PropertyRun:
     counterexample: dict | None = None  # the shrunk failing point
     confirmation: dict | None = None  # its confirmation row
     status: str = "pass"  # pass | fail (confirmed) | unconfirmed | interrupted | timeout
+    #: screened failures whose confirmation passed (false alarms of the screen), with their confirmation rows
+    unconfirmed: list = field(default_factory=list)
     seconds: float = 0.0
     screen_level: float = 0.0
     confirm_level: float = 0.0
@@ -191,11 +202,12 @@ def explore_property(prop: Property, *, budget: int = 100, seed: int = 0, level:
     run = PropertyRun(prop)
     prop_level = level / max(1, n_properties)
     run.screen_level = prop_level / budget
-    run.confirm_level = prop_level
+    run.confirm_level = prop_level / MAX_CONFIRMATIONS
     quick = dict(prop.quick)
     t_start = time.perf_counter()
     state = {"evals": 0, "failed_at": None, "last_fail": None, "generated": 0}
     max_shrink = max_shrink if max_shrink is not None else max(20, budget)
+    cleared: list = []  # screened failures that did not confirm: passed over in later rounds
 
     def log(row, phase):
         row["phase"] = phase
@@ -210,10 +222,14 @@ def explore_property(prop: Property, *, budget: int = 100, seed: int = 0, level:
     def test(point):
         if deadline is not None and time.monotonic() > deadline:
             raise _Stop("time")
+        if point in cleared:
+            return
         shrinking = state["failed_at"] is not None
         if shrinking and state["evals"] - state["failed_at"] >= max_shrink:
             raise _Stop("shrink budget")
         if not shrinking:
+            if state["generated"] >= budget:
+                raise _Stop("budget")
             state["generated"] += 1
         state["evals"] += 1
         row = evaluate_point(prop, point, size=quick, seed=point_seed(seed, point), level=run.screen_level)
@@ -226,42 +242,56 @@ def explore_property(prop: Property, *, budget: int = 100, seed: int = 0, level:
             raise _Failing(dict(point))
 
     db = DirectoryBasedExampleDatabase(str(database)) if database is not None else None
-    wrapped = settings(max_examples=int(budget), database=db, deadline=None, derandomize=False,
-                       suppress_health_check=list(HealthCheck), report_multiple_bugs=False, print_blob=False,
-                       phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink])(
-        hseed(int(seed))(given(point_strategy(prop))(test)))
-    wrapped._hypothesis_internal_database_key = hashlib.sha256(
-        f"attnlimits-explore:{prop.result}:{prop.name}".encode()).digest()
-    shrunk = None
-    try:
-        wrapped()
-    except _Failing as exc:
-        shrunk = exc.point
-    except _Stop as stop:
-        shrunk = state["last_fail"]
-        if str(stop) == "time" and shrunk is None:
-            run.status = "timeout"
-    except KeyboardInterrupt:
-        run.status = "interrupted"
-        run.seconds = time.perf_counter() - t_start
-        raise _Interrupted(run) from None
-    except Exception as exc:  # noqa: BLE001 - Hypothesis' own errors (Flaky, Unsatisfiable) in one line
-        run.status = "error"
-        run.rows.append({"property": prop.name, "phase": "search", "verdict": "error", "check": "hypothesis",
-                         "message": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]})
-    if shrunk is not None:
+    key = hashlib.sha256(f"attnlimits-explore:{prop.result}:{prop.name}".encode()).digest()
+    for round_ in range(MAX_CONFIRMATIONS):
+        # the first round replays the database and shrinks; later rounds (after a false alarm) go on
+        # drawing the rest of the budget and confirm a screened failure where it was found
+        phases = ([Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink] if round_ == 0
+                  else [Phase.generate, Phase.target])
+        wrapped = settings(max_examples=max(1, int(budget) - state["generated"]), database=db if round_ == 0 else None,
+                           deadline=None, derandomize=False, suppress_health_check=list(HealthCheck),
+                           report_multiple_bugs=False, print_blob=False, phases=phases)(
+            hseed(int(seed) + round_)(given(point_strategy(prop))(test)))
+        wrapped._hypothesis_internal_database_key = key
+        shrunk = None
         try:
-            shrunk = _refine(prop, shrunk, seed, run, log, refine_steps, deadline)
-            run.counterexample = shrunk
-            conf = evaluate_point(prop, shrunk, size=dict(prop.confirm or prop.quick),
-                                  seed=point_seed(seed, shrunk, salt="confirm"), level=run.confirm_level)
-            log(conf, "confirm")
-            run.confirmation = conf
-            run.status = "fail" if conf["verdict"] in ("fail", "error") else "unconfirmed"
+            wrapped()
+        except _Failing as exc:
+            shrunk = exc.point
+        except _Stop as stop:
+            shrunk = state["last_fail"] if str(stop) != "budget" else None
+            if str(stop) == "time" and shrunk is None and not run.unconfirmed:
+                run.status = "timeout"
         except KeyboardInterrupt:
             run.status = "interrupted"
             run.seconds = time.perf_counter() - t_start
             raise _Interrupted(run) from None
+        except Exception as exc:  # noqa: BLE001 - Hypothesis' own errors (Flaky, Unsatisfiable) in one line
+            run.status = "error"
+            run.rows.append({"property": prop.name, "phase": "search", "verdict": "error", "check": "hypothesis",
+                             "message": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]})
+        if shrunk is None:
+            break
+        try:
+            if round_ == 0:
+                shrunk = _refine(prop, shrunk, seed, run, log, refine_steps, deadline)
+            conf = evaluate_point(prop, shrunk, size=dict(prop.confirm or prop.quick),
+                                  seed=point_seed(seed, shrunk, salt="confirm"), level=run.confirm_level)
+            log(conf, "confirm")
+        except KeyboardInterrupt:
+            run.status = "interrupted"
+            run.seconds = time.perf_counter() - t_start
+            raise _Interrupted(run) from None
+        run.counterexample, run.confirmation = shrunk, conf
+        if conf["verdict"] in ("fail", "error"):
+            run.status = "fail"
+            break
+        run.status = "unconfirmed"
+        run.unconfirmed.append((dict(shrunk), conf))
+        cleared.append(dict(shrunk))
+        state["failed_at"], state["last_fail"] = None, None
+        if state["generated"] >= budget or (deadline is not None and time.monotonic() > deadline):
+            break
     run.seconds = time.perf_counter() - t_start
     return run
 

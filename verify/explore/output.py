@@ -17,6 +17,7 @@ import math
 from pathlib import Path
 
 from attnlimits.symbolic.properties import Choice, domain_text
+from attnlimits.verify.explore.driver import MAX_CONFIRMATIONS
 
 __all__ = ["write_outputs", "reproduce_command"]
 
@@ -129,8 +130,11 @@ def _report(runs, *, level, seed, budget, interrupted) -> str:
              "bound is marked slow, not failed: wall time depends on the load). Hypothesis shrinks the first failure to the simplest failing point (theory properties: then "
              "bisection toward the simple end of each range, the boundary of the failing region), and the shrunk "
              f"point is evaluated again at the confirmation size with fresh, independent draws: the property fails "
-             f"only if that confirmation fails at level {level:g}/{k} (Bonferroni over its checks). For a correct "
-             f"theory a reported failure needs a false confirmation: probability at most {level:g} for the run.", "",
+             f"only if that confirmation fails at level {level:g}/({k}·{MAX_CONFIRMATIONS}) (Bonferroni over its "
+             f"checks). A failure that does not confirm (a false alarm of the screen) does not end the search: it "
+             f"goes on over the rest of the budget, confirming at most {MAX_CONFIRMATIONS} screened failures per "
+             f"property in all. For a correct theory a reported failure needs a false confirmation: probability at "
+             f"most {level:g} for the run.", "",
              "| property | points | status | counterexample | seconds |", "|---|---|---|---|---|"]
     for run in runs:
         ce = "" if run.counterexample is None else ", ".join(f"{k_}={_fmt(v)}" for k_, v in run.counterexample.items())
@@ -148,6 +152,10 @@ def _report(runs, *, level, seed, budget, interrupted) -> str:
         for r in run.rows:
             counts[r.get("verdict")] = counts.get(r.get("verdict"), 0) + 1
         lines.append("Verdicts: " + ", ".join(f"{v}: {n}" for v, n in sorted(counts.items(), key=str)) + ".")
+        for pt, c in (run.unconfirmed if run.failed else run.unconfirmed[:-1]):
+            lines += ["", "Screened failure, not confirmed (a false alarm; the search went on): "
+                      + ", ".join(f"`{k_}={_fmt(v)}`" for k_, v in pt.items())
+                      + f" — confirmation `{c.get('check')}` p {c.get('p')}."]
         if run.counterexample is not None:
             c = run.confirmation or {}
             lines += ["", "Minimal counterexample: " + ", ".join(f"`{k_}={_fmt(v)}`" for k_, v in
