@@ -54,7 +54,6 @@ import platform
 import re
 import shlex
 import warnings
-import weakref
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -854,19 +853,19 @@ def _notes_md(notes: str) -> list[str]:
 # --------------------------------------------------------------------------------------------------
 # write_report
 # --------------------------------------------------------------------------------------------------
-#: PNG path → weak reference to the ClaimResult drawn there in this process: ``verify`` rewrites the
-#: report after every claim (a stop leaves a valid partial report), and redrawing every earlier figure
-#: each time made the quick run's report writing quadratic (about 9 s per claim by the end of 65 claims)
+#: PNG path → the ``plots`` list of the ClaimResult drawn there in this process (held, so that an
+#: identity test is sound): ``verify`` rewrites the report after every claim on shallow copies of the
+#: results (a stop leaves a valid partial report), and redrawing every earlier figure each time made
+#: the quick run's report writing quadratic (about 7-9 s between claims by the end of 65 claims)
 _DRAWN: dict = {}
 
 
 def _drawn_for(path: Path, result) -> bool:
-    """Whether ``path`` holds this process's figure of ``result`` (``None``: of any live result)."""
-    ref = _DRAWN.get(str(Path(path).resolve()))
-    if ref is None or not Path(path).exists():
+    """Whether ``path`` holds this process's figure of ``result``'s plots (``None``: of any result)."""
+    stored = _DRAWN.get(str(Path(path).resolve()))
+    if stored is None or not Path(path).exists():
         return False
-    live = ref()
-    return live is not None if result is None else live is result
+    return result is None or stored is result.plots
 
 
 def write_report(results: Sequence, out_dir: str | os.PathLike, *, meta: Mapping | None = None) -> Path:
@@ -920,7 +919,7 @@ def write_report(results: Sequence, out_dir: str | os.PathLike, *, meta: Mapping
             try:
                 if not _drawn_for(out / rel, r):  # a partial report rewritten after each claim redraws only the new
                     _plot_claim(r, out / rel)
-                    _DRAWN[str((out / rel).resolve())] = weakref.ref(r)
+                    _DRAWN[str((out / rel).resolve())] = r.plots
                 plots[i] = rel
             except OSError:
                 raise

@@ -386,3 +386,20 @@ def test_rewriting_a_partial_report_draws_only_new_figures(tmp_path, monkeypatch
     write_report(fresh, tmp_path, meta={"mode": "quick"})
     assert len(calls) == 2 * len(with_plots)
     assert all((tmp_path / p).exists() for p in json.load(open(tmp_path / "results.json"))["files"])
+
+
+def test_shallow_copies_of_results_are_not_redrawn(tmp_path, monkeypatch):
+    """verify passes shallow copies of the results to each rewrite (the provisional family rule works
+    on copies): a copy shares its plots and is not redrawn."""
+    import copy
+
+    import attnlimits.verify.report as R
+
+    calls = []
+    real = R._plot_claim
+    monkeypatch.setattr(R, "_plot_claim", lambda r, path: (calls.append(r.claim), real(r, path)))
+    results = fake_results()
+    write_report(results, tmp_path, meta={"mode": "quick"})
+    n = len(calls)
+    write_report([copy.copy(r) for r in results], tmp_path, meta={"mode": "quick"})
+    assert len(calls) == n and n > 0
