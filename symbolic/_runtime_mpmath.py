@@ -167,7 +167,8 @@ def law_nodes(c, degree=6):
         return _NODE_CACHE[key]
     ts, ws = [], []
     rule = _theta_rule(c, degree)
-    # x(θ) holds 1 − cos θ: at the smallest θ of a graded rule it loses 2·log2(1/θ) bits to cancellation
+    # a margin of 2·log2(1/θ_min) bits at the smallest θ of a graded rule (x(θ) is generated without
+    # cancellation, as sin²(θ/2), so this is insurance against the kernels' own rounding near θ = 0)
     extra = 10 + 2 * max(0, int(-mpmath.log(rule[0][0], 2))) if rule[0][0] > 0 else 10
     with mpmath.extraprec(extra):
         for theta, wq in rule:
