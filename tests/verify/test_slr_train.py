@@ -206,3 +206,13 @@ def test_output_paths_checked_before_training_and_log_appends(tmp_path, capsys):
     assert cli.main(base + ["--log", str(log)]) == 0
     lines = log.read_text().splitlines()
     assert lines[0] == '{"earlier": 1}' and len(lines) >= 2
+
+
+def test_cubic_step_on_a_degenerate_interval_is_the_midpoint():
+    """x1 == x2 in the line search's cubic interpolation: the midpoint of the bounds (torch's NaN path),
+    not a ZeroDivisionError (found training linear_uncentred at alpha = 11.6, D = 800)."""
+    from attnlimits.verify.slr.train import _cubic
+
+    assert _cubic(0.5, 1.0, -1.0, 0.5, 0.9, -0.5, bounds=(0.505, 5.0)) == (0.505 + 5.0) / 2
+    # an ordinary step still interpolates: exact for f(x) = (x − 0.7)², whose minimiser is 0.7
+    assert _cubic(0.0, 0.49, -1.4, 1.0, 0.09, 0.6) == pytest.approx(0.7, abs=1e-12)

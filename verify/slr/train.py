@@ -357,6 +357,11 @@ def _cubic(x1, f1, g1, x2, f2, g2, bounds=None):
         lo, hi = bounds
     else:
         lo, hi = (x1, x2) if x1 <= x2 else (x2, x1)
+    if x1 == x2:
+        # a degenerate interval: torch's tensor arithmetic gives NaN here and falls through to the
+        # midpoint; Python floats raise ZeroDivisionError (found at linear_uncentred, alpha = 11.6,
+        # D = 800: a traceback ended `train_erm`)
+        return (lo + hi) / 2.0
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
     d2sq = d1 * d1 - g1 * g2
     if d2sq >= 0:
