@@ -113,7 +113,9 @@ def replica_vs_erm(point, *, size, seed):
     if not eq:
         raise RuntimeError(f"no equilibrium RS fixed point at alpha={a:g}, lam={lam:g}")
     rs = eq[0]
-    if not (rs.replicon < 1.0):
+    if math.isnan(rs.replicon):  # never a silent pass: without a replicon the point cannot be judged
+        raise RuntimeError(f"no replicon for the equilibrium RS branch at alpha={a:g}, lam={lam:g}")
+    if rs.replicon >= 1.0:
         return [(f"RS unstable (replicon {rs.replicon:.3g} >= 1): no RS prediction to test", Comparison(0.0, 0.0))]
     D, seeds = int(size.get("D", 200)), int(size.get("seeds", 4))
     inits = tuple(size.get("inits", ("informed", "uninformed")))
