@@ -82,8 +82,9 @@ def _check_number(name: str, v, check: str):
 class Param:
     """One parameter of a command: its name, kind, default, help and validation.
 
-    ``kind``: ``float``, ``int``, ``str``, ``floats``/``ints``/``strs`` (comma-separated lists, split at commas outside brackets so that a formula such as ``Max(t, 0)`` stays whole; the
-    first entry may be negative), ``flag`` (boolean switch), ``choice``/``choices`` (one or a
+    ``kind``: ``float``, ``int``, ``str``, ``floats``/``ints``/``strs`` (comma-separated lists, split
+    at commas outside brackets so that a formula such as ``Max(t, 0)`` stays whole; the first entry
+    may be negative), ``flag`` (boolean switch), ``choice``/``choices`` (one or a
     comma-separated list of ``choices``).  ``check``: comma-separated rules for numbers:
     ``positive``, ``nonnegative``, ``inf`` (allow ±inf), ``>=X``, ``<=X``.  ``flag`` overrides the
     command-line spelling (default ``--name`` with ``_`` → ``-``).  ``raw=True`` keeps numbers as

@@ -401,7 +401,8 @@ def driver_data() -> dict:
         "sweep": gamma.name,
         "order": "descending",
         "law_parameter": c.name,
-        "ladder": (6, 14),  # mpmath midpoint ladder: degree d has 3·2^(d−1) nodes (14: c near 1 at small γ)
+        "ladder": (6, 14),  # mpmath node ladder: degree d has about 3·2^(d−1) nodes (midpoint, or graded
+        #                    Gauss–Legendre panels near c = 1: symbolic/_runtime_mpmath.py); 14 for small γ there
         "predictor": {"kind": "hermite_log", "exponents": [1, 0, 0]},  # γA₁₁, A₁₂, A₂₂ smooth in log γ
         "jump": 3,
         "outer": {

@@ -441,8 +441,8 @@ def _c16(ctx, size):
 register(Claim(
     name="C16", title="ERM stays near the manifold, distance ∝ D^(−1/2)",
     statement="Ridge ERM (R5 setting, α=4) ends within distance 0.1 of the manifold m_kv*=m_vk*=q_kv=0 "
-              "at D ≥ 400, and the distance shrinks like D^(−1/2): the slope of log distance on log D, fitted over every seed, has a band that contains −1/2 and "
-              "excludes 0 (no decay).",
+              "at D ≥ 400, and the distance shrinks like D^(−1/2): the slope of log distance on log D, fitted "
+              "over every seed, has a band that contains −1/2 and excludes 0 (no decay).",
     source=_src("App. A.2.2", "§5, §12, §15 C16"), run=_c16,
     quick={"alpha": 4.0, "D_scan": (100, 200, 400, 800), "D_main": 400, "seeds": 3, "seeds_small": 10,
            # 12 seeds at D = 400, not the 3 shared with C15: the per-seed distances spread over a factor
