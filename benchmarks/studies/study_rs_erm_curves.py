@@ -1,0 +1,136 @@
+"""The done-when of issue 26, one learning curve at a time: the equilibrium RS branch against the equilibrium ERM
+minimum, for every activation ``slr replica`` accepts, at λ = 0.1 and at λ = λ*(α).
+
+    PYTHONPATH=. OMP_NUM_THREADS=1 python benchmarks/studies/study_rs_erm_curves.py --dir study26 \\
+        --activation linear_centred,softplus_norm --lam 0.1,star --D 800 --seeds 6
+
+For each (activation, λ) the script writes ``<dir>/<activation>_<lam>.json`` after every α, and a rerun resumes
+from it (RS and the finished α are not recomputed).
+
+* **RS** (spiked ν = 2, L = 2, Δ = 0.1, Sobol 4 × 1024): at λ = 0.1 every branch along the curve
+  (:func:`attnlimits.verify.slr.replica.rs_all_branches`: informed, small-overlap, large-λ and α-continuation
+  starts), labelled equilibrium/metastable by the RS training objective.  At ``star``: λ*(α) from
+  :func:`rs_tune_lambda` at each α, then the branches at (α, λ*) (informed and small-overlap starts).
+* **ERM** (D, seeds, L-BFGS, float64): where RS has a single fixed point and its replicon is below
+  ``--multistart-replicon``, one start (informed); otherwise :func:`train_multistart` from the informed and the
+  uninformed start on the same data, and per seed the lowest-objective minimum (the equilibrium minimum).
+  E_test by the §6.1 formula at the learned overlaps; mean ± SE over seeds.
+* **Comparison**: z = (ERM − RS)/√(SE_ERM² + SE_RS²); the point passes when |z| ≤ 3 plus the finite-size allowance
+  (stated in docs/slr.md §10.7), or carries ``rsb`` (replicon ≥ 1) and the disagreement is the finding.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+
+def _fp_row(origin, f, phase):
+    return {"origin": origin, "phase": phase, "E_test": f.E_test, "E_test_error": f.E_test_error,
+            "training_objective": f.training_objective, "replicon": f.replicon,
+            "replicon_error": f.replicon_error, "m_k": f.values["m_k"], "q_k": f.values["q_k"],
+            "flags": list(f.flags)}
+
+
+def rs_curve(act, lam, alphas, points):
+    from attnlimits.numeric.replica import rs_select_equilibrium
+    from attnlimits.verify.slr.replica import rs_all_branches, rs_branches, rs_tune_lambda
+
+    out = {}
+    if lam != "star":
+        found = rs_all_branches(act, "spiked", 2.0, 2, alphas, float(lam), 0.1, points=points)
+        for a in alphas:
+            out[str(a)] = {"lam": float(lam), "branches": [_fp_row(*row) for row in found[a]]}
+        return out
+    for a in alphas:
+        best, _grid = rs_tune_lambda(act, "spiked", 2.0, 2, a, 0.1, points=points)
+        lam_a = float(best.lam)
+        rows = rs_select_equilibrium(rs_branches(act, "spiked", 2.0, 2, a, lam_a, 0.1, points=points))
+        out[str(a)] = {"lam": lam_a, "branches": [_fp_row(*row) for row in rows]}
+        print(f"  RS {act} α={a:g}: λ*={lam_a:.4g}, {len(rows)} fixed point(s)", file=sys.stderr, flush=True)
+    return out
+
+
+def erm_point(act, a, lam, D, seeds, multistart):
+    from attnlimits.verify.slr.train import train_erm, train_multistart
+
+    t0 = time.time()
+    if multistart:
+        rows = train_multistart(act, model="spiked", nu=2.0, L=2, alpha=a, lam=lam, D=D, seeds=seeds, seed=0,
+                                delta=0.1, inits=("informed", "uninformed"))
+        eq = [r for r in rows if r["equilibrium"]]
+        by_seed = {}
+        for r in eq:  # one equilibrium row per seed (the first of equal-objective ends)
+            by_seed.setdefault(r["seed_index"], r)
+        vals = [r["E_test_overlaps"] for r in by_seed.values() if r.get("E_test_overlaps") is not None]
+        n_minima = [r["n_minima"] for r in by_seed.values()]
+        starts = sorted({r["start"] for r in by_seed.values()})
+    else:
+        res = train_erm(act, model="spiked", nu=2.0, L=2, alpha=a, lam=lam, D=D, seeds=seeds, seed=0, delta=0.1)
+        vals = [r["E_test_overlaps"] for r in res.seeds if r.get("E_test_overlaps") is not None]
+        n_minima, starts = None, ["informed"]
+    return {"E_test": float(np.mean(vals)),
+            "E_test_se": float(np.std(vals, ddof=1) / math.sqrt(len(vals))) if len(vals) > 1 else None,
+            "values": [float(v) for v in vals], "D": D, "seeds": len(vals), "multistart": multistart,
+            "n_minima": n_minima, "equilibrium_starts": starts, "wall_s": time.time() - t0}
+
+
+def compare(rs, erm):
+    eq = next(b for b in rs["branches"] if b["phase"] == "equilibrium")
+    se = math.sqrt((erm["E_test_se"] or 0.0) ** 2 + eq["E_test_error"] ** 2)
+    return {"rs_E_test": eq["E_test"], "rs_se": eq["E_test_error"], "replicon": eq["replicon"],
+            "z": (erm["E_test"] - eq["E_test"]) / se if se > 0 else float("nan"),
+            "rsb": bool(eq["replicon"] >= 1.0), "n_branches": len(rs["branches"])}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", default="study26")
+    ap.add_argument("--activation", default="softmax,linear_uncentred,linear_centred,linear_pure,erf_fixed,"
+                                             "softplus_norm")
+    ap.add_argument("--lam", default="0.1,star")
+    ap.add_argument("--n-alpha", type=int, default=12)
+    ap.add_argument("--points", type=int, default=1024)
+    ap.add_argument("--D", type=int, default=800)
+    ap.add_argument("--seeds", type=int, default=6)
+    ap.add_argument("--multistart-replicon", type=float, default=0.8)
+    args = ap.parse_args()
+    import torch
+
+    torch.set_num_threads(1)
+    os.makedirs(args.dir, exist_ok=True)
+    alphas = [float(a) for a in np.geomspace(1.0, 20.0, args.n_alpha).round(4)]
+    for lam in args.lam.split(","):
+        for act in args.activation.split(","):
+            path = os.path.join(args.dir, f"{act}_{lam}.json")
+            data = json.load(open(path)) if os.path.exists(path) else {"activation": act, "lam": lam,
+                                                                       "alphas": alphas, "points": {}}
+            if "rs" not in data:
+                t0 = time.time()
+                data["rs"] = rs_curve(act, lam, alphas, args.points)
+                data["rs_wall_s"] = time.time() - t0
+                json.dump(data, open(path, "w"), indent=1)
+            for a in alphas:
+                key = str(a)
+                if key in data["points"] and data["points"][key]["erm"]["D"] == args.D:
+                    continue
+                rs = data["rs"][key]
+                eq = next(b for b in rs["branches"] if b["phase"] == "equilibrium")
+                multi = len(rs["branches"]) > 1 or eq["replicon"] >= args.multistart_replicon
+                erm = erm_point(act, a, rs["lam"], args.D, args.seeds, multi)
+                data["points"][key] = {"erm": erm, **compare(rs, erm)}
+                json.dump(data, open(path, "w"), indent=1)
+                p = data["points"][key]
+                print(f"{act} λ={lam} α={a:g}: RS {p['rs_E_test']:.4f}±{p['rs_se']:.4f} (replicon "
+                      f"{p['replicon']:.2f}, {p['n_branches']} br) ERM {erm['E_test']:.4f}±{erm['E_test_se']:.4f} "
+                      f"z={p['z']:+.1f}{' rsb' if p['rsb'] else ''} [{erm['wall_s']:.0f}s"
+                      f"{', multistart' if multi else ''}]", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    main()
