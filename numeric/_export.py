@@ -5,7 +5,7 @@ computes.  Instead of keeping a second copy of a solver, the exporter copies the
 modules that make it (``inspect.getsource``) into the file and rewrites their imports of the
 project's packages:
 
-- :func:`module_text` — a whole module (say :mod:`attnlimits.numeric.replica`): module docstring,
+- :func:`module_text` — a whole module (say :mod:`attnlimits.numeric.slr.rs`): module docstring,
   ``from __future__`` and ``__all__`` dropped; every ``import``/``from ... import`` of a project
   package (``symbolic``, ``numeric``, ``derivations``, ``verify``, or relative) is replaced by
   ``pass`` when the file defines the imported names itself; names the file does not carry

@@ -4,7 +4,7 @@ Everything of the command that does not need an activation *name* lives here, so
 in-process command (:func:`attnlimits.verify.slr.replica.run_replica`, which resolves names and generates the
 kernels) and the exported standalone solver (``attnlimits export slr --solver replica``, which
 carries the kernels printed for one activation) run the same code.  This module imports only
-the standard library, numpy (through :mod:`attnlimits.numeric.replica`) and :class:`attnlimits.symbolic.result.InputError`;
+the standard library, numpy (through :mod:`attnlimits.numeric.slr.rs`) and :class:`attnlimits.symbolic.result.InputError`;
 its text is copied into exported files with those imports rewritten.
 
 - :func:`length_law` — ``L`` (int, list = uniform law, dict ``{L: P(L)}``) → sorted ``((L, P), …)``
@@ -14,7 +14,7 @@ its text is copied into exported files with those imports rewritten.
 - :func:`branch_mode` — ``--branches`` (equilibrium, all, informed; the former flag ``True`` is ``all``)
 - :func:`replica_rows` — the rows of one activation on given kernels and frozen rule (docs/slr.md §10, §12):
   with the branch search and the equilibrium selection of §10.7 unless ``branches = informed``
-- :func:`replica_run` — the frozen rule of ``params`` (:func:`attnlimits.numeric.replica.make_rule`), then the rows
+- :func:`replica_run` — the frozen rule of ``params`` (:func:`attnlimits.numeric.slr.rs.make_rule`), then the rows
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import sys
 from attnlimits.symbolic.result import InputError
 
 from ._portable_solver import ConvergenceError
-from .replica import UNKNOWNS, make_rule, rs_branch_search, rs_fixed_point, rs_select_equilibrium, rs_tune_lambda
+from .slr.rs import UNKNOWNS, make_rule, rs_branch_search, rs_fixed_point, rs_select_equilibrium, rs_tune_lambda
 
 #: ``--branches``: equilibrium (search every branch, report the equilibrium one, default), all (report
 #: every distinct fixed point with its phase), informed (no search: continuation from the informed start)

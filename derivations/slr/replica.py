@@ -36,7 +36,7 @@ What this module derives (nothing of the channel is typed per activation)
   residual :math:`y-\sigma(\hat\chi)^\top\hat z=r/(1+V_v\|\sigma\|^2)`.
 
 :func:`replica_kernels` assembles them into :class:`attnlimits.symbolic.codegen.Kernel` objects for one
-activation and length; :mod:`attnlimits.numeric.replica` solves the fixed point with them (it never imports
+activation and length; :mod:`attnlimits.numeric.slr.rs` solves the fixed point with them (it never imports
 this module).  Activations with a learned scalar (``erf_learned``, ``softplus_norm_bias``) are not
 covered by this RS (§17.5) and are refused with :class:`attnlimits.symbolic.result.InputError`.
 """
@@ -572,7 +572,7 @@ def replicon_operator(L: int):
 
 
 # =============================================================================================
-# kernels for attnlimits.numeric.replica
+# kernels for attnlimits.numeric.slr.rs
 # =============================================================================================
 
 def kernel_key(act, L, extra=None) -> tuple:

@@ -1,4 +1,4 @@
-"""Tests of the RS fixed-point solver (attnlimits.numeric.replica; docs/slr.md §10, §14 R5).
+"""Tests of the RS fixed-point solver (attnlimits.numeric.slr.rs; docs/slr.md §10, §14 R5).
 
 Kernels are generated from attnlimits.derivations.slr.replica (tests may import every layer).  Expected values:
 spec R5 (stated ±0.003, overlaps within 2 %), the §8 closed forms and the Bayes risk (α → ∞ with a
@@ -13,7 +13,10 @@ import sympy as sp
 from attnlimits.derivations.slr import linear_closed_form
 from attnlimits.derivations.slr import replica as RD
 from attnlimits.numeric import ConvergenceError
-from attnlimits.numeric import replica as NR
+from attnlimits.numeric.slr import rs as NR
+from attnlimits.numeric.slr.rs import map as RM
+from attnlimits.numeric.slr.rs import prox as P
+from attnlimits.numeric.slr.rs import rule as RR
 
 
 def _kern(act, L=2):
@@ -45,8 +48,8 @@ def test_stein_and_jacobian_forms_agree(act, lam):
     _, info = NR.rs_map(kern, rules, x, 4.0, lam, 0.1)
     diffs = []
     for r in range(R):
-        _, hj = NR._update_from_averages(kern, info["averages"][r], x, 4.0, lam, "jacobian")
-        _, hs = NR._update_from_averages(kern, info["averages"][r], x, 4.0, lam, "stein")
+        _, hj = RM.update_from_averages(kern, info["averages"][r], x, 4.0, lam, "jacobian")
+        _, hs = RM.update_from_averages(kern, info["averages"][r], x, 4.0, lam, "stein")
         diffs.append([hj[k] - hs[k] for k in ("m_hat_k", "V_hat_k", "m_hat_v", "V_hat_v")])
     diffs = np.array(diffs)
     mean, se = diffs.mean(axis=0), diffs.std(axis=0, ddof=1) / math.sqrt(R)
@@ -63,10 +66,10 @@ def _channel_free_energy(kern, rule, x, Delta):
     y = rule.zstar[np.arange(rule.n), rule.eps] + Delta * rule.xi0
     mod = kern.modules[rule.L]
     if kern.affine:
-        chi, _ = NR._prox_affine(mod, wchi, wz, y, V_k, V_v)
+        chi, _ = P.prox_affine(mod, wchi, wz, y, V_k, V_v)
     else:
-        chi, _ = NR._prox_newton(mod, wchi, wz, y, V_k, V_v)
-    M = mod.F_value(*NR._cols(chi), *NR._cols(wchi), *NR._cols(wz), y, V_k, V_v)[0]
+        chi, _ = P.prox_newton(mod, wchi, wz, y, V_k, V_v)
+    M = mod.F_value(*P.columns(chi), *P.columns(wchi), *P.columns(wz), y, V_k, V_v)[0]
     return np.broadcast_to(M, (rule.n,)).reshape(rule.replicates, rule.points).mean(axis=1)
 
 
@@ -83,8 +86,8 @@ def test_stein_form_is_the_derivative_of_the_channel_free_energy():
     rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=4096, replicates=R, seed=5)
     x = np.array([0.8317, 1.4184, 3.3522, 1.0642, 1.1941, 0.5523])
     _, info = NR.rs_map(kern, rules, x, alpha, lam, Delta)
-    stein = [NR._update_from_averages(kern, a, x, alpha, lam, "stein")[1] for a in info["averages"]]
-    jac = [NR._update_from_averages(kern, a, x, alpha, lam, "jacobian")[1] for a in info["averages"]]
+    stein = [RM.update_from_averages(kern, a, x, alpha, lam, "stein")[1] for a in info["averages"]]
+    jac = [RM.update_from_averages(kern, a, x, alpha, lam, "jacobian")[1] for a in info["averages"]]
 
     def dphi(i):
         e = np.zeros(6)
@@ -227,10 +230,10 @@ def test_closed_form_newton_direction_matches_lu(L):
     H = A + A.transpose(0, 2, 1) + 0.5 * np.eye(L)
     g = rng.standard_normal((50, L))
     Hup = [H[:, i, j] for i in range(L) for j in range(i, L)]
-    d = NR._newton_direction(g.T.copy(), Hup, L).T
+    d = P._newton_direction(g.T.copy(), Hup, L).T
     ref = -np.linalg.solve(H, g[..., None])[..., 0]
     assert np.allclose(d, ref, rtol=1e-9, atol=1e-9)
-    pd = NR._posdef(Hup, L)
+    pd = P._posdef(Hup, L)
     assert np.array_equal(pd, np.linalg.eigvalsh(H)[:, 0] > 0)
 
 
@@ -239,15 +242,15 @@ def test_closed_form_newton_direction_matches_lu(L):
 def test_merging_starts_does_not_change_the_prox(L, x):
     # merging coinciding starts only saves work: same minima (to the Newton tolerance), same diagnostics
     args = _prox_inputs("softmax", L, x)
-    c0, d0 = NR._prox_newton(*args, dedup_tol=0.0)
+    c0, d0 = P.prox_newton(*args, dedup_tol=0.0)
     stats = {}
-    c1, d1 = NR._prox_newton(*args, stats=stats)
+    c1, d1 = P.prox_newton(*args, stats=stats)
     assert stats["dedup"] > 0
     assert np.abs(c0 - c1).max() < 1e-6
     for k in ("multi_minima_fraction", "ambiguous_fraction", "unconverged_fraction"):
         assert d0[k] == d1[k], k
     # the minimum found is a stationary point of F with the lowest F of every start ("all" candidates)
-    c2, _ = NR._prox_newton(*args, keep_starts="all", dedup_tol=0.0)
+    c2, _ = P.prox_newton(*args, keep_starts="all", dedup_tol=0.0)
     (F1,) = args[0].F_value(*c1.T, *args[1].T, *args[2].T, args[3], args[4], args[5])
     (F2,) = args[0].F_value(*c2.T, *args[1].T, *args[2].T, args[3], args[4], args[5])
     assert np.mean(F1 > F2 + 1e-9) < 0.01
@@ -278,7 +281,7 @@ def test_two_step_surrogate_is_the_surrogate_near_its_anchor():
         xp = x * (1 + dx * np.array([1, -1, 1, 1, -1, 1]))
         gf, _ = NR.rs_map(kern, rules, xp, 4.0, 0.1, 0.1, anchor=offs)
         g2, _ = NR.rs_map(kern, rules, xp, 4.0, 0.1, 0.1, anchor=offs, newton_steps=2)
-        assert NR._residual(g2, gf) <= bound, (dx, NR._residual(g2, gf))
+        assert RR.residual(g2, gf) <= bound, (dx, RR.residual(g2, gf))
 
 
 @pytest.mark.parametrize("act", ["softmax", "erf_fixed"])
@@ -299,7 +302,7 @@ def test_one_step_surrogate_jacobian_matches_central_differences(act):
         return NR.rs_map(kern, rules, v, 4.0, 0.1, 0.1, anchor=offs, newton_steps=1)
 
     g1, i1 = G1(x)
-    J, _ = NR._fd_jacobian_with_averages(G1, x, g1, i1["averages"].mean(axis=0))
+    J, _ = RM.fd_jacobian_with_averages(G1, x, g1, i1["averages"].mean(axis=0))
     Jr = np.empty_like(J)
     for j in range(x.size):
         h = 1e-4 * max(1.0, abs(x[j]))
@@ -324,7 +327,7 @@ def test_fixed_point_is_reproducible():
 @pytest.mark.parametrize("m", [2, 4, 6, 10])
 def test_batched_pd_check_and_inverse_diagonal(m):
     """The channel's one Gauss–Jordan elimination against eigvalsh (PD test) and LU inverse."""
-    from attnlimits.numeric.replica import _pd_and_inverse_diagonal
+    from attnlimits.numeric.slr.rs.prox import pd_and_inverse_diagonal as _pd_and_inverse_diagonal
 
     rng = np.random.default_rng(m)
     B = rng.standard_normal((4000, m, m))
@@ -359,7 +362,7 @@ def test_partial_maps_reach_the_same_fixed_point(monkeypatch):
         calls["rescreen"] += k.get("rescreen") is not None
         return orig(*a, **k)
 
-    monkeypatch.setattr(NR, "rs_map", counting)
+    monkeypatch.setattr(RM, "rs_map", counting)  # FrozenRSMap.evaluate looks it up in its module
     out = {}
     for pm in (False, True):
         fp = None
@@ -390,7 +393,7 @@ def test_pilot_start_reaches_the_same_fixed_point():
     # the pilot's Jacobian is the surrogate's at the returned point (stability = its spectral radius)
     assert multi.stability == pytest.approx(float(np.max(np.abs(np.linalg.eigvals(multi.jacobian)))))
     # a prefix rule keeps the replicate structure (first points of every replicate)
-    pre = NR._prefix_rule(rules[0], 256)
+    pre = RR.prefix_rule(rules[0], 256)
     assert pre.n == 4 * 256 and pre.points == 256
     assert np.array_equal(pre.chistar[256:512], rules[0].chistar[1024:1280])
 
@@ -471,8 +474,8 @@ def test_shift_invariant_multistart_finds_the_full_multistarts_minima(L):
     y = rule.zstar[np.arange(rule.n), rule.eps] + 0.1 * rule.xi0
     F = {}
     for inv in (False, True):
-        chi, _ = NR._prox_newton(mod, wchi, wz, y, V_k, V_v, shift_invariant=inv)
-        F[inv] = np.broadcast_to(mod.F_value(*NR._cols(chi), *NR._cols(wchi), *NR._cols(wz), y, V_k, V_v)[0], (rule.n,))
+        chi, _ = P.prox_newton(mod, wchi, wz, y, V_k, V_v, shift_invariant=inv)
+        F[inv] = np.broadcast_to(mod.F_value(*P.columns(chi), *P.columns(wchi), *P.columns(wz), y, V_k, V_v)[0], (rule.n,))
     assert np.all(F[True] <= F[False] + 1e-9 * (1 + np.abs(F[False])))
     assert np.mean(F[True] < F[False] - 1e-9 * (1 + np.abs(F[False]))) <= 2e-3
 
@@ -491,7 +494,7 @@ def test_pruned_ray_starts_give_the_same_minima(act):
     chi = {}
     for pr in (False, True):
         traces[pr] = []
-        chi[pr], _ = NR._prox_newton(mod, wchi, wz, y, V_k, V_v, shift_invariant=inv, prune=pr, trace=traces[pr])
+        chi[pr], _ = P.prox_newton(mod, wchi, wz, y, V_k, V_v, shift_invariant=inv, prune=pr, trace=traces[pr])
     assert np.abs(chi[True] - chi[False]).max() < 1e-6
     if inv:
         assert traces[True][0] < 0.75 * traces[False][0], (traces[True][0], traces[False][0])

@@ -1,5 +1,5 @@
 """Branches, equilibrium selection, RS training objective and replicon of the RS system
-(attnlimits.numeric.replica; docs/slr.md §10.7, §10.8).
+(attnlimits.numeric.slr.rs; docs/slr.md §10.7, §10.8).
 
 Independent sources: the closed-form ridge-regression RS solution and its scalar de Almeida–Thouless
 condition (convex case, RS exact), the finite-D spin-glass susceptibility of ridge regression
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from attnlimits.numeric.replica import (compile_rs_kernels, make_rule, rs_branch_search, rs_fixed_point,
+from attnlimits.numeric.slr.rs import (compile_rs_kernels, make_rule, rs_branch_search, rs_fixed_point,
                                         rs_select_equilibrium)
 
 
@@ -129,7 +129,7 @@ def test_equilibrium_branch_at_the_peak_side_matches_erm(lin_kernels):
 
 
 def _fp(alpha, E, obj, rep, stab_d):
-    from attnlimits.numeric.replica import UNKNOWNS, RSFixedPoint
+    from attnlimits.numeric.slr.rs import UNKNOWNS, RSFixedPoint
 
     vals = dict(zip(UNKNOWNS, (0.5, 0.8, 1.0, 0.4, 0.3, 0.2)))
     return RSFixedPoint(vals, {k: 0.0 for k in UNKNOWNS}, E, 0.01, obj, 0.0, obj, {}, 1.5, 0.0, 0.0, 0.0, 0.0, 1, 1,
@@ -181,7 +181,7 @@ def test_row_whose_error_bar_exceeds_its_value_is_flagged(monkeypatch, capsys):
 def test_tune_skips_a_nonequilibrium_grid_point(monkeypatch):
     """e(λ) is non-decreasing in λ at equilibrium: a grid point whose objective exceeds a larger λ's is
     skipped even when its E_test is the lowest (the softmax α = 15.2 dip)."""
-    from attnlimits.numeric import replica as NR
+    from attnlimits.numeric.slr import rs as NR
 
     table = {0.001: (0.238, 0.113), 0.01: (0.38, 0.07), 0.1: (0.30, 0.093), 1.0: (0.286, 0.157), 10.0: (0.58, 0.37)}
 
@@ -191,7 +191,7 @@ def test_tune_skips_a_nonequilibrium_grid_point(monkeypatch):
         fp.lam = lam
         return fp
 
-    monkeypatch.setattr(NR, "rs_fixed_point", fake)
+    monkeypatch.setattr(NR.curves, "rs_fixed_point", fake)  # rs_tune_lambda looks it up in its module
     best, grid = NR.rs_tune_lambda(None, None, 15.0, 0.1, grid=sorted(table), refine=False)
     assert best.lam == 1.0 and best.E_test == 0.286
     assert "nonequilibrium" in next(g for g in grid if g.lam == 0.001).flags

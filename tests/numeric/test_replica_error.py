@@ -1,4 +1,4 @@
-"""The integration error of an RS fixed point (attnlimits.numeric.replica; docs/slr.md §10.6).
+"""The integration error of an RS fixed point (attnlimits.numeric.slr.rs; docs/slr.md §10.6).
 
 The reported standard error comes from the delta method: replicate r's fixed point is
 x_r ≈ x* + (I − J)⁻¹(G_r(x*) − x*), and an observable is evaluated at x_r with replicate r's channel
@@ -11,8 +11,11 @@ import numpy as np
 import pytest
 
 from attnlimits.derivations.slr import replica as RD
-from attnlimits.numeric import replica as NR
-from attnlimits.numeric.replica import _subrule
+from attnlimits.numeric.slr import rs as NR
+from attnlimits.numeric.slr.rs import map as RM
+from attnlimits.numeric.slr.rs import prox as P
+from attnlimits.numeric.slr.rs import rule as RR
+from attnlimits.numeric.slr.rs.rule import subrule as _subrule
 
 
 @pytest.mark.parametrize("act,alpha,lam", [pytest.param("softmax", 4.0, 0.1, marks=pytest.mark.slow),

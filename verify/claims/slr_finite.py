@@ -107,7 +107,7 @@ def rs_tuned(ctx, activation, *, model, nu, L, alpha, delta):
     """Cached RS λ tuning (spec §12: 9-point log grid 10⁻³…10 at :data:`TUNE_RULE`, λ* by RS E_test, then
     the fixed point at λ* at the claim's rule).  One tuning per (setting, activation, α, Δ) and run:
     C15b and C18 share it through ``ctx.cached``.  Returns ``(best RSFixedPoint, grid points)``."""
-    from attnlimits.numeric.replica import UNKNOWNS
+    from attnlimits.numeric.slr.rs import UNKNOWNS
     from attnlimits.verify.slr.replica import rs_fixed_point, rs_tune_lambda
 
     rule = _rs_rule(ctx)

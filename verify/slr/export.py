@@ -9,7 +9,7 @@ without the options fixed at export time (activation, L, extra scalar; ``--model
 keep the exported values as defaults).  It prints the same rows.
 
 One source: the file is assembled by :mod:`attnlimits.numeric._export` from the *text* of the modules the
-in-process command runs — :mod:`attnlimits.numeric.replica` and :mod:`attnlimits.numeric._replica_command` (or
+in-process command runs — :mod:`attnlimits.numeric.slr.rs` and :mod:`attnlimits.numeric._replica_command` (or
 :mod:`attnlimits.numeric.bayes_optimal`, :mod:`attnlimits.numeric._bo_command`, :mod:`attnlimits.numeric.bayes`),
 :mod:`attnlimits.numeric._portable_solver`, ``sobol_normal`` of :mod:`attnlimits.symbolic.gaussian`, ``load_module`` of
 :mod:`attnlimits.symbolic.codegen`, ``Param``/``InputError`` of :mod:`attnlimits.symbolic.result` and the CLI's
@@ -134,7 +134,7 @@ References:
 
 _RS_RUN = '''
 def load_kernels():
-    """The generated kernels as :class:`RSKernels`, loaded as ``attnlimits.numeric.replica.compile_rs_kernels`` loads them."""
+    """The generated kernels as :class:`RSKernels`, loaded as ``attnlimits.numeric.slr.rs.compile_rs_kernels`` loads them."""
     mods = {L: load_module(src, f"attnlimits_slr_rs_L{L}") for L, src in KERNEL_SOURCES.items()}
     return RSKernels(ACTIVATION, mods, all(hasattr(m, "affine_poly") for m in mods.values()), dict(KERNEL_SOURCES),
                      shift_invariant=all(hasattr(m, "shift_invariant") for m in mods.values()))
@@ -151,7 +151,7 @@ def replica_source(params: dict, name: str = "rs_solver.py") -> tuple:
     from attnlimits.derivations.slr.result import REPLICA_COMMAND, RESULT
     from attnlimits.numeric import _export as X
     from attnlimits.numeric import _replica_command as RC
-    from attnlimits.numeric import replica as NR
+    from attnlimits.numeric.slr.rs import curves, fixed_point, map as rs_map_module, prox, rule, walk
 
     from .replica import rs_kernels
 
@@ -171,8 +171,10 @@ def replica_source(params: dict, name: str = "rs_solver.py") -> tuple:
     hashes = {f"L={Lv}": kern.modules[Lv].SOURCE_HASH for Lv, _ in lengths}
     stubs: set = set()
     chunks = _common_chunks()
-    chunks += _embed([("the RS solver (numeric/replica.py)", NR),
-                      ("the command without names (numeric/_replica_command.py)", RC)], chunks, stubs)
+    rs_floors = [rule, prox, rs_map_module, walk, fixed_point, curves]  # bottom up, as they import each other
+    chunks += _embed([(f"the RS solver: {m.__name__.split('.')[-1]} (numeric/slr/rs/{m.__name__.split('.')[-1]}.py)", m)
+                      for m in rs_floors]
+                     + [("the command without names (numeric/_replica_command.py)", RC)], chunks, stubs)
     kern_lines = [f"#: activation {act}, lengths {[Lv for Lv, _ in lengths]}, extra scalar {extra}",
                   f"ACTIVATION = {act!r}", "KERNEL_SOURCES = {"]
     for Lv, src in sources.items():

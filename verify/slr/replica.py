@@ -1,8 +1,8 @@
 r"""RS theory of ridge ERM for SLR (docs/slr.md §10): name-level wrappers and the ``slr replica`` command.
 
-Glue between :mod:`attnlimits.derivations.slr.replica` (the equations, in SymPy) and :mod:`attnlimits.numeric.replica`
+Glue between :mod:`attnlimits.derivations.slr.replica` (the equations, in SymPy) and :mod:`attnlimits.numeric.slr.rs`
 (the generated solver): activation names are resolved here, kernels generated and compiled once
-per (activation, L, extra), and results returned as :class:`attnlimits.numeric.replica.RSFixedPoint` or as
+per (activation, L, extra), and results returned as :class:`attnlimits.numeric.slr.rs.RSFixedPoint` or as
 tidy rows (:func:`run_replica`, the command contract of :mod:`attnlimits.symbolic.result`).
 
 Python API
@@ -42,7 +42,7 @@ __all__ = ["rs_kernels", "rs_rule", "rs_fixed_point", "rs_learning_curve", "rs_t
 @lru_cache(maxsize=64)
 def _kernels_cached(act_name, lengths, extra):
     from attnlimits.derivations.slr import replica as RD
-    from attnlimits.numeric.replica import compile_rs_kernels
+    from attnlimits.numeric.slr.rs import compile_rs_kernels
 
     sets = {Lv: RD.replica_kernels(act_name, Lv, extra) for Lv, _ in lengths}
     return compile_rs_kernels(act_name, sets)
@@ -66,8 +66,8 @@ def rs_kernels(activation, L, extra=None):
 
 
 def rs_rule(model, nu, L, *, points=1024, replicates=4, seed=0):
-    """The frozen integration rule (:func:`attnlimits.numeric.replica.make_rule`) for a validated setting."""
-    from attnlimits.numeric.replica import make_rule
+    """The frozen integration rule (:func:`attnlimits.numeric.slr.rs.make_rule`) for a validated setting."""
+    from attnlimits.numeric.slr.rs import make_rule
 
     from attnlimits.numeric._replica_command import check_rule_size
 
@@ -87,13 +87,13 @@ def rs_fixed_point(activation, model, nu, L, alpha, lam, Delta=0.1, *, extra=Non
                    seed=0, x0=None, **kw):
     r"""The RS fixed point of ridge ERM (§10) at (α, λ, Δ) for a named activation.
 
-    See :func:`attnlimits.numeric.replica.rs_fixed_point` for the method, the options (``tol``, ``form``,
-    ``coarse``…) and the returned :class:`attnlimits.numeric.replica.RSFixedPoint`.  Accuracy: the standard
+    See :func:`attnlimits.numeric.slr.rs.rs_fixed_point` for the method, the options (``tol``, ``form``,
+    ``coarse``…) and the returned :class:`attnlimits.numeric.slr.rs.RSFixedPoint`.  Accuracy: the standard
     error ``E_test_error`` (replicates of scrambled Sobol, ``replicates × points`` samples); about
     2.5e-3 at the default 4 × 1024 and 1.5e-3 at 4 × 4096 for softmax, spiked L = 2, ν = 2, α = 4,
     λ = 0.1 (docs/slr.md §10.6).
     """
-    from attnlimits.numeric.replica import rs_fixed_point as _fp
+    from attnlimits.numeric.slr.rs import rs_fixed_point as _fp
 
     nu, kern, rules = _prepare(activation, model, nu, L, extra, points, replicates, seed, alpha, lam, Delta)
     return _fp(kern, rules, float(alpha), float(lam), float(Delta), x0=x0, model=model, nu=nu, **kw)
@@ -102,7 +102,7 @@ def rs_fixed_point(activation, model, nu, L, alpha, lam, Delta=0.1, *, extra=Non
 def rs_learning_curve(activation, model, nu, L, alphas, lam, Delta=0.1, *, extra=None, points=1024, replicates=4,
                       seed=0, x0=None, **kw):
     """Fixed points along ``alphas`` by continuation (each warm-starts the next); one frozen rule."""
-    from attnlimits.numeric.replica import rs_learning_curve as _lc
+    from attnlimits.numeric.slr.rs import rs_learning_curve as _lc
 
     for a in alphas:
         _check(model, nu, a, lam, Delta)
@@ -114,7 +114,7 @@ def rs_tune_lambda(activation, model, nu, L, alpha, Delta=0.1, *, grid=DEFAULT_L
                    replicates=4, seed=0, **kw):
     """λ minimising E_test at fixed α (§12): log grid (≥ 9 points, 1e-3…10), then a bounded 1-D
     refinement in log λ (scipy's bounded Brent)."""
-    from attnlimits.numeric.replica import rs_tune_lambda as _tune
+    from attnlimits.numeric.slr.rs import rs_tune_lambda as _tune
 
     if len(grid) < 3:
         raise InputError("the λ grid needs at least 3 points")
@@ -127,7 +127,7 @@ def rs_tune_lambda(activation, model, nu, L, alpha, Delta=0.1, *, grid=DEFAULT_L
 def rs_branches(activation, model, nu, L, alpha, lam, Delta=0.1, *, extra=None, points=1024, replicates=4, seed=0,
                 **kw):
     """Distinct fixed points from the informed and small-overlap starts, ``"informed"`` first."""
-    from attnlimits.numeric.replica import rs_branches as _br
+    from attnlimits.numeric.slr.rs import rs_branches as _br
 
     nu, kern, rules = _prepare(activation, model, nu, L, extra, points, replicates, seed, alpha, lam, Delta)
     return _br(kern, rules, float(alpha), float(lam), float(Delta), model=model, nu=nu, **kw)
@@ -137,8 +137,8 @@ def rs_all_branches(activation, model, nu, L, alphas, lam, Delta=0.1, *, extra=N
                     seed=0, **kw) -> dict:
     """Every distinct fixed point at each α (informed, small-overlap, large-λ and α-continuation starts),
     labelled ``equilibrium``/``metastable`` (docs/slr.md §10.7): ``{α: [(origin, RSFixedPoint, phase), …]}``
-    sorted by RS training objective.  See :func:`attnlimits.numeric.replica.rs_branch_search`."""
-    from attnlimits.numeric.replica import rs_branch_search, rs_select_equilibrium
+    sorted by RS training objective.  See :func:`attnlimits.numeric.slr.rs.rs_branch_search`."""
+    from attnlimits.numeric.slr.rs import rs_branch_search, rs_select_equilibrium
 
     for a in alphas:
         _check(model, nu, a, lam, Delta)

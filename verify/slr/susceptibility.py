@@ -1,6 +1,6 @@
 r"""Finite-D spin-glass susceptibility of ERM minimisers against the RS replicon (docs/slr.md §10.8; issue 26).
 
-The replicon of the RS solution (:func:`attnlimits.numeric.replica.rs_replicon`) is the gain of one turn of
+The replicon of the RS solution (:func:`attnlimits.numeric.slr.rs.rs_replicon`) is the gain of one turn of
 a fluctuation uncorrelated with the teacher.  Its observable meaning at finite D: add a random linear
 field :math:`h\sim\mathcal N(0,I_{2D})` to the ridge objective; the minimiser moves by
 :math:`\delta w=\mathrm{Hess}^{-1}h` (to first order), and the *spin-glass susceptibility*
@@ -41,7 +41,7 @@ def rs_susceptibility(activation, *, model, nu, L, alpha, lam, delta=0.1, points
 
     Returns a dict: ``chi`` (3,), ``replicon``, ``replicon_error``, ``E_test``, ``phase`` of the point used.
     """
-    from attnlimits.numeric.replica import UNKNOWNS, rs_branch_search, rs_replicon, rs_select_equilibrium
+    from attnlimits.numeric.slr.rs import UNKNOWNS, rs_branch_search, rs_replicon, rs_select_equilibrium
     from attnlimits.verify.slr.replica import _prepare
 
     nu_f, kern, rules = _prepare(activation, model, nu, L, None, points, replicates, seed, alpha, lam, delta)

@@ -967,7 +967,7 @@ def _replica():
 
 def rs_tuned_lambda(activation, model, nu, L, alpha, delta, grid=LAMBDA_GRID) -> dict:
     """λ minimising the RS test error (spec §12: log grid 10⁻³…10, 9 points, then a 1-D refinement),
-    with the grid and the RS point at the chosen λ (a row of :class:`attnlimits.numeric.replica.RSFixedPoint`)."""
+    with the grid and the RS point at the chosen λ (a row of :class:`attnlimits.numeric.slr.rs.RSFixedPoint`)."""
     rep = _replica()
     best, pts = rep.rs_tune_lambda(activation, model, nu, L, float(alpha), float(delta), grid=list(grid))
     return {"lam": float(best.lam), "grid": [float(p.lam) for p in pts], "E_test_grid": [float(p.E_test) for p in pts],
