@@ -3,7 +3,9 @@ the screened starts, selection of the lowest minimum; the exact polynomial prox 
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -182,16 +184,35 @@ def chunked(fn, cols, scalars, m, chunk=_CHUNK):
     return outs
 
 
-def prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_starts=None, trace=None,
-                 dedup_tol=1e-4, dedup_min=32, starts=None, stats=None, shift_invariant=False, prune=True,
-                 newton_steps=0):
+@dataclass(frozen=True)
+class ProxOptions:
+    """Options of :func:`prox_newton`: Newton iterations ``max_iter`` to the gradient tolerance ``gtol``
+    (relative to 1 + 1/V_k); ``keep_starts`` (None: one start per ray; an int: the lowest few; ``"all"``: every
+    screened candidate); merging of coinciding starts within ``dedup_tol`` once ``dedup_min`` of them are live
+    (0: never); ``prune`` the uphill ray starts of a one-dimensional prox."""
+
+    max_iter: int = 60
+    gtol: float = 1e-9
+    keep_starts: int | str | None = None
+    dedup_tol: float = 1e-4
+    dedup_min: int = 32
+    prune: bool = True
+
+
+_DEFAULT = ProxOptions()
+
+
+def prox_newton(mod, wchi, wz, y, V_k, V_v, *, starts=None, newton_steps=0, shift_invariant=False,
+                options: ProxOptions | None = None, trace=None, stats=None, **overrides):
     """Minimise F over χ for every sample; returns χ̂ (n, L) and diagnostics.
 
     Multistart (§10.6, screened): F is evaluated at ω^χ and at ω^χ + t√V_k d for the directions
     d ∈ {e_ℓ} ∪ {(e_ℓ − e_ℓ')/√2} (the differences matter for normalised activations, whose
     non-trivial directions are orthogonal to 1) and t ∈ ±{0.25, …, 10}; safeguarded Newton runs from
     ω^χ and from the best candidate of each ray (1 + L(L+1) starts; ``keep_starts`` keeps only the
-    lowest few, ``"all"`` every candidate), and the lowest minimum is kept.
+    lowest few, ``"all"`` every candidate), and the lowest minimum is kept.  The options (``max_iter``, ``gtol``,
+    ``keep_starts``, ``dedup_tol``, ``dedup_min``, ``prune``) are the fields of :class:`ProxOptions`; keyword
+    arguments override them.
     ``shift_invariant`` (σ(χ + c1) = σ(χ), proved by SymPy: softmax): the minimiser's offset lies in
     1⊥ and an e_ℓ ray screens the points of the difference rays at t/√2 plus a penalty along 1, so
     only the difference rays are screened, on the union of both grids: 1 + L(L−1) starts (3 instead
@@ -227,143 +248,181 @@ def prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_star
     whose step is not finite (k ≥ 2: or whose H is not positive definite, or whose step exceeds the
     clip) gets the safeguarded iteration.  The diagnostics of such a call are not measured (zeros).
     """
+    o = _DEFAULT if options is None else options
+    if overrides:
+        o = dataclasses.replace(o, **overrides)
     n, L = wchi.shape
     wcT = np.ascontiguousarray(wchi.T)  # (L, n)
     wzT = np.ascontiguousarray(wz.T)
     y = np.ascontiguousarray(y, dtype=float)
-    dirs = [] if shift_invariant else [np.eye(L)[ell] for ell in range(L)]
-    for i in range(L):
-        for j in range(i + 1, L):
-            dirs.append((np.eye(L)[i] - np.eye(L)[j]) / math.sqrt(2))
-    # candidates ordered ω^χ, then per direction the positive t's and the negative t's (ascending |t|),
-    # so that every ray is one contiguous block of rows
-    ts = np.array(_START_T)
-    if shift_invariant:
-        # σ(χ + c1) = σ(χ): the prox offset is orthogonal to 1, and a ray along e_ℓ screens the
-        # points of the difference rays at t/√2 (its component along 1 only adds penalty): those
-        # points join the difference rays' grids instead of making rays of their own
-        ts = np.unique(np.concatenate([ts, ts / math.sqrt(2)]))
-    tpos, tneg = ts[ts > 0], ts[ts < 0]
-    tord = np.concatenate([tpos, tneg])
-    nt, npos = tord.size, tpos.size
-    off = np.concatenate([np.zeros((1, L))] + [np.outer(tord, d_) * math.sqrt(V_k) for d_ in dirs])  # (S0, L)
-    S0 = off.shape[0]
-    wcT = np.ascontiguousarray(wchi.T)  # (L, n)
-    wzT = np.ascontiguousarray(wz.T)
-    y = np.ascontiguousarray(y, dtype=float)
+    if starts is not None and newton_steps:
+        return _newton_steps_from(mod, wchi, wz, y, wcT, wzT, V_k, V_v, np.array(starts, float).T.copy(),
+                                  int(newton_steps), o, shift_invariant)
     if starts is not None:
         # one given start per sample (the selection-frozen surrogate of the piece walk): no screening
-        S, M = 1, n
-        samp = np.arange(n)
-        X = np.array(starts, float).T.copy()
-        if newton_steps:
-            # plain Newton steps from starts near their minima, no line search: one from minima at a
-            # point O(h) away (finite differences of the surrogate: the step's error is O(h²), so the
-            # quotient's is O(h)); two from minima a few 1e-2 away (error O(Δ⁴): the walk's first,
-            # loosely solved round).  Beyond one step a sample keeps them only while H ≻ 0 and the
-            # step is within the clip; the others, and any non-finite step, get the full iteration.
-            Xk = X.copy()
-            ok = np.ones(n, bool)
-            clip = max(1.0, math.sqrt(V_k))
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                for _ in range(int(newton_steps)):
-                    out = chunked(mod.F_newton, [*Xk, *wcT, *wzT, y], (V_k, V_v), n)
-                    d = _newton_direction(np.stack(out[1:1 + L]), out[1 + L:], L)
-                    ok &= np.isfinite(d).all(axis=0)
-                    if newton_steps > 1:
-                        ok &= _posdef(out[1 + L:], L) & (np.sqrt((d * d).sum(axis=0)) <= clip)
-                    Xk += np.where(ok, d, 0.0)
-            if not ok.all():
-                bad = np.flatnonzero(~ok)
-                sub, _ = prox_newton(mod, wchi[bad], wz[bad], y[bad], V_k, V_v, max_iter=max_iter, gtol=gtol,
-                                      starts=X[:, bad].T, shift_invariant=shift_invariant)
-                Xk[:, bad] = sub.T
-            return Xk.T, {"prox_iterations": int(newton_steps), "unconverged_fraction": 0.0,
-                          "ambiguous_fraction": 0.0, "multi_minima_fraction": 0.0}
+        st = _Starts.given(np.array(starts, float).T.copy(), n)
     else:
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            # screening: every candidate ω^χ + off_s, broadcast (S0, n) without copies of ω^χ, ω^z, y
-            Fc = np.empty((S0, n))
-            cs = max(256, (8 * _CHUNK) // S0)  # about 8·_CHUNK candidates per block
-            for a in range(0, n, cs):
-                b = min(n, a + cs)
-                Fc[:, a:b] = mod.F_value(*[wcT[l][None, a:b] + off[:, l][:, None] for l in range(L)],
-                                         *[w[None, a:b] for w in wcT], *[w[None, a:b] for w in wzT], y[None, a:b],
-                                         V_k, V_v)[0]
-        Fc = np.where(np.isfinite(Fc), Fc, np.inf)
-        # the best candidate of ω^χ itself and of each ray (direction, sign): one start per region, so a
-        # distant basin is never screened out by nearer candidates of the same basin
-        blocks = [(0, 1)]
+        rays = _Rays(L, V_k, shift_invariant)
+        Fc = _screen(mod, wcT, wzT, y, rays.off, V_k, V_v)
+        pick = _pick_starts(Fc, rays.blocks, o.keep_starts, n)
+        st = _Starts.screened(wcT, rays.off, pick, n)
+        if o.keep_starts is None and o.prune and shift_invariant and L == 2:
+            # a one-dimensional prox (see the docstring): an uphill ray start is not run, it receives the
+            # final point of ω^χ's start (column 0)
+            st.drop_uphill(_uphill_ray_starts(Fc, rays.blocks, pick, rays.off))
+    it, ndup = _newton_from_starts(mod, st, wcT, wzT, y, V_k, V_v, o, trace)
+    if stats is not None:
+        stats["dedup"] = stats.get("dedup", 0) + ndup
+    return _select_minimum(st, it, V_k, V_v)
+
+
+class _Rays:
+    """The screening grid: ω^χ, then per direction the positive t's and the negative t's (ascending |t|), so that
+    every ray is one contiguous block of rows; ``off`` (S0, L) the offsets from ω^χ, ``blocks`` the row ranges
+    of ω^χ and of each ray (direction, sign)."""
+
+    def __init__(self, L, V_k, shift_invariant):
+        dirs = [] if shift_invariant else [np.eye(L)[ell] for ell in range(L)]
+        for i in range(L):
+            for j in range(i + 1, L):
+                dirs.append((np.eye(L)[i] - np.eye(L)[j]) / math.sqrt(2))
+        ts = np.array(_START_T)
+        if shift_invariant:
+            # σ(χ + c1) = σ(χ): the prox offset is orthogonal to 1, and a ray along e_ℓ screens the
+            # points of the difference rays at t/√2 (its component along 1 only adds penalty): those
+            # points join the difference rays' grids instead of making rays of their own
+            ts = np.unique(np.concatenate([ts, ts / math.sqrt(2)]))
+        tpos, tneg = ts[ts > 0], ts[ts < 0]
+        tord = np.concatenate([tpos, tneg])
+        nt, npos = tord.size, tpos.size
+        self.off = np.concatenate([np.zeros((1, L))] + [np.outer(tord, d_) * math.sqrt(V_k) for d_ in dirs])
+        self.blocks = [(0, 1)]
         for k in range(len(dirs)):
-            blocks += [(1 + k * nt, 1 + k * nt + npos), (1 + k * nt + npos, 1 + (k + 1) * nt)]
-        pick = np.stack([a + np.argmin(Fc[a:b], axis=0) if b - a > 1 else np.zeros(n, int) for a, b in blocks], axis=1)
-        if keep_starts == "all":
-            pick = np.broadcast_to(np.arange(S0), (n, S0))
-        elif keep_starts is not None and keep_starts < pick.shape[1]:
-            Fp = np.take_along_axis(Fc.T, pick, axis=1)
-            order0 = np.argsort(Fp, axis=1, kind="stable")[:, :keep_starts]
-            pick = np.take_along_axis(pick, order0, axis=1)
+            self.blocks += [(1 + k * nt, 1 + k * nt + npos), (1 + k * nt + npos, 1 + (k + 1) * nt)]
+
+
+def _screen(mod, wcT, wzT, y, off, V_k, V_v):
+    """F at every candidate ω^χ + off_s, (S0, n), broadcast without copies of ω^χ, ω^z, y (+inf where not
+    finite)."""
+    S0, L = off.shape
+    n = wcT.shape[1]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        Fc = np.empty((S0, n))
+        cs = max(256, (8 * _CHUNK) // S0)  # about 8·_CHUNK candidates per block
+        for a in range(0, n, cs):
+            b = min(n, a + cs)
+            Fc[:, a:b] = mod.F_value(*[wcT[l][None, a:b] + off[:, l][:, None] for l in range(L)],
+                                     *[w[None, a:b] for w in wcT], *[w[None, a:b] for w in wzT], y[None, a:b],
+                                     V_k, V_v)[0]
+    return np.where(np.isfinite(Fc), Fc, np.inf)
+
+
+def _pick_starts(Fc, blocks, keep_starts, n):
+    """The best candidate of ω^χ itself and of each ray: one start per region, so that a distant basin is never
+    screened out by nearer candidates of the same basin; (n, S) row indices into the grid."""
+    pick = np.stack([a + np.argmin(Fc[a:b], axis=0) if b - a > 1 else np.zeros(n, int) for a, b in blocks], axis=1)
+    S0 = Fc.shape[0]
+    if keep_starts == "all":
+        pick = np.broadcast_to(np.arange(S0), (n, S0))
+    elif keep_starts is not None and keep_starts < pick.shape[1]:
+        Fp = np.take_along_axis(Fc.T, pick, axis=1)
+        order0 = np.argsort(Fp, axis=1, kind="stable")[:, :keep_starts]
+        pick = np.take_along_axis(pick, order0, axis=1)
+    return pick
+
+
+class _Starts:
+    """The multistart's state: ``X`` (L, M) the iterate of every start (sample-major: start s of sample i is
+    column i·S + s), ``Fcur`` and ``gnorm`` its objective and gradient norm, ``alias``/``dropped`` the starts
+    merged into another (they receive its final point), ``samp`` the sample of each start."""
+
+    def __init__(self, X, n, S):
+        self.X, self.n, self.S = X, n, S
+        self.M = n * S
+        self.samp = np.repeat(np.arange(n), S) if S > 1 else np.arange(n)
+        self.Fcur = np.full(self.M, np.inf)
+        self.gnorm = np.full(self.M, np.inf)
+        self.alias = np.arange(self.M)
+        self.dropped = np.zeros(self.M, bool)
+
+    @classmethod
+    def given(cls, X, n):
+        return cls(X, n, 1)
+
+    @classmethod
+    def screened(cls, wcT, off, pick, n):
         S = pick.shape[1]
-        M = n * S
-        samp = np.repeat(np.arange(n), S)  # sample of each start (sample-major, like the selection below)
+        samp = np.repeat(np.arange(n), S)  # sample of each start (sample-major, like the selection)
         pf = pick.reshape(-1)
-        X = np.stack([wcT[l][samp] + off[pf, l] for l in range(L)])  # (L, M)
-    Fcur = np.full(M, np.inf)
-    gnorm = np.full(M, np.inf)
-    alias = np.arange(M)
-    dropped = np.zeros(M, bool)
-    if starts is None and keep_starts is None and prune and shift_invariant and L == 2:
-        # a one-dimensional prox (see the docstring): an uphill ray start is not run, it receives the
-        # final point of ω^χ's start (column 0)
-        pr = np.flatnonzero(_uphill_ray_starts(Fc, blocks, pick, off).reshape(-1))
-        alias[pr] = (pr // S) * S
-        dropped[pr] = True
-    act = np.flatnonzero(~dropped)
-    xa = X[:, act]
-    wc = wcT[:, samp[act]]
-    wzz = wzT[:, samp[act]]
-    yy = y[samp[act]]
-    thr = gtol * (1.0 + 1.0 / V_k)
+        X = np.stack([wcT[l][samp] + off[pf, l] for l in range(wcT.shape[0])])  # (L, M)
+        st = cls(X, n, S)
+        st.samp = samp
+        return st
+
+    def drop_uphill(self, up):
+        pr = np.flatnonzero(up.reshape(-1))
+        self.alias[pr] = (pr // self.S) * self.S
+        self.dropped[pr] = True
+
+
+def _newton_steps_from(mod, wchi, wz, y, wcT, wzT, V_k, V_v, X, newton_steps, o, shift_invariant):
+    """``newton_steps`` plain Newton steps from given starts near their minima, no line search: one from minima
+    at a point O(h) away (finite differences of the surrogate: the step's error is O(h²), so the quotient's is
+    O(h)); two from minima a few 1e-2 away (error O(Δ⁴): the walk's first, loosely solved round).  Beyond one
+    step a sample keeps them only while H ≻ 0 and the step is within the clip; the others, and any non-finite
+    step, get the full iteration.  The diagnostics are not measured (zeros)."""
+    n, L = wchi.shape
+    Xk = X.copy()
+    ok = np.ones(n, bool)
+    clip = max(1.0, math.sqrt(V_k))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for _ in range(newton_steps):
+            out = chunked(mod.F_newton, [*Xk, *wcT, *wzT, y], (V_k, V_v), n)
+            d = _newton_direction(np.stack(out[1:1 + L]), out[1 + L:], L)
+            ok &= np.isfinite(d).all(axis=0)
+            if newton_steps > 1:
+                ok &= _posdef(out[1 + L:], L) & (np.sqrt((d * d).sum(axis=0)) <= clip)
+            Xk += np.where(ok, d, 0.0)
+    if not ok.all():
+        bad = np.flatnonzero(~ok)
+        sub, _ = prox_newton(mod, wchi[bad], wz[bad], y[bad], V_k, V_v, starts=X[:, bad].T,
+                             shift_invariant=shift_invariant, options=o)
+        Xk[:, bad] = sub.T
+    return Xk.T, {"prox_iterations": int(newton_steps), "unconverged_fraction": 0.0,
+                  "ambiguous_fraction": 0.0, "multi_minima_fraction": 0.0}
+
+
+def _newton_from_starts(mod, st: _Starts, wcT, wzT, y, V_k, V_v, o: ProxOptions, trace):
+    """Safeguarded Newton from every live start, vectorised over the active ones (compacted as they converge):
+    the Newton direction where it descends, else a scaled gradient step; steps clipped to length
+    max(1, √V_k); backtracking until F decreases.  Returns ``(iterations, merged starts)``."""
+    L = st.X.shape[0]
+    act = np.flatnonzero(~st.dropped)
+    xa = st.X[:, act]
+    wc = wcT[:, st.samp[act]]
+    wzz = wzT[:, st.samp[act]]
+    yy = y[st.samp[act]]
+    thr = o.gtol * (1.0 + 1.0 / V_k)
     clip = max(1.0, math.sqrt(V_k))
     it = 0
     ndup = 0
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        while act.size and it < max_iter:
+        while act.size and it < o.max_iter:
             it += 1
             m = act.size
             out = chunked(mod.F_newton, [*xa, *wc, *wzz, yy], (V_k, V_v), m)
             Fa = out[0]
             g = np.stack(out[1:1 + L])
             Hup = out[1 + L:]
-            Fcur[act] = Fa
+            st.Fcur[act] = Fa
             gn = np.sqrt((g * g).sum(axis=0))
-            gnorm[act] = gn
+            st.gnorm[act] = gn
             keep = gn > thr
-            if dedup_tol and S > 1 and it >= 2 and keep.sum() >= dedup_min:
-                # a start whose iterate coincides with another start's of the same sample (in a convex
-                # region) follows that start into the same minimum: drop it, and copy the other's result
-                cand = np.zeros(M, bool)
-                cand[act[keep]] = _posdef([h[keep] for h in Hup], L)
-                has = np.zeros(n, bool)
-                has[samp[act[keep]]] = True
-                rows = np.flatnonzero(has)
-                base = (rows * S)[:, None]
-                lv = ~dropped.reshape(n, S)[rows]
-                o = np.argsort(np.where(lv, X[0].reshape(n, S)[rows], np.inf), axis=1, kind="stable")
-                pair = np.take_along_axis(lv, o[:, :-1], axis=1) & np.take_along_axis(lv, o[:, 1:], axis=1)
-                a_, b_ = (base + o[:, :-1])[pair], (base + o[:, 1:])[pair]
-                close = np.abs(X[:, a_] - X[:, b_]).max(axis=0) <= dedup_tol * (1.0 + np.abs(X[:, a_]).max(axis=0))
-                close &= cand[a_] | cand[b_]
-                if close.any():
-                    a_, b_ = a_[close], b_[close]
-                    # drop the candidate; if both are, the one with the larger F (then the later start)
-                    drop_b = cand[b_] & (~cand[a_] | (Fcur[b_] > Fcur[a_]) | ((Fcur[b_] == Fcur[a_]) & (b_ > a_)))
-                    dr = np.where(drop_b, b_, a_)
-                    sv = np.where(drop_b, a_, b_)
-                    alias[dr] = sv
-                    dropped[dr] = True
-                    keep &= ~dropped[act]
-                    ndup += dr.size
+            if o.dedup_tol and st.S > 1 and it >= 2 and keep.sum() >= o.dedup_min:
+                merged = _merge_coincident(st, act, keep, Hup, o.dedup_tol)
+                if merged:
+                    keep &= ~st.dropped[act]
+                    ndup += merged
             if trace is not None:
                 trace.append(int(keep.sum()))
             if not keep.any():
@@ -372,7 +431,6 @@ def prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_star
                 act, xa, Fa, g = act[keep], xa[:, keep], Fa[keep], g[:, keep]
                 Hup = [h[keep] for h in Hup]
                 wc, wzz, yy = wc[:, keep], wzz[:, keep], yy[keep]
-            m = act.size
             d = _newton_direction(g, Hup, L)
             dg = (d * g).sum(axis=0)
             bad = ~np.isfinite(d).all(axis=0) | (dg >= 0)
@@ -383,59 +441,103 @@ def prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_star
             scale = np.minimum(1.0, clip / np.maximum(dn, 1e-300))
             d *= scale
             dg *= scale
-            adg = np.abs(dg)
-            step = np.ones(m)
-            accepted = np.zeros(m, bool)
-            xnew = xa.copy()
-            todo = None
-            flat = (adg <= 1e-15 * (1.0 + np.abs(Fa))) & ~bad & (dn * scale <= 1e-7 * (1 + np.abs(xa).max(axis=0)))
-            if flat.any():
-                # the predicted decrease is below the rounding of F, so no decrease can be measured
-                # (the search below would halve the step 12 times and fail): a Newton step below
-                # 1e-7 is taken in full there (the iterate is in the quadratic range), and the next
-                # iteration's gradient test decides
-                accepted[flat] = True
-                xnew[:, flat] = xa[:, flat] + d[:, flat]
-                todo = np.flatnonzero(~flat)
-            for _ in range(12 if todo is None or todo.size else 0):
-                if todo is None:
-                    xt = xa + d
-                    Ft = chunked(mod.F_value, [*xt, *wc, *wzz, yy], (V_k, V_v), m)[0]
-                    st, Fo, ad = step, Fa, adg
-                else:
-                    st = step[todo]
-                    xt = xa[:, todo] + st * d[:, todo]
-                    Ft = np.broadcast_to(mod.F_value(*xt, *wc[:, todo], *wzz[:, todo], yy[todo], V_k, V_v)[0],
-                                         (todo.size,))
-                    Fo, ad = Fa[todo], adg[todo]
-                fin = np.isfinite(Ft)
-                ok = fin & (Ft <= Fo - 1e-4 * st * ad)
-                ok |= fin & (Ft < Fo) & (st < 1e-3)
-                idx = np.flatnonzero(ok) if todo is None else todo[ok]
-                xnew[:, idx] = xt[:, ok]
-                Fcur[act[idx]] = Ft[ok]
-                accepted[idx] = True
-                todo = np.flatnonzero(~ok) if todo is None else todo[~ok]
-                if not todo.size:
-                    break
-                step[todo] *= 0.5
-            X[:, act[accepted]] = xnew[:, accepted]
+            xnew, accepted = _line_search(mod, st, act, xa, d, dg, Fa, bad, dn * scale, (wc, wzz, yy), V_k, V_v)
+            st.X[:, act[accepted]] = xnew[:, accepted]
             small = dn * scale < 1e-13 * (1 + np.abs(xa).max(axis=0))
             nxt = accepted & ~small
             if not nxt.all():
                 act, xnew, wc, wzz, yy = act[nxt], xnew[:, nxt], wc[:, nxt], wzz[:, nxt], yy[nxt]
             xa = xnew
-    # resolve aliases (chains end at a start that was never dropped)
-    root = alias.copy()
+    return it, ndup
+
+
+def _merge_coincident(st: _Starts, act, keep, Hup, dedup_tol) -> int:
+    """A start whose iterate coincides with another start's of the same sample (in a convex region) follows that
+    start into the same minimum: drop it (if both are candidates, the one with the larger F, then the later
+    start) and alias it to the other.  Returns the number merged."""
+    L, n, S, X = st.X.shape[0], st.n, st.S, st.X
+    cand = np.zeros(st.M, bool)
+    cand[act[keep]] = _posdef([h[keep] for h in Hup], L)
+    has = np.zeros(n, bool)
+    has[st.samp[act[keep]]] = True
+    rows = np.flatnonzero(has)
+    base = (rows * S)[:, None]
+    lv = ~st.dropped.reshape(n, S)[rows]
+    o = np.argsort(np.where(lv, X[0].reshape(n, S)[rows], np.inf), axis=1, kind="stable")
+    pair = np.take_along_axis(lv, o[:, :-1], axis=1) & np.take_along_axis(lv, o[:, 1:], axis=1)
+    a_, b_ = (base + o[:, :-1])[pair], (base + o[:, 1:])[pair]
+    close = np.abs(X[:, a_] - X[:, b_]).max(axis=0) <= dedup_tol * (1.0 + np.abs(X[:, a_]).max(axis=0))
+    close &= cand[a_] | cand[b_]
+    if not close.any():
+        return 0
+    a_, b_ = a_[close], b_[close]
+    Fcur = st.Fcur
+    drop_b = cand[b_] & (~cand[a_] | (Fcur[b_] > Fcur[a_]) | ((Fcur[b_] == Fcur[a_]) & (b_ > a_)))
+    dr = np.where(drop_b, b_, a_)
+    sv = np.where(drop_b, a_, b_)
+    st.alias[dr] = sv
+    st.dropped[dr] = True
+    return int(dr.size)
+
+
+def _line_search(mod, st: _Starts, act, xa, d, dg, Fa, bad, step_norm, fields, V_k, V_v):
+    """Backtracking (Armijo, at most 12 halvings) along d from xa; a step whose predicted decrease is below the
+    rounding of F and whose length is below 1e-7 is taken in full (the iterate is in the quadratic range; the
+    next gradient test decides).  Updates ``st.Fcur``; returns ``(new iterates, accepted)``."""
+    wc, wzz, yy = fields
+    m = act.size
+    adg = np.abs(dg)
+    step = np.ones(m)
+    accepted = np.zeros(m, bool)
+    xnew = xa.copy()
+    todo = None
+    flat = (adg <= 1e-15 * (1.0 + np.abs(Fa))) & ~bad & (step_norm <= 1e-7 * (1 + np.abs(xa).max(axis=0)))
+    if flat.any():
+        # the predicted decrease is below the rounding of F, so no decrease can be measured (the search below
+        # would halve the step 12 times and fail)
+        accepted[flat] = True
+        xnew[:, flat] = xa[:, flat] + d[:, flat]
+        todo = np.flatnonzero(~flat)
+    for _ in range(12 if todo is None or todo.size else 0):
+        if todo is None:
+            xt = xa + d
+            Ft = chunked(mod.F_value, [*xt, *wc, *wzz, yy], (V_k, V_v), m)[0]
+            st_, Fo, ad = step, Fa, adg
+        else:
+            st_ = step[todo]
+            xt = xa[:, todo] + st_ * d[:, todo]
+            Ft = np.broadcast_to(mod.F_value(*xt, *wc[:, todo], *wzz[:, todo], yy[todo], V_k, V_v)[0],
+                                 (todo.size,))
+            Fo, ad = Fa[todo], adg[todo]
+        fin = np.isfinite(Ft)
+        ok = fin & (Ft <= Fo - 1e-4 * st_ * ad)
+        ok |= fin & (Ft < Fo) & (st_ < 1e-3)
+        idx = np.flatnonzero(ok) if todo is None else todo[ok]
+        xnew[:, idx] = xt[:, ok]
+        st.Fcur[act[idx]] = Ft[ok]
+        accepted[idx] = True
+        todo = np.flatnonzero(~ok) if todo is None else todo[~ok]
+        if not todo.size:
+            break
+        step[todo] *= 0.5
+    return xnew, accepted
+
+
+def _select_minimum(st: _Starts, it, V_k, V_v):
+    """Resolve the merged starts (chains end at a start that was never dropped), keep the lowest minimum of every
+    sample, and measure the diagnostics: unconverged, ambiguous (the best two starts in different minima within
+    1e-6 in F) and multi-minimum fractions, and the mask ``distinct`` of samples with several minima."""
+    n, S, L = st.n, st.S, st.X.shape[0]
+    root = st.alias.copy()
     while True:
         nr = root[root]
         if np.array_equal(nr, root):
             break
         root = nr
-    assert not dropped[root].any()
-    X = X[:, root]
-    Fend = np.where(np.isfinite(Fcur[root]), Fcur[root], np.inf).reshape(n, S)
-    gnorm = gnorm[root]
+    assert not st.dropped[root].any()
+    X = st.X[:, root]
+    Fend = np.where(np.isfinite(st.Fcur[root]), st.Fcur[root], np.inf).reshape(n, S)
+    gnorm = st.gnorm[root]
     order = np.argsort(Fend, axis=1, kind="stable")
     best = order[:, 0]
     Xr = X.T.reshape(n, S, L)
@@ -453,8 +555,6 @@ def prox_newton(mod, wchi, wz, y, V_k, V_v, *, max_iter=60, gtol=1e-9, keep_star
         raise ConvergenceError(SYSTEM, {"V_k": V_k, "V_v": V_v}, float("nan"),
                                "the prox objective is not finite for some samples",
                                "smaller overlaps, a larger λ, or check the activation for overflow")
-    if stats is not None:
-        stats["dedup"] = stats.get("dedup", 0) + ndup
     diag = {"prox_iterations": it, "unconverged_fraction": float((gnorm.reshape(n, S)[ar, best] > 1e-6).mean()),
             "ambiguous_fraction": float(ambiguous.mean()), "multi_minima_fraction": float(distinct_minima.mean()),
             "distinct": distinct_minima}
