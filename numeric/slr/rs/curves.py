@@ -202,17 +202,40 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
     grid = np.logspace(-3, 1, 9) if grid is None else np.asarray(sorted(grid), float)
     if grid.size < 3:
         raise ValueError("the λ grid needs at least 3 points")
-    pts = {}
-    x = x0
-    prev = None
-    failed = []
+    pts, failed = _solve_grid(kern, rules, alpha, Delta, grid, model, nu, x0, progress, kw)
+    lams = sorted(pts)
+    errs = [pts[l_].training_objective_error if math.isfinite(pts[l_].training_objective_error) else 0.0
+            for l_ in lams]
+    nonequilibrium = _flag_nonequilibrium(pts, lams, errs)
+    Ecand = [pts[l_].E_test if not (_unstable(pts[l_]) or nonequilibrium[i]) else math.inf
+             for i, l_ in enumerate(lams)]
+    if not np.isfinite(Ecand).any():
+        Ecand = [pts[l_].E_test for l_ in lams]
+    ib = int(np.argmin(Ecand))
+    best = pts[lams[ib]]
+    grid_out = [pts[l_] for l_ in lams]
+    if refine and 0 < ib < len(lams) - 1:
+        best = _refine(kern, rules, alpha, Delta, best, pts, lams, errs, ib, xatol, model, nu, kw)
+    elif ib in (0, len(lams) - 1):
+        best.flags = best.flags + ("lambda_at_grid_edge",)
+    if failed:
+        best.flags = best.flags + ("grid_failed:" + ";".join(f"{v:g}" for v in failed),)
+    if progress is not None:
+        progress(f"tuned alpha={alpha:g}: lam*={best.lam:.4g}, E_test={best.E_test:.5f}")
+    return best, grid_out
+
+
+def _solve_grid(kern, rules, alpha, Delta, grid, model, nu, x0, progress, kw):
+    """Fixed points on the λ grid by continuation from large λ: ``({λ: RSFixedPoint}, [failed λ])``.
+
+    One guard: at large λ the fixed point can be the trivial one (m = 0), and the subspace m_k = m_v = 0 is
+    invariant under the map, so a warm start from it never returns to the informed branch (linear_pure, L = 3,
+    α = 2: E = 1.038 at an unstable m = 0 point instead of 0.947).  Such a start, or a result that is
+    unstable, is solved again from the informed start, and the stable informed point is kept."""
+    pts, failed = {}, []
+    x, prev = x0, None
     x_informed = informed_start(model, nu) if x0 is None else np.asarray(x0, float)
     for lam in grid[::-1]:
-        # Continuation from large λ, with one guard: at large λ the fixed point can be the trivial
-        # one (m = 0), and the subspace m_k = m_v = 0 is invariant under the map, so a warm start
-        # from it never returns to the informed branch (linear_pure, L = 3, α = 2: E = 1.038 at an
-        # unstable m = 0 point instead of 0.947).  Such a start, or a result that is unstable, is
-        # solved again from the informed start, and the stable informed point is kept.
         start, warm = x, prev
         if start is not None and min(abs(start[0]), abs(start[3])) < 1e-3:
             start, warm = x_informed, None
@@ -238,57 +261,48 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
     if not pts:
         raise ConvergenceError(SYSTEM, {"alpha": alpha, "Delta": Delta}, float("nan"),
                                "no λ of the grid converged", "a different grid or more points")
-    lams = sorted(pts)
-    # λ* among the stable equilibrium fixed points (an unstable one, e.g. on a rough map at small λ, is
-    # not a prediction of the trained model); all of them only if none is stable.  The equilibrium
-    # training objective e(λ) = min_θ [loss + λ‖θ‖²/2]/N is non-decreasing in λ (de/dλ = ‖θ̂‖²/2N ≥ 0), so
-    # a fixed point whose objective exceeds that of a larger λ on the grid (beyond 3 SE) is a
-    # non-equilibrium branch (measured: softmax, α = 15.2, λ = 10⁻³: objective 0.113 against 0.060 at
-    # λ = 3.2·10⁻³, E_test 0.238, a dip of the tuned curve).
+    return pts, failed
+
+
+def _flag_nonequilibrium(pts, lams, errs) -> list:
+    """λ* is taken among the stable equilibrium fixed points (an unstable one, e.g. on a rough map at small λ,
+    is not a prediction of the trained model).  The equilibrium training objective e(λ) = min_θ [loss +
+    λ‖θ‖²/2]/N is non-decreasing in λ (de/dλ = ‖θ̂‖²/2N ≥ 0), so a fixed point whose objective exceeds that of
+    a larger λ on the grid (beyond 3 SE) is a non-equilibrium branch (measured: softmax, α = 15.2, λ = 10⁻³:
+    objective 0.113 against 0.060 at λ = 3.2·10⁻³, E_test 0.238, a dip of the tuned curve); it is flagged."""
     objs = [pts[l_].training_objective for l_ in lams]
-    errs = [pts[l_].training_objective_error if math.isfinite(pts[l_].training_objective_error) else 0.0
-            for l_ in lams]
     nonequilibrium = [any(objs[i] > objs[j] + 3 * max(errs[i], errs[j]) for j in range(i + 1, len(lams)))
                       for i in range(len(lams))]
     for i, l_ in enumerate(lams):
         if nonequilibrium[i] and "nonequilibrium" not in pts[l_].flags:
             pts[l_].flags = tuple(pts[l_].flags) + ("nonequilibrium",)
-    Ecand = [pts[l_].E_test if not (_unstable(pts[l_]) or nonequilibrium[i]) else math.inf
-             for i, l_ in enumerate(lams)]
-    if not np.isfinite(Ecand).any():
-        Ecand = [pts[l_].E_test for l_ in lams]
-    ib = int(np.argmin(Ecand))
-    best = pts[lams[ib]]
-    grid_out = [pts[l_] for l_ in lams]
-    if refine and 0 < ib < len(lams) - 1:
-        lo, hi = math.log10(lams[ib - 1]), math.log10(lams[ib + 1])
-        cache = {}
-        xb = np.array([best.values[k] for k in UNKNOWNS])
+    return nonequilibrium
 
-        def f(u):
-            if u in cache:
-                return cache[u].E_test
-            try:
-                fp = rs_fixed_point(kern, rules, alpha, 10 ** u, Delta, x0=xb, warm=best, model=model, nu=nu, **kw)
-            except ConvergenceError:
-                return math.inf
-            cache[u] = fp
-            return fp.E_test
 
-        from scipy.optimize import minimize_scalar
+def _refine(kern, rules, alpha, Delta, best, pts, lams, errs, ib, xatol, model, nu, kw):
+    """Brent's bounded method (golden section with parabolic steps) in log₁₀λ between the neighbours of the best
+    grid point, failed solves as +inf; every solved point is a candidate, not only the minimiser, if its
+    objective stays below the next larger λ's (the objective is non-decreasing in λ)."""
+    from scipy.optimize import minimize_scalar
 
-        # Brent's bounded method (golden section with parabolic steps): interior points only, the
-        # failed solves as +inf; every solved point is a candidate below, not only its minimiser
-        minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": xatol})
-        obj_hi = pts[lams[ib + 1]].training_objective  # the objective is non-decreasing in λ (above)
-        for fp in cache.values():
-            below = not fp.training_objective > obj_hi + 3 * max(fp.training_objective_error, errs[ib + 1], 0.0)
-            if fp.E_test < best.E_test and below and (not _unstable(fp) or _unstable(best)):
-                best = fp
-    elif ib in (0, len(lams) - 1):
-        best.flags = best.flags + ("lambda_at_grid_edge",)
-    if failed:
-        best.flags = best.flags + ("grid_failed:" + ";".join(f"{v:g}" for v in failed),)
-    if progress is not None:
-        progress(f"tuned alpha={alpha:g}: lam*={best.lam:.4g}, E_test={best.E_test:.5f}")
-    return best, grid_out
+    lo, hi = math.log10(lams[ib - 1]), math.log10(lams[ib + 1])
+    cache = {}
+    xb = np.array([best.values[k] for k in UNKNOWNS])
+
+    def f(u):
+        if u in cache:
+            return cache[u].E_test
+        try:
+            fp = rs_fixed_point(kern, rules, alpha, 10 ** u, Delta, x0=xb, warm=best, model=model, nu=nu, **kw)
+        except ConvergenceError:
+            return math.inf
+        cache[u] = fp
+        return fp.E_test
+
+    minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": xatol})
+    obj_hi = pts[lams[ib + 1]].training_objective
+    for fp in cache.values():
+        below = not fp.training_objective > obj_hi + 3 * max(fp.training_objective_error, errs[ib + 1], 0.0)
+        if fp.E_test < best.E_test and below and (not _unstable(fp) or _unstable(best)):
+            best = fp
+    return best

@@ -245,107 +245,134 @@ def ladder(G, x0, tol, *, J0=None, g0=None, options: LadderOptions = LadderOptio
     be inside the domain, :func:`project`).
     """
     o = options
-    max_damped, damping, damped_exit, max_anderson = o.max_damped, o.damping, o.damped_exit, o.max_anderson
-    memory, newton_at, max_newton, broyden = o.memory, o.newton_at, o.max_newton, o.broyden
+    Gc = _Counted(G)
     x = project(x0)
-    evals = [0]
-
-    def Gc(v):
-        evals[0] += 1
-        return G(project(v))
-
-    methods = []
     gx = Gc(x) if g0 is None else np.asarray(g0, float)
     res = residual(gx, x)
-    it = 0
-    # damped
-    if res > max(damped_exit, tol):
+    methods, it = [], 0
+    if res > max(o.damped_exit, tol):
         methods.append("damped")
-        for _ in range(max_damped):
-            x = project((1 - damping) * gx + damping * x)
-            gx = Gc(x)
-            it += 1
-            res = residual(gx, x)
-            if res < max(damped_exit, tol):
-                break
-    # Anderson (type II, on f = G(x) − x)
-    if res > max(newton_at, tol):
+        x, gx, res, n = _damped(Gc, x, gx, res, tol, o)
+        it += n
+    if res > max(o.newton_at, tol):
         methods.append("anderson")
-        X, F = [x.copy()], [gx - x]
-        best = (res, x.copy(), gx.copy())
-        stall = 0
-        for _ in range(max_anderson):
-            f = F[-1]
-            if len(X) > 1:
-                dX = np.stack([X[i + 1] - X[i] for i in range(len(X) - 1)], axis=1)
-                dF = np.stack([F[i + 1] - F[i] for i in range(len(F) - 1)], axis=1)
-                gam, *_ = np.linalg.lstsq(dF, f, rcond=None)
-                xn = x + f - (dX + dF) @ gam
-            else:
-                xn = x + f
-            xn = project(xn)
-            if not np.isfinite(xn).all():
-                break
-            x = xn
-            gx = Gc(x)
-            it += 1
-            res = residual(gx, x)
-            X.append(x.copy())
-            F.append(gx - x)
-            X, F = X[-(memory + 1):], F[-(memory + 1):]
-            if res < best[0] * 0.9:
-                best, stall = (res, x.copy(), gx.copy()), 0
-            else:
-                stall += 1
-            if res <= max(newton_at, tol) or stall >= 8:
-                break
-        res, x, gx = best
-    # Newton with a finite-difference Jacobian of the frozen map (chord steps while they contract)
+        x, gx, res, n = _anderson(Gc, x, gx, res, tol, o)
+        it += n
     J = xJ = None
-    if res > tol and max_newton > 0:
+    if res > tol and o.max_newton > 0:
         methods.append("newton")
+        x, gx, res, n, J, xJ = _chord_newton(Gc, x, gx, res, tol, J0, o)
+        it += n
+    return Ladder(x, gx, res, it, Gc.evaluations, "+".join(methods) or "start", J, xJ)
+
+
+class _Counted:
+    """G on the projected point, counting its evaluations."""
+
+    def __init__(self, G):
+        self.G, self.evaluations = G, 0
+
+    def __call__(self, v):
+        self.evaluations += 1
+        return self.G(project(v))
+
+
+def _damped(Gc, x, gx, res, tol, o: LadderOptions):
+    """Damped iteration x ← (1 − damping)G(x) + damping·x until the residual is below ``damped_exit``."""
+    it = 0
+    for _ in range(o.max_damped):
+        x = project((1 - o.damping) * gx + o.damping * x)
+        gx = Gc(x)
+        it += 1
+        res = residual(gx, x)
+        if res < max(o.damped_exit, tol):
+            break
+    return x, gx, res, it
+
+
+def _anderson(Gc, x, gx, res, tol, o: LadderOptions):
+    """Anderson acceleration (type II, on f = G(x) − x, memory ``memory``) until the residual is below
+    ``newton_at`` or it stalls (8 steps without a 10 % gain); returns the best point."""
+    X, F = [x.copy()], [gx - x]
+    best = (res, x.copy(), gx.copy())
+    stall = it = 0
+    for _ in range(o.max_anderson):
+        f = F[-1]
+        if len(X) > 1:
+            dX = np.stack([X[i + 1] - X[i] for i in range(len(X) - 1)], axis=1)
+            dF = np.stack([F[i + 1] - F[i] for i in range(len(F) - 1)], axis=1)
+            gam, *_ = np.linalg.lstsq(dF, f, rcond=None)
+            xn = x + f - (dX + dF) @ gam
+        else:
+            xn = x + f
+        xn = project(xn)
+        if not np.isfinite(xn).all():
+            break
+        x = xn
+        gx = Gc(x)
+        it += 1
+        res = residual(gx, x)
+        X.append(x.copy())
+        F.append(gx - x)
+        X, F = X[-(o.memory + 1):], F[-(o.memory + 1):]
+        if res < best[0] * 0.9:
+            best, stall = (res, x.copy(), gx.copy()), 0
+        else:
+            stall += 1
+        if res <= max(o.newton_at, tol) or stall >= 8:
+            break
+    res, x, gx = best
+    return x, gx, res, it
+
+
+def _chord_newton(Gc, x, gx, res, tol, J0, o: LadderOptions):
+    """Newton with a finite-difference Jacobian of the frozen map, kept for the following (chord) steps while
+    they contract by a factor 10 (a borrowed ``J0`` while they contract at all well), a halving line search,
+    and secant updates; returns ``(x, G(x), residual, iterations, J, x_J)`` at the best point."""
+    best = (res, x, gx)
+    fresh = False
+    rn_ratio = 1.0
+    refresh_at = 0.1
+    J = xJ = None
+    it = 0
+    if J0 is not None:
+        # a borrowed Jacobian is kept while it contracts at all well: near the fixed point its
+        # steps gain ‖(I−J0)⁻¹(J−J0)‖ each (≈ 0.06 for a 4×1024 pilot of a 4×16384 rule), but the
+        # first step from the pilot point is still in the nonlinear range
+        J, xJ, rn_ratio, refresh_at = np.asarray(J0, float), x.copy(), 0.0, 0.7
+    for _ in range(o.max_newton):
+        if J is None or not fresh and rn_ratio > refresh_at:
+            J, xJ, fresh = fd_jacobian(Gc, x, gx), x.copy(), True
+        try:
+            step = np.linalg.solve(np.eye(x.size) - J, gx - x)
+        except np.linalg.LinAlgError:
+            break
+        it += 1
+        t = 1.0
+        for _ in range(6):
+            xn = project(x + t * step)
+            gn = Gc(xn)
+            rn = residual(gn, xn)
+            if rn < res:
+                break
+            t *= 0.5
+        if rn >= res:
+            if fresh:
+                break
+            J = None  # the reused Jacobian is stale: recompute it at x
+            continue
+        rn_ratio = rn / res
+        if o.broyden:
+            # secant (Broyden) update of the chord Jacobian from the accepted step: free, and it
+            # turns the linear convergence of a borrowed or aged Jacobian into a superlinear one
+            s_ = xn - x
+            ss = float(s_ @ s_)
+            if ss > 0:
+                J = J + np.outer(gn - gx - J @ s_, s_) / ss
+        x, gx, res = xn, gn, rn
         best = (res, x, gx)
         fresh = False
-        rn_ratio = 1.0
-        refresh_at = 0.1
-        if J0 is not None:
-            # a borrowed Jacobian is kept while it contracts at all well: near the fixed point its
-            # steps gain ‖(I−J0)⁻¹(J−J0)‖ each (≈ 0.06 for a 4×1024 pilot of a 4×16384 rule), but the
-            # first step from the pilot point is still in the nonlinear range
-            J, xJ, rn_ratio, refresh_at = np.asarray(J0, float), x.copy(), 0.0, 0.7
-        for _ in range(max_newton):
-            if J is None or not fresh and rn_ratio > refresh_at:
-                J, xJ, fresh = fd_jacobian(Gc, x, gx), x.copy(), True
-            try:
-                step = np.linalg.solve(np.eye(x.size) - J, gx - x)
-            except np.linalg.LinAlgError:
-                break
-            it += 1
-            t = 1.0
-            for _ in range(6):
-                xn = project(x + t * step)
-                gn = Gc(xn)
-                rn = residual(gn, xn)
-                if rn < res:
-                    break
-                t *= 0.5
-            if rn >= res:
-                if fresh:
-                    break
-                J = None  # the reused Jacobian is stale: recompute it at x
-                continue
-            rn_ratio = rn / res
-            if broyden:
-                # secant (Broyden) update of the chord Jacobian from the accepted step: free, and it
-                # turns the linear convergence of a borrowed or aged Jacobian into a superlinear one
-                s_ = xn - x
-                ss = float(s_ @ s_)
-                if ss > 0:
-                    J = J + np.outer(gn - gx - J @ s_, s_) / ss
-            x, gx, res = xn, gn, rn
-            best = (res, x, gx)
-            fresh = False
-            if res <= tol:
-                break
-        res, x, gx = best
-    return Ladder(x, gx, res, it, evals[0], "+".join(methods) or "start", J, xJ)
+        if res <= tol:
+            break
+    res, x, gx = best
+    return x, gx, res, it, J, xJ
