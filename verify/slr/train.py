@@ -74,6 +74,7 @@ batches, and one that cannot fit one seed is refused with the number of bytes ne
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -705,15 +706,35 @@ def _check_inputs(activation, model, nu, alpha, lam, D, seeds, optimizer, init, 
         raise InputError(f"--dtype must be float64 or float32, got {dtype!r}")
 
 
-def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: float, D: int,
-              seeds: int = 3, seed: int = 0, seed_indices: Iterable[int] | None = None,
-              delta: float = 0.1, optimizer: str = "lbfgs", init: str = "informed",
-              init_scale: float = 1.0, extra=None, dtype: str = "float64", device="auto",
-              max_iter: int | None = None, tol_grad: float = 1e-8, lr: float | None = None,
-              batch: int = 256, history: int = 10, n_test: int = 20_000, test: bool = True,
-              overlap_points: int = 2 ** 14, max_memory_bytes: int | None = None,
-              init_theta: torch.Tensor | None = None, progress=None, log_path: str | None = None,
-              batched: bool = True) -> TrainResult:
+@dataclass(frozen=True)
+class ERMOptions:
+    """How :func:`train_erm` trains and measures (every field is described there): the seeds, the optimiser and
+    its stopping rule, the precision, device and memory, the test measurement and the JSON-lines log."""
+
+    seeds: int = 3
+    seed: int = 0
+    seed_indices: Iterable[int] | None = None
+    optimizer: str = "lbfgs"
+    init: str = "informed"
+    init_scale: float = 1.0
+    dtype: str = "float64"
+    device: Any = "auto"
+    max_iter: int | None = None
+    tol_grad: float = 1e-8
+    lr: float | None = None
+    batch: int = 256
+    history: int = 10
+    n_test: int = 20_000
+    test: bool = True
+    overlap_points: int = 2 ** 14
+    max_memory_bytes: int | None = None
+    log_path: str | None = None
+    batched: bool = True
+
+
+def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: float, D: int, delta: float = 0.1,
+              extra=None, init_theta: torch.Tensor | None = None, options: ERMOptions | None = None, progress=None,
+              **overrides) -> TrainResult:
     r"""Train ridge ERM for ``seeds`` independent problems at once (spec §12).
 
     Parameters
@@ -759,6 +780,9 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
         Append each finished seed's row as a JSON line (survives Ctrl-C).
     batched : bool
         ``False`` trains the seeds one after the other (the baseline of the benchmark).
+    options : ERMOptions, optional
+        Every parameter above except the problem (activation, model, nu, L, alpha, lam, D, delta, extra,
+        init_theta) is a field of :class:`ERMOptions`; keyword arguments override its fields.
 
     Returns
     -------
@@ -769,6 +793,11 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
     InputError
         Bad input, or the data of one seed do not fit into memory (the message says how much).
     """
+    o = ERMOptions() if options is None else options
+    if overrides:
+        o = dataclasses.replace(o, **overrides)
+    seeds, seed, seed_indices, optimizer, init, dtype = o.seeds, o.seed, o.seed_indices, o.optimizer, o.init, o.dtype
+    max_iter, lr = o.max_iter, o.lr
     nu = float(nu)
     alpha, lam = float(alpha), float(lam)
     _check_inputs(activation, model, nu, alpha, lam, D, seeds, optimizer, init, dtype)
@@ -780,19 +809,19 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
     split = length_split(N, law)
     idx = list(range(int(seeds))) if seed_indices is None else [int(s) for s in seed_indices]
     S = len(idx)
-    dev = resolve_device(device)
+    dev = resolve_device(o.device)
     tdtype = _DTYPES[dtype]
     L_mean = sum(Lv * n for Lv, n in split) / N
-    avail = int(0.8 * _available_bytes(dev)) if max_memory_bytes is None else int(max_memory_bytes)
+    avail = int(0.8 * _available_bytes(dev)) if o.max_memory_bytes is None else int(o.max_memory_bytes)
     one = memory_needed(1, N, L_mean, D, dtype)
     if one > avail:
         raise InputError(f"N·L·D = {N}·{L_mean:g}·{D} needs {_gb(one)} per seed on {dev.type} "
                          f"({dtype}), only {_gb(avail)} available: reduce --D or --alpha, or use --dtype float32")
     per_seed = memory_needed(1, N, L_mean, D, dtype) - int(N * L_mean * D * 8)
     per_batch = max(1, min(S, (avail - int(N * L_mean * D * 8)) // max(1, per_seed)))
-    if not batched:
+    if not o.batched:
         per_batch = 1
-    if per_batch < S and progress is not None and batched:
+    if per_batch < S and progress is not None and o.batched:
         progress(f"memory: {S} seeds need {_gb(memory_needed(S, N, L_mean, D, dtype))}; training in batches of {per_batch}")
     has_extra = activation in _EXTRA
     learn_extra = activation in _LEARNED
@@ -812,24 +841,23 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
                 "alpha": alpha, "lam": lam, "delta": delta, "D": D, "N": N,
                 "optimizer": optimizer, "init": "explicit" if init_theta is not None else init,
                 "dtype": dtype, "device": str(dev), "seed": int(seed), "max_iter": int(max_iter),
-                "tol_grad": tol_grad}
+                "tol_grad": o.tol_grad}
     if optimizer in ("gd", "sgd", "adam"):
         settings["lr"] = lr
     if optimizer in ("sgd", "adam"):
-        settings["batch"] = int(batch)
+        settings["batch"] = int(o.batch)
+    job = _Job(activation, model, nu, law, split, D, N, lam, delta, int(seed), start, extra, learn_extra, fixed_extra,
+               tdtype, dev, dataclasses.replace(o, max_iter=int(max_iter), lr=lr), settings)
     seed_rows: list[dict] = []
     thetas: list = []
     interrupted = False
     for b0 in range(0, S, per_batch):
         chunk = idx[b0:b0 + per_batch]
         rows, interrupted, th_chunk = _train_chunk(
-            activation, model, nu, law, split, D, N, lam, delta, chunk, int(seed), optimizer, start,
-            init, init_scale, extra, learn_extra, fixed_extra, tdtype, dev, max_iter, tol_grad, lr,
-            batch, history, n_test, test, overlap_points,
-            None if init_theta is None else torch.as_tensor(init_theta)[b0:b0 + per_batch], progress, settings)
+            job, chunk, None if init_theta is None else torch.as_tensor(init_theta)[b0:b0 + per_batch], progress)
         for r in rows:
-            if log_path:
-                with open(log_path, "a") as fh:
+            if o.log_path:
+                with open(o.log_path, "a") as fh:
                     fh.write(json.dumps(r) + "\n")
         seed_rows.extend(rows)
         thetas.append(th_chunk)
@@ -842,9 +870,48 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
     return res
 
 
-def _train_chunk(activation, model, nu, law, split, D, N, lam, delta, chunk, seed, optimizer, start,
-                 init, init_scale, extra, learn_extra, fixed_extra, tdtype, dev, max_iter, tol_grad,
-                 lr, batch, history, n_test, test, overlap_points, init_theta, progress, settings):
+@dataclass(frozen=True)
+class _Job:
+    """One ERM configuration, resolved once by :func:`train_erm` (the length law and its split of N, the informed
+    start, the scalar ``extra``, dtype and device, the options with max_iter and lr filled in) for its chunks."""
+
+    activation: str
+    model: str
+    nu: float
+    law: Any
+    split: Any
+    D: int
+    N: int
+    lam: float
+    delta: float
+    seed: int
+    start: Any
+    extra: Any
+    learn_extra: bool
+    fixed_extra: Any
+    tdtype: Any
+    dev: Any
+    options: ERMOptions
+    settings: dict
+
+
+def _train_chunk(job: _Job, chunk, init_theta, progress):
+    """Train the seeds ``chunk`` of ``job`` at once: ``(seed rows, interrupted, θ)``."""
+    interrupted, theta, trained = _train_only(job, chunk, init_theta, progress)
+    return _seed_rows(job, chunk, theta, trained, interrupted, progress), interrupted, theta.to(torch.float64).cpu()
+
+
+def _train_only(job: _Job, chunk, init_theta, progress):
+    """Data, start and optimiser for the seeds ``chunk``: ``(interrupted, θ, (states, train MSE, teachers, seed
+    bases, init note, training seconds))``."""
+    activation, model, nu, split, D, N, lam, delta = (job.activation, job.model, job.nu, job.split, job.D, job.N,
+                                                      job.lam, job.delta)
+    seed, start, extra, learn_extra, fixed_extra, tdtype, dev = (job.seed, job.start, job.extra, job.learn_extra,
+                                                                 job.fixed_extra, job.tdtype, job.dev)
+    o = job.options
+    optimizer, init, init_scale, max_iter, tol_grad, lr, batch, history = (o.optimizer, o.init, o.init_scale,
+                                                                           o.max_iter, o.tol_grad, o.lr, o.batch,
+                                                                           o.history)
     S = len(chunk)
     bases = [draw_seed(seed, s) for s in chunk]
     teachers = [make_teacher(D, draw_generator(b, 0), device="cpu") for b in bases]
@@ -899,6 +966,17 @@ def _train_chunk(activation, model, nu, law, split, D, N, lam, delta, chunk, see
     theta = torch.stack([st["x"] for st in states]).to(tdtype)
     mse = prob.train_mse(theta).tolist()
     del groups, prob
+    return interrupted, theta, (states, mse, teachers, bases, init_note, train_s)
+
+
+def _seed_rows(job: _Job, chunk, theta, trained, interrupted, progress) -> list:
+    """One row per seed of ``chunk``: overlaps, distance, objective, status, and (unless ``test`` is off or the
+    run was interrupted) the test error by direct simulation and by the §6.1 formula at the learned overlaps."""
+    states, mse, teachers, bases, init_note, train_s = trained
+    activation, model, nu, law, D, lam = job.activation, job.model, job.nu, job.law, job.D, job.lam
+    learn_extra, fixed_extra, settings = job.learn_extra, job.fixed_extra, job.settings
+    S = len(chunk)
+    test, n_test, overlap_points = job.options.test, job.options.n_test, job.options.overlap_points
     rows = []
     setting = _setting(model, nu, law)
     for i, s in enumerate(chunk):
@@ -934,7 +1012,7 @@ def _train_chunk(activation, model, nu, law, split, D, N, lam, delta, chunk, see
             e = row["E_test"]
             progress(f"{activation} α={settings['alpha']:g} λ={lam:g} seed {s}: {row['status']} after "
                      f"{row['iterations']} it, E_test={'—' if e is None else f'{e:.4f}'}, dist={row['distance']:.3f}")
-    return rows, interrupted, theta.to(torch.float64).cpu()
+    return rows
 
 
 def summarize(rows: list[dict], settings: dict | None = None) -> dict:
@@ -1001,8 +1079,8 @@ MULTISTART_INITS = ("informed", "uninformed", "random", "lambda_continuation")
 
 
 def train_multistart(activation: str, *, model: str, nu: float, L, alpha: float, lam: float, D: int,
-                     seeds: int = 3, seed: int = 0, delta: float = 0.1, inits=MULTISTART_INITS,
-                     lam_ladder=(10.0, 1.0), rel_objective: float = 1e-7, progress=None, **kw) -> list[dict]:
+                     delta: float = 0.1, inits=MULTISTART_INITS, lam_ladder=(10.0, 1.0), rel_objective: float = 1e-7,
+                     progress=None, **kw) -> list[dict]:
     r"""ERM from several starts on the same data, and the distinct minima per seed (docs/slr.md §10.7).
 
     Starts: ``informed`` (population optimum), ``uninformed`` (k, v ~ N(0, 0.05²): no overlap with the
@@ -1021,8 +1099,8 @@ def train_multistart(activation: str, *, model: str, nu: float, L, alpha: float,
     if unknown:
         raise InputError(f"unknown start(s) {unknown}; choose from {', '.join(MULTISTART_INITS)}")
     N = int(math.floor(alpha * D))
-    common = dict(model=model, nu=nu, L=L, alpha=alpha, D=D, seeds=seeds, seed=seed, delta=delta, progress=progress,
-                  **kw)
+    seeds = kw.get("seeds", ERMOptions.seeds)  # the ERM options (seeds, seed, optimiser…) pass through ``kw``
+    common = dict(model=model, nu=nu, L=L, alpha=alpha, D=D, delta=delta, progress=progress, **kw)
     results = {}
     for init in inits:
         if init == "informed":
