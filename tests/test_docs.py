@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("derivations", "numeric", "symbolic", "verify", "benchmarks", "tests")
+PACKAGES = ("derivations", "numeric", "symbolic", "verify", "benchmarks", "studies", "tools", "tests")
 
 
 def _claim_pages() -> dict:

@@ -16,6 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("derivations", "symbolic", "numeric", "verify")
+#: folders of scripts run from the checkout root (not installed): they may import any layer, like tests
+SCRIPTS = ("benchmarks", "studies", "tools")
 
 #: package → the project packages it may import
 ALLOWED = {
@@ -68,12 +70,12 @@ def test_layers(pkg):
 
 def test_only_cli_and_tests_import_verify():
     bad = []
-    for pkg in ("derivations", "symbolic", "numeric", "benchmarks"):
+    for pkg in ("derivations", "symbolic", "numeric") + SCRIPTS:
         if not (ROOT / pkg).exists():
             continue
         for path in _modules(pkg):
-            if pkg == "benchmarks":
-                continue  # benchmarks are scripts, like tests
+            if pkg in SCRIPTS:
+                continue  # benchmarks, studies and tools are scripts, like tests
             for line, top in _imports(path):
                 if top == "verify":
                     bad.append(f"{path.relative_to(ROOT)}:{line}")
@@ -95,7 +97,7 @@ def test_no_old_top_level_names():
     """Every project import goes through ``attnlimits``: a bare ``import numeric`` (the layout
     before the one import name) would load a second copy of a module under another name."""
     bad = []
-    for pkg in PACKAGES + ("tests", "benchmarks", "attnlimits"):
+    for pkg in PACKAGES + ("tests", "attnlimits") + SCRIPTS:
         for path in _modules(pkg):
             for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
                 names = ([a.name for a in node.names] if isinstance(node, ast.Import)

@@ -92,7 +92,7 @@ AMP_TEST_ERROR_C = 0.1
 def _run_AMP(ctx, size):
     r"""GAMP on data vs the state evolution (C19-AMP).
 
-    Allowances, from ``benchmarks/studies/study_gamp_finite_D.py`` (GAMP at D ∈ {250, 500, 1000, 2000}, 24/24/12/8
+    Allowances, from ``studies/study_gamp_finite_D.py`` (GAMP at D ∈ {250, 500, 1000, 2000}, 24/24/12/8
     seeds, L = 2, ν = 2, Δ = 0.1; test error of the GAMP posterior-mean predictor exact from its overlaps,
     §6.1, so without test-sampling noise).  The one-run deviation from the state evolution is a fluctuation
     that decays like :math:`D^{-1/2}`, not :math:`D^{-1}`: fitted log–log slopes of its RMS against D are
@@ -125,7 +125,7 @@ def _run_AMP(ctx, size):
             te_se = max(te_se, float(te.std(ddof=1) / math.sqrt(len(runs))))
         checks.append(Check(f"GAMP test error vs E_BO ({tag})", se.E_BO, float(te.mean()), te_se, 0.0,
                             allowance=allowance, dof=len(runs) - 1 if len(runs) > 1 else None,
-                            note=f"allowance {AMP_TEST_ERROR_C:g}/√D (one-run fluctuation, benchmarks/studies/study_gamp_finite_D.py)"))
+                            note=f"allowance {AMP_TEST_ERROR_C:g}/√D (one-run fluctuation, studies/study_gamp_finite_D.py)"))
         for b, qs, hs in (("k", se.q_k, se.qhat_k), ("v", se.q_v, se.qhat_v)):
             checks.append(Check(f"GAMP 1 − V_{b} vs q_{b} ({tag})", qs, float(np.mean([1 - r[f"V_{b}"] for r in runs])),
                                 None, 0.01, note="Nishimori: V = 1 − q"))
@@ -168,7 +168,7 @@ def _run_order(ctx, size):
 
 def _gamp_excess(nu, L, alpha, D, seed, points, device):
     """The excess test error over the population Bayes risk, and convergence: the test error of GAMP's posterior-mean predictor on one generated data set,
-    exact from its seven overlaps by the §6.1 formula (as ``benchmarks/studies/study_gamp_finite_D.py``), so no
+    exact from its seven overlaps by the §6.1 formula (as ``studies/study_gamp_finite_D.py``), so no
     test-sampling noise enters; the quasi-Monte Carlo error of that formula is ≈ 1.4e-4 at 2^14 points."""
     import torch
 
@@ -297,7 +297,7 @@ register(Claim(
 
 # ------------------------------------------------------------------------------------------------------
 # C19-post: finite-D posterior sampling (issue 12, items 1–2)
-#: O(1/D) allowance constants of C19-post (allowance c/D), from benchmarks/studies/study_posterior_finite_D.py
+#: O(1/D) allowance constants of C19-post (allowance c/D), from studies/study_posterior_finite_D.py
 #: (docstring of _run_post for the numbers).
 POST_ALLOWANCE = {"overlap": 1.0, "E_test": 0.5}
 #: Largest split-R̂ accepted (Gelman & Rubin's 1.2 for short runs: 30–40 draws per chain; non-mixing runs give 3–5).
@@ -315,7 +315,7 @@ def _run_post(ctx, size):
     (m_k, q_k, m_v, q_v, location accuracy) and seeds, two chains from the true and two from random
     locations per seed, must be ≤ :data:`POST_RHAT_MAX`.
 
-    Evidence (``benchmarks/studies/study_posterior_finite_D.py``, L = 2, ν = 2, Δ = 0.1, 50 sweeps, 15 burn-in, one
+    Evidence (``studies/study_posterior_finite_D.py``, L = 2, ν = 2, Δ = 0.1, 50 sweeps, 15 burn-in, one
     chain per start): at α = 4 the deviations from the state evolution at D = 50 / 100 / 200 (10 / 6 / 4 seeds)
     are m_k −0.014 ± 0.017 / −0.015 ± 0.015 / +0.005 ± 0.004 and test error +0.0019 ± 0.0024 /
     +0.0011 ± 0.0016 / +0.0005 ± 0.0006 (all within 1.2 SE: no bias resolved); at α = 10 (6 / 4 / 2 seeds) the
@@ -396,7 +396,7 @@ def _run_phase(ctx, size):
     Per L: the number of hard grid points (two distinct fixed points, the informed one of larger free entropy)
     is 0, and :math:`\max|E_{\rm informed}-E_{\rm uninformed}|\le` :data:`PHASE_GAP_TOL`.  Plots: E_BO(α) from
     both starts for each ν.  The PNG of the (α, ν) plane is :func:`attnlimits.verify.slr.phase.plot_phase_diagram`
-    (``attnlimits slr bo-phase --plot``, benchmarks/studies/study_bo_phase.py).
+    (``attnlimits slr bo-phase --plot``, studies/study_bo_phase.py).
     """
     from attnlimits.verify.slr.bayes_optimal import phase_scan
     from attnlimits.verify.slr.phase import NO_HARD_PHASE, phase_summary

@@ -131,7 +131,7 @@ def rs_tuned(ctx, activation, *, model, nu, L, alpha, delta):
 #: RS points at the RS-tuned λ (spec §12: 9-point log grid 10⁻³…10, λ chosen by RS E_test, no
 #: refinement: ``refine=False``), computed by :func:`attnlimits.verify.slr.replica.rs_tune_lambda` (rule: Sobol
 #: 4×1024 = :data:`TUNE_RULE`, informed start, continuation from large to small λ) on 2026-12-01 by
-#: ``benchmarks/tools/regen_rs_tuned.py``, after two fixes: the integration errors now carry the channel
+#: ``tools/regen_rs_tuned.py``, after two fixes: the integration errors now carry the channel
 #: averages' dependence on x (they were up to 3× too small), and the tuning no longer continues from
 #: the trivial m = 0 point (it had made linear_pure α = 2 land on an unstable m = 0 branch).
 #: Regenerated (fourth pass, same day) with the Stein form of the conjugates (the derivative of the RS
@@ -193,7 +193,7 @@ def _se_mean(rows, key):
     return float(v.mean()), (float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.inf)
 
 
-#: The open RS-vs-ERM finding outside R5 (docs/slr.md §12.1, ``benchmarks/studies/study_rs_vs_erm.py``, run
+#: The open RS-vs-ERM finding outside R5 (docs/slr.md §12.1, ``studies/study_rs_vs_erm.py``, run
 #: 2026-12-01): softmax, spiked L=2, ν=2, Δ=0.1, α=2; RS at 4×4096; ERM L-BFGS informed, E_test
 #: by §6.1 at the learned overlaps, mean ± SE over seeds.  Reported with C15 (not a check: the
 #: claim's rule is unchanged).  The RS numbers here are of the Jacobian form, before the fourth pass
@@ -292,7 +292,7 @@ def open_finding_note() -> str:
                      f"{f['erm_q_v']:.3f} vs RS {f['rs_q_v']:.3f} (largest D); distance to the manifold "
                      + ", ".join(f"{d:.3f} (D={D})" for D, d in f["distance_to_manifold"]) + f". {f['starts']}")
     return ("Open finding outside R5 (not a check of this claim; docs/slr.md §12.1, "
-            "benchmarks/studies/study_rs_vs_erm.py): " + " | ".join(parts) + " " + OPEN_FINDING["conclusion"] + " "
+            "studies/study_rs_vs_erm.py): " + " | ".join(parts) + " " + OPEN_FINDING["conclusion"] + " "
             + OPEN_FINDING["update"] + " " + OPEN_FINDING["decision"])
 
 

@@ -45,7 +45,7 @@ from the seven overlaps by the §6.1 formula (exact at finite D for the orthonor
 
 Mixing: split-:math:`\hat R` (Gelman–Rubin) over chains from the informed start (true locations) and from
 uniformly random locations, on the traces of :math:`m_k,q_k,m_v,q_v` and the location accuracy.  Measured
-(``benchmarks/studies/study_posterior_finite_D.py``, L = 2, ν = 2, Δ = 0.1): at α ∈ {4, 10} and D ≤ 200, 50 sweeps
+(``studies/study_posterior_finite_D.py``, L = 2, ν = 2, Δ = 0.1): at α ∈ {4, 10} and D ≤ 200, 50 sweeps
 give :math:`\hat R\le1.09`; at α = 1 mixing is slow (with N ≈ D and small Δ nearly every location
 configuration has an interpolating value vector): :math:`\hat R` up to 5 after 50 sweeps, ≤ 1.13 after 400
 sweeps at D = 50.

@@ -4,7 +4,7 @@ Per key (activation, model, ν, L, α): the 9-point λ grid 10⁻³…10 at Sobo
 large to small λ, no refinement: the rule of ``TUNE_RULE``), λ* by RS E_test.  Prints the dict
 literal to paste into ``verify/claims/slr_finite.py`` (one line per key) and the time per key.
 
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python benchmarks/tools/regen_rs_tuned.py [activation ...] > rs_tuned.txt
+    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python tools/regen_rs_tuned.py [activation ...] > rs_tuned.txt
 """
 import sys
 import time
