@@ -1,4 +1,4 @@
-"""Benchmark of the SLR Bayes-risk quadratures of :mod:`attnlimits.numeric.bayes` (spec §7).
+"""Benchmark of the SLR Bayes-risk quadratures of :mod:`attnlimits.numeric.slr.bayes_risk` (spec §7).
 
 (a) Spiked ``L = 2``: ``bayes_risk`` in float64 (``scipy.integrate.quad`` split at the step, to
     1e-12) and at 30 digits (``mpmath.quad`` with split points), against the baselines measured in
@@ -21,7 +21,7 @@ import numpy as np
 from scipy import integrate
 
 from attnlimits.derivations.slr.kernels import slr_kernels
-from attnlimits.numeric import bayes as NB
+from attnlimits.numeric.slr import bayes_risk as NB
 from attnlimits.verify.slr import theory as TH
 from _timing import best_of  # benchmarks/_timing.py (this script's folder is on sys.path)
 

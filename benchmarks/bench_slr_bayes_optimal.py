@@ -6,7 +6,7 @@ E_BO(α), α log-spaced in [0.5, 50] (spiked, L = 2, ν = 2, Δ = 0.1):
 - baseline (§11's method): damped iteration q ← ½q + ½G(q) with 2·10⁵ fresh Gaussian samples per
   iteration, 40 iterations from q = 0.01 at every α; value = mean of E_BO over the last 10
   iterates, standard error = their standard deviation / √10;
-- frozen rule (:mod:`attnlimits.numeric.bayes_optimal`): scrambled Sobol, 8 replicates, Newton with
+- frozen rule (:mod:`attnlimits.numeric.slr.bo_state_evolution`): scrambled Sobol, 8 replicates, Newton with
   continuation in α; error by propagating the replicate spread.  The rule is doubled until its
   standard error is at most the baseline's at the same α (median over the baseline points of the
   ratio ≤ 1: equal standard error), and the final rule is timed.
@@ -63,7 +63,7 @@ def main(argv=None):
         threadpoolctl.threadpool_limits(1)
     except ImportError:  # pragma: no cover
         pass
-    from attnlimits.numeric.bayes_optimal import bo_curve, make_rule
+    from attnlimits.numeric.slr.bo_state_evolution import bo_curve, make_rule
     from attnlimits.verify.slr.bayes_optimal import bo_module
 
     L, nu, delta = args.L, args.nu, 0.1

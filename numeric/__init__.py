@@ -4,10 +4,9 @@ Code generation (:mod:`attnlimits.numeric.models`, imported on first use: it nee
 :func:`compile_model`, :func:`compile_system`, :class:`CompiledSystem`, :func:`export_model`,
 :func:`model_source`.
 
-Single-location regression (lazy re-exports, so that ``attnlimits rmt`` does not import them):
-:func:`make_setting`, :func:`optimal_population_risk`, :func:`population_risk`,
-:func:`population_AB`, :class:`PopulationOptimum` (:mod:`attnlimits.numeric.population`) and
-:func:`bayes_risk`, :func:`bayes_risk_varlen` (:mod:`attnlimits.numeric.bayes`).
+The solvers specific to single-location regression live in :mod:`attnlimits.numeric.slr` (population risks,
+Bayes risk, Bayes-optimal state evolution, the replica-symmetric fixed point and their command cores); this face
+names only the engine.
 """
 import importlib as _importlib
 from ._portable_solver import (
@@ -29,9 +28,6 @@ __all__ = [
 _LAZY = {
     "CompiledSystem": "models", "compile_model": "models", "compile_system": "models", "export_model": "models",
     "model_source": "models",
-    "make_setting": "population", "optimal_population_risk": "population", "population_risk": "population",
-    "population_AB": "population", "PopulationOptimum": "population", "SettingError": "population",
-    "bayes_risk": "bayes", "bayes_risk_varlen": "bayes",
 }
 __all__ += sorted(_LAZY)
 

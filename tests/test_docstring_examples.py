@@ -2,7 +2,7 @@
 
 Doctests are collected here rather than with ``--doctest-modules``: pytest would import each file
 of ``derivations/``, ``symbolic/``, ... under a name made from its path (``numeric.bayes``), a
-second copy beside the installed ``attnlimits.numeric.bayes``.  Here each module is imported by its
+second copy beside the installed ``attnlimits.numeric.slr.bayes_risk``.  Here each module is imported by its
 one name, and every module whose source holds an example (``>>>``) is one test.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("attnlimits", "derivations", "symbolic", "numeric", "verify")
 #: examples that take minutes (quadratures at many digits): run with ``-m slow``
-SLOW = {"attnlimits.numeric.bayes"}
+SLOW = {"attnlimits.numeric.slr.bayes_risk"}
 
 
 def _module_name(path: Path) -> str:

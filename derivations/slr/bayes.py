@@ -5,7 +5,7 @@ Attention: Insights from Single-Location Regression*, arXiv:2509.21936 (Prop. 4.
 varies by version).  See ``docs/slr.md`` §3.5 (ratio condition, posterior), §7 (Bayes
 risk, Nishimori identity, one-dimensional and Laplace-type representations), §8 (Stein identity)
 and §9 (asymptotics).  Every formula here is an independent derivation for the model definitions
-of the spec (tag [DC]); the numeric side (:mod:`attnlimits.numeric.bayes`) evaluates the kernels generated from these
+of the spec (tag [DC]); the numeric side (:mod:`attnlimits.numeric.slr.bayes_risk`) evaluates the kernels generated from these
 expressions (:func:`attnlimits.derivations.slr.kernels.bayes_kernels`) and never retypes them.
 
 Notation
@@ -23,7 +23,7 @@ Both satisfy the ratio condition :math:`g_\nu(\varepsilon)/g_\nu(\varepsilon')=
 
 .. math::  E_B = 1-\mathbb E[p_{\varepsilon^*}] = 1-\mathbb E\|p\|^2 \quad\text{(Nishimori)}.
 
-Representations used by :mod:`attnlimits.numeric.bayes`
+Representations used by :mod:`attnlimits.numeric.slr.bayes_risk`
 --------------------------------------------
 - ``L = 2`` (:func:`one_d_form`): spiked :math:`E_B=\mathbb E_n[\mathrm{sigmoid}(-\nu-\sqrt{2\nu}n)]`;
   max :math:`E_B=2\,\mathbb E_n[\mathrm{sigmoid}(\sqrt2\nu n)\,\mathrm{sigmoid}(-\sqrt2\nu n)]`.

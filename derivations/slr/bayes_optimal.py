@@ -58,10 +58,10 @@ Everything below is derived here by SymPy from :math:`P_{\rm out}` and the Gauss
    risk :math:`1-2m_vA+q_vB` (§6.2) with :math:`m_v=q_v` (Nishimori) and :math:`A=B=1-E_B` at SNR
    :math:`\nu q_k` (the BO predictor is softmax with key :math:`\sqrt\nu\hat k`; its logits are those
    of the spiked problem at SNR :math:`\nu q_k`).  :math:`E_B^{\rm pop}` itself is
-   :func:`attnlimits.numeric.bayes.bayes_risk`.
+   :func:`attnlimits.numeric.slr.bayes_risk.bayes_risk`.
 
 The generated kernels (:func:`kernels`, :func:`module_source`) are evaluated by
-:mod:`attnlimits.numeric.bayes_optimal` (which never imports this module) and by the GAMP of
+:mod:`attnlimits.numeric.slr.bo_state_evolution` (which never imports this module) and by the GAMP of
 :mod:`attnlimits.verify.slr.amp` (the channel functions :math:`g_{\rm out}` at general variances).
 
 Numerical stability
@@ -114,7 +114,7 @@ q = sp.Symbol("q", positive=True)
 V_k, V_v = sp.symbols("V_k V_v", positive=True)
 y = sp.Symbol("y", real=True)
 M = sp.Symbol("M", real=True)  #: log-sum-exp shift (any value; numeric passes max_ε A_ε)
-EB = sp.Symbol("E_B", nonnegative=True)  #: population Bayes risk at SNR ν q_k (attnlimits.numeric.bayes)
+EB = sp.Symbol("E_B", nonnegative=True)  #: population Bayes risk at SNR ν q_k (attnlimits.numeric.slr.bayes_risk)
 n = sp.Symbol("n", real=True)
 
 REFERENCES = (
@@ -402,7 +402,7 @@ def common_kernels():
 def module_source(lengths: tuple) -> str:
     """NumPy module text with :func:`common_kernels` and :func:`kernels` for each ``L`` in ``lengths``.
 
-    Loaded by :func:`attnlimits.numeric.bayes_optimal.load_bo_module` (via :func:`attnlimits.symbolic.codegen.load_module`)."""
+    Loaded by :func:`attnlimits.numeric.slr.bo_state_evolution.load_bo_module` (via :func:`attnlimits.symbolic.codegen.load_module`)."""
     ks = common_kernels()
     for L in sorted({int(v) for v in lengths}):
         if L < 1:

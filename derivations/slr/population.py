@@ -50,7 +50,7 @@ What is derived here by the engine rather than typed
 
 The Bayes side (posterior, Nishimori identity, quadrature representations, asymptotics) is in
 :mod:`attnlimits.derivations.slr.bayes`, and [M] in :mod:`attnlimits.derivations.slr.predecessor`; both are
-re-exported here.  Numbers are computed by :mod:`attnlimits.numeric.population` and :mod:`attnlimits.numeric.bayes` from the kernels
+re-exported here.  Numbers are computed by :mod:`attnlimits.numeric.slr.population` and :mod:`attnlimits.numeric.slr.bayes_risk` from the kernels
 generated in :mod:`attnlimits.derivations.slr.kernels`.
 """
 from __future__ import annotations

@@ -64,7 +64,7 @@ def test_test_error_formula():
 
 def test_direct_and_ibp_updates_agree_within_integration_error():
     """The derived (direct) and integrated-by-parts updates agree in expectation: |gap| <= 4 SE."""
-    from attnlimits.numeric.bayes_optimal import bo_map, make_rule
+    from attnlimits.numeric.slr.bo_state_evolution import bo_map, make_rule
     from attnlimits.verify.slr.bayes_optimal import bo_module
 
     mod = bo_module([2])

@@ -17,7 +17,7 @@ import pytest
 import sympy as sp
 from scipy import integrate, special
 
-import attnlimits.numeric.bayes as NB
+import attnlimits.numeric.slr.bayes_risk as NB
 from attnlimits.derivations.slr import bayes as SB
 from attnlimits.derivations.slr import predecessor as SP
 from attnlimits.derivations.slr.kernels import slr_kernels

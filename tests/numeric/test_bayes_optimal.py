@@ -1,11 +1,11 @@
-"""BO state evolution solver (attnlimits.numeric.bayes_optimal) against spec R6 and its own error estimate."""
+"""BO state evolution solver (attnlimits.numeric.slr.bo_state_evolution) against spec R6 and its own error estimate."""
 import math
 
 import numpy as np
 import pytest
 
 from attnlimits.numeric import ConvergenceError
-from attnlimits.numeric.bayes_optimal import bo_curve, bo_fixed_point, make_rule
+from attnlimits.numeric.slr.bo_state_evolution import bo_curve, bo_fixed_point, make_rule
 from attnlimits.verify.slr import bayes_risk
 from attnlimits.verify.slr.bayes_optimal import bo_module
 

@@ -1,11 +1,11 @@
-"""Max-SLR BO state evolution (attnlimits.numeric.bayes_optimal, max part) against independent forms (docs/slr.md §11)."""
+"""Max-SLR BO state evolution (attnlimits.numeric.slr.bo_state_evolution, max part) against independent forms (docs/slr.md §11)."""
 import math
 
 import numpy as np
 import pytest
 
 from attnlimits.numeric import ConvergenceError
-from attnlimits.numeric.bayes_optimal import (bo_curve, bomax_fixed_point, bomax_map, make_inner_rule, make_rule,
+from attnlimits.numeric.slr.bo_state_evolution import (bo_curve, bomax_fixed_point, bomax_map, make_inner_rule, make_rule,
                                    _integrate_max)
 from attnlimits.verify.slr.bayes_optimal import bo_module
 

@@ -1,4 +1,4 @@
-"""attnlimits.numeric.population: the generated population optimiser (docs/slr.md §6) against the spec's numbers."""
+"""attnlimits.numeric.slr.population: the generated population optimiser (docs/slr.md §6) against the spec's numbers."""
 from __future__ import annotations
 
 import math
@@ -161,7 +161,7 @@ def test_limit_optimum_reports_the_limit_value_issue_8():
 
 def test_numeric_needs_the_kernels():
     """numeric/ evaluates the kernels it is given (it never imports derivations/)."""
-    from attnlimits.numeric import population as NP
+    from attnlimits.numeric.slr import population as NP
 
     bare = NP.make_setting("spiked", 2, 3)
     with pytest.raises((SettingError, TypeError), match="kernel"):

@@ -145,7 +145,7 @@ def _fp(alpha, E, obj, rep, stab_d):
 def test_rows_flag_points_without_a_stable_fixed_point(monkeypatch, capsys, fps, only_unstable, rsb, warn):
     """The table's own column ``only_unstable_fixed_points`` (every fixed point has a damped-map eigenvalue
     with real part >= 1), ``rsb`` of the equilibrium row, and one stderr line when either holds."""
-    from attnlimits.numeric import _replica_command as RC
+    from attnlimits.numeric.slr import rs_command as RC
 
     fake = {4.0: [(f"s{i}", _fp(4.0, *p)) for i, p in enumerate(fps)]}
     monkeypatch.setattr(RC, "rs_branch_search", lambda *a, **k: fake)
@@ -165,7 +165,7 @@ def test_rows_flag_points_without_a_stable_fixed_point(monkeypatch, capsys, fps,
 
 def test_row_whose_error_bar_exceeds_its_value_is_flagged(monkeypatch, capsys):
     """E_test = 0.3 ± 0.5 is not an answer: the row carries error_exceeds_value and stderr one warning line."""
-    from attnlimits.numeric import _replica_command as RC
+    from attnlimits.numeric.slr import rs_command as RC
 
     fp = _fp(4.0, 0.3, 0.05, 0.5, 0.7)
     fp.E_test_error = 0.5

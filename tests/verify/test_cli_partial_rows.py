@@ -65,7 +65,7 @@ def test_yielding_command_checks_input_before_work(stopper, capsys):
 
 def test_slr_replica_keeps_the_finished_alpha(monkeypatch, capsys):
     """Ctrl-C while the second α is solved: the first α's row is printed, exit 130."""
-    from attnlimits.numeric import _replica_command as RC
+    from attnlimits.numeric.slr import rs_command as RC
 
     real, calls = RC.rs_fixed_point, []
 

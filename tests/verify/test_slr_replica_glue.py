@@ -60,7 +60,7 @@ def test_branches_all_reports_every_branch_with_its_phase():
 
 
 def test_branches_modes_and_the_former_flag():
-    from attnlimits.numeric._replica_command import branch_mode
+    from attnlimits.numeric.slr.rs_command import branch_mode
 
     assert V.REPLICA_COMMAND.parse({})["branches"] == "equilibrium"
     assert branch_mode(True) == "all" and branch_mode("true") == "all" and branch_mode(None) == "equilibrium"

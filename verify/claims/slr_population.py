@@ -7,7 +7,7 @@ Marion, Berthier, Biau, Boyer, arXiv:2410.01537 ([M]), as derived independently 
 
 Each claim compares up to three things, as for the random-matrix result:
 
-1. **theory vs spec** — the engine (:mod:`attnlimits.numeric.population`, :mod:`attnlimits.numeric.bayes`, the closed
+1. **theory vs spec** — the engine (:mod:`attnlimits.numeric.slr.population`, :mod:`attnlimits.numeric.slr.bayes_risk`, the closed
    forms of :mod:`attnlimits.derivations.slr`) against the number the spec states, to the
    spec's precision (labels start with ``"spec: "``; no SE);
 2. **MC vs theory** — the PyTorch estimators of :mod:`attnlimits.verify.slr` against the engine, with the
@@ -52,7 +52,7 @@ def _seed(ctx, name: str, extra: int = 0) -> int:
 
 
 def _val(x):
-    """Value and error of a attnlimits.numeric.bayes result (dataclass with value/error, tuple or float)."""
+    """Value and error of a attnlimits.numeric.slr.bayes_risk result (dataclass with value/error, tuple or float)."""
     if hasattr(x, "value"):
         return float(x.value), float(getattr(x, "error", 0.0) or 0.0)
     if isinstance(x, tuple):
@@ -80,7 +80,7 @@ def _qmc(ctx):
 
 
 def population_optimum(ctx, act, model, nu, L, **kw):
-    """Cached :func:`attnlimits.numeric.population.optimal_population_risk`."""
+    """Cached :func:`attnlimits.numeric.slr.population.optimal_population_risk`."""
     from attnlimits.verify.slr.theory import optimal_population_risk
 
     opts = {**_qmc(ctx), **kw}
@@ -89,7 +89,7 @@ def population_optimum(ctx, act, model, nu, L, **kw):
 
 
 def bayes_value(ctx, model, nu, L):
-    """Cached Bayes risk (value, error): :func:`attnlimits.numeric.bayes.bayes_risk` (or the P(L) average)."""
+    """Cached Bayes risk (value, error): :func:`attnlimits.numeric.slr.bayes_risk.bayes_risk` (or the P(L) average)."""
     from attnlimits.verify.slr import theory as bayes
 
     def compute():

@@ -241,8 +241,8 @@ def gamp_on_generated(nu: float, L: int, alpha: float, delta: float, D: int, see
 
 def _max_channel(L, nu, y, omx, omz, Vk, Vv, delta, inner):
     r"""g^χ, g^z and diagonal derivatives of max-SLR from the generated kernels (``bomax_L{L}_*``) and the
-    inner rule (:func:`attnlimits.numeric.bayes_optimal.max_locations`), at GAMP's variances."""
-    from attnlimits.numeric.bayes_optimal import location_scaling, max_locations
+    inner rule (:func:`attnlimits.numeric.slr.bo_state_evolution.max_locations`), at GAMP's variances."""
+    from attnlimits.numeric.slr.bo_state_evolution import location_scaling, max_locations
 
     from .bayes_optimal import bo_module
 
@@ -273,7 +273,7 @@ def gamp_max(X, y, nu: float, delta: float, *, iterations: int = 80, damping: fl
     :math:`\mathcal N(0,I)` for every key (``P_out`` is normalised, §3.3), so the prior of :math:`k` is
     the bare :math:`\mathcal N(0,I_D)`.  Returns the same keys as :func:`gamp`.
     """
-    from attnlimits.numeric.bayes_optimal import make_inner_rule
+    from attnlimits.numeric.slr.bo_state_evolution import make_inner_rule
 
     dev, X, y = _data(X, y, delta, device)
     N, L, D = X.shape
@@ -290,7 +290,7 @@ def bo_predict_max(X, k_hat, v_hat, V_k: float, nu: float, *, inner_points: int 
     r"""Posterior-mean predictor of max-SLR: :math:`\sum_\varepsilon p_\varepsilon(\hat\chi;V_k)\hat z_\varepsilon`,
     :math:`p_\varepsilon=\mathbb E_{h\sim\mathcal N(\hat\chi,V_kI)}\mathrm{softmax}(\nu h)_\varepsilon` (§11; the
     generated inner integrands, not a softmax of the posterior-mean key)."""
-    from attnlimits.numeric.bayes_optimal import make_inner_rule, max_locations
+    from attnlimits.numeric.slr.bo_state_evolution import make_inner_rule, max_locations
 
     from .bayes_optimal import bo_module
 

@@ -3,7 +3,7 @@ r"""Bayes-optimal error of SLR at finite α: glue, Python API and commands (``do
 - :func:`bo_module` — the generated kernel module of :mod:`attnlimits.derivations.slr.bayes_optimal` for a set
   of lengths, cached on disk (:func:`attnlimits.numeric.models.cache_dir`) keyed by the derivation, engine
   and SymPy versions (generation takes about 5 s per length, loading a cached text milliseconds).
-- :func:`bo_state_evolution` — the BO curve :math:`E_{BO}(\alpha)` (:mod:`attnlimits.numeric.bayes_optimal`)
+- :func:`bo_state_evolution` — the BO curve :math:`E_{BO}(\alpha)` (:mod:`attnlimits.numeric.slr.bo_state_evolution`)
   with error estimates, both starts and the free-entropy selection.
 - :data:`BAYES_OPTIMAL_COMMAND`, :data:`AMP_COMMAND` — the ``attnlimits slr bayes-optimal`` and
   ``attnlimits slr amp`` commands (:mod:`attnlimits.symbolic.result` contract); :func:`run_bayes_optimal`,
@@ -47,7 +47,7 @@ def bo_module(lengths, model: str = "spiked"):
     """Generated BO kernels for the lengths ``lengths`` (iterable of ints), loaded; ``model="max"`` gives
     the max-SLR module (:func:`attnlimits.derivations.slr.bayes_optimal.max_module_source`, about 40 s per length
     to generate the first time, then cached on disk)."""
-    from attnlimits.numeric.bayes_optimal import load_bo_module
+    from attnlimits.numeric.slr.bo_state_evolution import load_bo_module
 
     if model not in ("spiked", "max"):
         raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
@@ -81,7 +81,7 @@ def bo_module_source(lengths, model: str = "spiked") -> str:
 
 def lengths_law(L) -> tuple:
     """(L, P(L)) pairs from an int, a list (uniform) or a dict, validated like a population setting."""
-    from attnlimits.numeric.population import SettingError, make_setting
+    from attnlimits.numeric.slr.population import SettingError, make_setting
 
     try:
         return make_setting("spiked", 1.0, L).lengths
@@ -93,7 +93,7 @@ def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4
                        points: int = 2 ** 13, replicates: int = 8, seed: int = 0, rule: str = "sobol",
                        n_gh: int = 12, form: str = "ibp", starts=("uninformed", "informed"), inner_points: int = 24,
                        test_points: int = 2 ** 15, progress=None):
-    r"""Bayes-optimal test error :math:`E_{BO}(\alpha)` of SLR (spec §11), one :class:`attnlimits.numeric.bayes_optimal.BOPoint`
+    r"""Bayes-optimal test error :math:`E_{BO}(\alpha)` of SLR (spec §11), one :class:`attnlimits.numeric.slr.bo_state_evolution.BOPoint`
     per α (the free-entropy-selected fixed point; ``.branches`` lists every distinct one).
 
     ``model="spiked"`` (ν finite) or ``"max"`` (ν finite or ``math.inf``; ``inner_points`` Gauss–Hermite
@@ -110,7 +110,7 @@ def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4
     >>> round(pts[0].E_BO, 3)                                         # doctest: +SKIP
     0.166
     """
-    from attnlimits.numeric._bo_command import bo_points, check_bo_inputs
+    from attnlimits.numeric.slr.bo_command import bo_points, check_bo_inputs
 
     _, alphas, delta = check_bo_inputs(nu, alphas, delta, model)  # before any kernel is generated
     law = lengths_law(L)
@@ -140,7 +140,7 @@ def run_bayes_optimal(params: dict, *, progress=None) -> list[dict]:
                              points=int(params.get("points", 2 ** 13)), replicates=int(params.get("replicates", 8)),
                              seed=int(params.get("seed", 0)), inner_points=int(params.get("inner_points", 24)),
                              progress=progress)
-    from attnlimits.numeric._bo_command import bo_rows
+    from attnlimits.numeric.slr.bo_command import bo_rows
 
     return bo_rows(pts, params)
 

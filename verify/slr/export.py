@@ -9,8 +9,8 @@ without the options fixed at export time (activation, L, extra scalar; ``--model
 keep the exported values as defaults).  It prints the same rows.
 
 One source: the file is assembled by :mod:`attnlimits.numeric._export` from the *text* of the modules the
-in-process command runs — :mod:`attnlimits.numeric.slr.rs` and :mod:`attnlimits.numeric._replica_command` (or
-:mod:`attnlimits.numeric.bayes_optimal`, :mod:`attnlimits.numeric._bo_command`, :mod:`attnlimits.numeric.bayes`),
+in-process command runs — :mod:`attnlimits.numeric.slr.rs` and :mod:`attnlimits.numeric.slr.rs_command` (or
+:mod:`attnlimits.numeric.slr.bo_state_evolution`, :mod:`attnlimits.numeric.slr.bo_command`, :mod:`attnlimits.numeric.slr.bayes_risk`),
 :mod:`attnlimits.numeric._portable_solver`, ``sobol_normal`` of :mod:`attnlimits.symbolic.gaussian`, ``load_module`` of
 :mod:`attnlimits.symbolic.codegen`, ``Param``/``InputError`` of :mod:`attnlimits.symbolic.result` and the CLI's
 ``format_rows`` — with their project imports rewritten, plus the generated kernel modules
@@ -150,7 +150,7 @@ def replica_source(params: dict, name: str = "rs_solver.py") -> tuple:
     """Text of the standalone RS solver for ``params`` (activation, L, model, nu, extra) and a summary."""
     from attnlimits.derivations.slr.result import REPLICA_COMMAND, RESULT
     from attnlimits.numeric import _export as X
-    from attnlimits.numeric import _replica_command as RC
+    from attnlimits.numeric.slr import rs_command as RC
     from attnlimits.numeric.slr.rs import curves, fixed_point, map as rs_map_module, prox, rule, walk
 
     from .replica import rs_kernels
@@ -174,7 +174,7 @@ def replica_source(params: dict, name: str = "rs_solver.py") -> tuple:
     rs_floors = [rule, prox, rs_map_module, walk, fixed_point, curves]  # bottom up, as they import each other
     chunks += _embed([(f"the RS solver: {m.__name__.split('.')[-1]} (numeric/slr/rs/{m.__name__.split('.')[-1]}.py)", m)
                       for m in rs_floors]
-                     + [("the command without names (numeric/_replica_command.py)", RC)], chunks, stubs)
+                     + [("the command without names (numeric/slr/rs_command.py)", RC)], chunks, stubs)
     kern_lines = [f"#: activation {act}, lengths {[Lv for Lv, _ in lengths]}, extra scalar {extra}",
                   f"ACTIVATION = {act!r}", "KERNEL_SOURCES = {"]
     for Lv, src in sources.items():
@@ -247,7 +247,7 @@ class KernelPart:
 
 
 class Kernels:
-    """Stand-in for the SLR kernel bundle: the parts :mod:`attnlimits.numeric.bayes` needs (``bayes_spiked``)."""
+    """Stand-in for the SLR kernel bundle: the parts :mod:`attnlimits.numeric.slr.bayes_risk` needs (``bayes_spiked``)."""
 
     def __init__(self, parts):
         self.parts = parts
@@ -260,7 +260,7 @@ SLR_KERNELS = Kernels({name: KernelPart(name, src, BAYES_META[name]) for name, s
 
 
 def population_bayes_risk(model, snr, L, **kw):
-    """The population Bayes risk E_B^pop (attnlimits.numeric.bayes.bayes_risk with this file's kernels), as
+    """The population Bayes risk E_B^pop (attnlimits.numeric.slr.bayes_risk.bayes_risk with this file's kernels), as
     ``attnlimits.verify.slr.theory.bayes_risk`` gives it in-process."""
     return bayes_risk(model, snr, L, kernels=SLR_KERNELS, **kw)
 
@@ -283,14 +283,14 @@ def run(params, *, progress=None):
 def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
     """Text of the standalone BO state-evolution solver for ``params`` (model, L, nu) and a summary.
 
-    ``--model spiked`` carries the spiked-SLR kernels and the population Bayes risk (numeric/bayes.py with
+    ``--model spiked`` carries the spiked-SLR kernels and the population Bayes risk (numeric/slr/bayes_risk.py with
     the ``bayes_spiked`` kernels); ``--model max`` the max-SLR kernels (``max_module_source``) and the max
-    path of :mod:`attnlimits.numeric.bayes_optimal` (inner rule, test-error rule), ν = inf allowed."""
+    path of :mod:`attnlimits.numeric.slr.bo_state_evolution` (inner rule, test-error rule), ν = inf allowed."""
     from attnlimits.derivations.slr.result import BAYES_OPTIMAL_COMMAND, RESULT
-    from attnlimits.numeric import _bo_command as BC
+    from attnlimits.numeric.slr import bo_command as BC
     from attnlimits.numeric import _export as X
-    from attnlimits.numeric import bayes as NB
-    from attnlimits.numeric import bayes_optimal as NBO
+    from attnlimits.numeric.slr import bayes_risk as NB
+    from attnlimits.numeric.slr import bo_state_evolution as NBO
 
     from .bayes_optimal import bo_module_source, lengths_law
     from .theory import kernels
@@ -311,7 +311,7 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
     hashes = {f"BO state evolution{'' if model == 'spiked' else ' (max-SLR)'}, L={','.join(str(Lv) for Lv, _ in law)}":
               bo_hash}
     stubs: set = set()
-    # max-SLR: the inner rule of the key smoothing is Gauss–Hermite (attnlimits.numeric.bayes_optimal.make_inner_rule)
+    # max-SLR: the inner rule of the key smoothing is Gauss–Hermite (attnlimits.numeric.slr.bo_state_evolution.make_inner_rule)
     chunks = _common_chunks(("sobol_normal",) if model == "spiked" else ("sobol_normal", "gauss_hermite_rule"))
     kern_lines = [f"#: length law {law}", f"LAW = {tuple(law)!r}",
                   f"#: derivations/slr/bayes_optimal.py ({'module_source' if model == 'spiked' else 'max_module_source'}),"
@@ -324,13 +324,13 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
         bayes_meta = {k: dict(bundle[k].meta) for k in needed}
         for k in needed:
             hashes[f"population Bayes risk ({k})"] = bundle[k].module("numpy").SOURCE_HASH
-        chunks += _embed([("the population Bayes risk E_B^pop (numeric/bayes.py)", NB),
-                          ("the BO state evolution (numeric/bayes_optimal.py)", NBO),
-                          ("the command without names (numeric/_bo_command.py)", BC)], chunks, stubs)
-        # numeric/bayes.py imports mpmath for its mpmath path; this file runs the float64 path only
+        chunks += _embed([("the population Bayes risk E_B^pop (numeric/slr/bayes_risk.py)", NB),
+                          ("the BO state evolution (numeric/slr/bo_state_evolution.py)", NBO),
+                          ("the command without names (numeric/slr/bo_command.py)", BC)], chunks, stubs)
+        # numeric/slr/bayes_risk.py imports mpmath for its mpmath path; this file runs the float64 path only
         title, text = chunks[-3]
         if "\nimport mpmath\n" not in "\n" + text:
-            raise X.ExportError("numeric/bayes.py no longer imports mpmath at the top level; update the exporter")
+            raise X.ExportError("numeric/slr/bayes_risk.py no longer imports mpmath at the top level; update the exporter")
         chunks[-3] = (title, ("\n" + text).replace("\nimport mpmath\n", "\n" + _MPMATH_STAND_IN, 1).lstrip("\n"))
         kern_lines += ["#: derivations/slr/bayes.py (the SLR kernel bundle's Bayes parts), printed by ModuleBuilder",
                        "BAYES_SOURCES = {"]
@@ -338,10 +338,10 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
             kern_lines.append(f"    {k!r}: {X.literal(src)},")
         kern_lines += ["}", f"BAYES_META = {bayes_meta!r}"]
         run_src, kern_what = _BO_RUN, "derivations/slr/bayes_optimal.py and derivations/slr/bayes.py"
-        extra_what = "\nthe population Bayes risk E_B^pop it needs is computed by the float64 path of numeric/bayes.py."
+        extra_what = "\nthe population Bayes risk E_B^pop it needs is computed by the float64 path of numeric/slr/bayes_risk.py."
     else:
-        chunks += _embed([("the BO state evolution (numeric/bayes_optimal.py)", NBO),
-                          ("the command without names (numeric/_bo_command.py)", BC)], chunks, stubs)
+        chunks += _embed([("the BO state evolution (numeric/slr/bo_state_evolution.py)", NBO),
+                          ("the command without names (numeric/slr/bo_command.py)", BC)], chunks, stubs)
         run_src, kern_what = _BO_MAX_RUN, "derivations/slr/bayes_optimal.py, max-SLR"
         extra_what = ("\nThe test error uses E_B^max(q_k) from the state evolution's own integrals (docs/slr.md §11, "
                       "max-SLR).")

@@ -27,7 +27,7 @@ __all__ = ["plot_phase_diagram", "phase_summary", "run_phase", "PHASE_COMMAND", 
            "NO_HARD_PHASE"]
 
 #: Two fixed points count as distinct when their E_BO differ by more than this (the rule of
-#: :func:`attnlimits.numeric.bayes_optimal.bo_curve`, whose branches are already de-duplicated, is kept; this is for
+#: :func:`attnlimits.numeric.slr.bo_state_evolution.bo_curve`, whose branches are already de-duplicated, is kept; this is for
 #: the marker only).
 DISTINCT_TOL = 1e-3
 

@@ -54,7 +54,7 @@ def run_population(params: dict, *, progress=None) -> list[dict]:
     one line per activation.  Bad input raises :class:`attnlimits.symbolic.result.InputError`.
     """
     from attnlimits.derivations.slr import activation
-    from attnlimits.numeric.population import SettingError
+    from attnlimits.numeric.slr.population import SettingError
     from attnlimits.symbolic.hermite import ActivationError
 
     from .theory import bayes_risk_varlen, make_setting, optimal_population_risk

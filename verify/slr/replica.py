@@ -30,10 +30,10 @@ from functools import lru_cache
 from attnlimits.symbolic.result import Command, InputError, Param  # noqa: F401
 from attnlimits.derivations.slr.result import REPLICA_COMMAND  # noqa: F401  (declared with the result)
 # the name-free part of the command (validation, rows): one definition, shared with exported solvers
-from attnlimits.numeric._replica_command import DEFAULT_LAMBDA_GRID
-from attnlimits.numeric._replica_command import check_setting as _check
-from attnlimits.numeric._replica_command import length_law as _lengths
-from attnlimits.numeric._replica_command import parse_lams as _parse_lams
+from attnlimits.numeric.slr.rs_command import DEFAULT_LAMBDA_GRID
+from attnlimits.numeric.slr.rs_command import check_setting as _check
+from attnlimits.numeric.slr.rs_command import length_law as _lengths
+from attnlimits.numeric.slr.rs_command import parse_lams as _parse_lams
 
 __all__ = ["rs_kernels", "rs_rule", "rs_fixed_point", "rs_learning_curve", "rs_tune_lambda", "rs_branches",
            "rs_all_branches",
@@ -69,7 +69,7 @@ def rs_rule(model, nu, L, *, points=1024, replicates=4, seed=0):
     """The frozen integration rule (:func:`attnlimits.numeric.slr.rs.make_rule`) for a validated setting."""
     from attnlimits.numeric.slr.rs import make_rule
 
-    from attnlimits.numeric._replica_command import check_rule_size
+    from attnlimits.numeric.slr.rs_command import check_rule_size
 
     nu = _check(model, nu)
     check_rule_size(points, replicates)
@@ -174,7 +174,7 @@ def run_replica(params: dict, *, progress=None):
 
 
 def _replica_rows(acts, params, progress):
-    from attnlimits.numeric._replica_command import replica_run
+    from attnlimits.numeric.slr.rs_command import replica_run
 
     for act in acts:
         kern = rs_kernels(act, params["L"], params.get("extra"))

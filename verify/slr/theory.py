@@ -1,4 +1,4 @@
-r"""The SLR numbers by name: :mod:`attnlimits.numeric.population` and :mod:`attnlimits.numeric.bayes` with the derived kernels.
+r"""The SLR numbers by name: :mod:`attnlimits.numeric.slr.population` and :mod:`attnlimits.numeric.slr.bayes_risk` with the derived kernels.
 
 ``numeric/`` evaluates generated kernels it is given and never imports a derivation; this module
 is where the two meet.  Every function keeps the call form the numeric functions had before the
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from attnlimits.numeric import bayes as _B
-from attnlimits.numeric import population as _P
-from attnlimits.numeric.bayes import AccuracyWarning, BayesRisk  # noqa: F401
-from attnlimits.numeric.population import PopulationError, PopulationOptimum, Setting, SettingError  # noqa: F401
+from attnlimits.numeric.slr import bayes_risk as _B
+from attnlimits.numeric.slr import population as _P
+from attnlimits.numeric.slr.bayes_risk import AccuracyWarning, BayesRisk  # noqa: F401
+from attnlimits.numeric.slr.population import PopulationError, PopulationOptimum, Setting, SettingError  # noqa: F401
 
 __all__ = [
     "kernels", "population_module", "make_setting", "numeric_activation", "optimal_population_risk",
@@ -41,7 +41,7 @@ def population_module():
 
 
 def make_setting(model: str, nu, L) -> Setting:
-    """:func:`attnlimits.numeric.population.make_setting` with the SLR kernels."""
+    """:func:`attnlimits.numeric.slr.population.make_setting` with the SLR kernels."""
     return _P.make_setting(model, nu, L, kernels=kernels())
 
 
@@ -66,42 +66,42 @@ def numeric_activation(act):
 
 
 def optimal_population_risk(act, setting: Setting, **kw) -> PopulationOptimum:
-    """:func:`attnlimits.numeric.population.optimal_population_risk` by activation name."""
+    """:func:`attnlimits.numeric.slr.population.optimal_population_risk` by activation name."""
     return _P.optimal_population_risk(_act(act), _setting(setting), **kw)
 
 
 def population_AB(act, setting: Setting, *args, **kw):
-    """:func:`attnlimits.numeric.population.population_AB` by activation name."""
+    """:func:`attnlimits.numeric.slr.population.population_AB` by activation name."""
     return _P.population_AB(_act(act), _setting(setting), *args, **kw)
 
 
 def population_risk(act, setting: Setting, *args, **kw):
-    """:func:`attnlimits.numeric.population.population_risk` by activation name."""
+    """:func:`attnlimits.numeric.slr.population.population_risk` by activation name."""
     return _P.population_risk(_act(act), _setting(setting), *args, **kw)
 
 
 def population_risk_general(act, setting: Setting, overlaps: dict, **kw):
-    """:func:`attnlimits.numeric.population.population_risk_general` by activation name."""
+    """:func:`attnlimits.numeric.slr.population.population_risk_general` by activation name."""
     return _P.population_risk_general(_act(act), _setting(setting), overlaps, **kw)
 
 
 def bayes_risk(model: str, nu, L: int, **kw) -> BayesRisk:
-    """:func:`attnlimits.numeric.bayes.bayes_risk` with the SLR kernels."""
+    """:func:`attnlimits.numeric.slr.bayes_risk.bayes_risk` with the SLR kernels."""
     return _B.bayes_risk(model, nu, L, kernels=kernels(), **kw)
 
 
 def bayes_risk_varlen(model: str, nu, length_law: dict, **kw) -> BayesRisk:
-    """:func:`attnlimits.numeric.bayes.bayes_risk_varlen` with the SLR kernels."""
+    """:func:`attnlimits.numeric.slr.bayes_risk.bayes_risk_varlen` with the SLR kernels."""
     return _B.bayes_risk_varlen(model, nu, length_law, kernels=kernels(), **kw)
 
 
 def max_stein_mean(nu, L: int, **kw):
-    """:func:`attnlimits.numeric.bayes.max_stein_mean` with the SLR kernels."""
+    """:func:`attnlimits.numeric.slr.bayes_risk.max_stein_mean` with the SLR kernels."""
     return _B.max_stein_mean(nu, L, kernels=kernels(), **kw)
 
 
 def expected_max_gaussian(L: int, **kw):
-    """:func:`attnlimits.numeric.bayes.expected_max_gaussian` with the SLR kernels."""
+    """:func:`attnlimits.numeric.slr.bayes_risk.expected_max_gaussian` with the SLR kernels."""
     return _B.expected_max_gaussian(L, kernels=kernels(), **kw)
 
 
@@ -119,15 +119,15 @@ def expected_max_gaussian_exact(L: int):
 
 
 def zeta_erf2_value(t, s, **kw):
-    """:func:`attnlimits.numeric.bayes.zeta_erf2_value` with the SLR kernels."""
+    """:func:`attnlimits.numeric.slr.bayes_risk.zeta_erf2_value` with the SLR kernels."""
     return _B.zeta_erf2_value(t, s, kernels=kernels(), **kw)
 
 
 def predecessor_manifold_risk(d, L, gamma2, lam, kappa, nu_M, **kw):
-    """:func:`attnlimits.numeric.bayes.predecessor_manifold_risk` with the SLR kernels."""
+    """:func:`attnlimits.numeric.slr.bayes_risk.predecessor_manifold_risk` with the SLR kernels."""
     return _B.predecessor_manifold_risk(d, L, gamma2, lam, kappa, nu_M, kernels=kernels(), **kw)
 
 
 def predecessor_prop3(gamma2, eps, L):
-    """:func:`attnlimits.numeric.bayes.predecessor_prop3` with the SLR kernels."""
+    """:func:`attnlimits.numeric.slr.bayes_risk.predecessor_prop3` with the SLR kernels."""
     return _B.predecessor_prop3(gamma2, eps, L, kernels=kernels())

@@ -45,7 +45,7 @@ Optimisers
     :math:`N`; Adam is element-wise, so stacking the seeds is exact. ``sgd`` uses :math:`\eta=\texttt{lr}\cdot D/N`.
 
 Initialisation (§12): ``informed`` puts :math:`k=m_k^{\rm pop}k^*`, :math:`v=m_v^{\rm pop}v^*` (and the learned
-scalar at its population optimum) from :func:`attnlimits.numeric.population.optimal_population_risk`; softmax uses
+scalar at its population optimum) from :func:`attnlimits.numeric.slr.population.optimal_population_risk`; softmax uses
 the exact :math:`m_k=c_\nu`, :math:`m_v=1` (§7). When the optimum is a limit (softmax at max-SLR
 :math:`\nu=\infty`, :math:`b\to-\infty`) the start is capped (:math:`m_k\le3`, the RS start of §10.6; :math:`|b|\le30`)
 and the row says so. ``random``: :math:`k,v\sim\mathcal N(0,\texttt{init\_scale}^2I_D)`, a separate, labelled
@@ -54,7 +54,7 @@ experiment.
 Reports (§12), per seed and as mean ± sd over seeds: ``E_test`` on ``n_test`` fresh sequences of the
 same teacher (mean ± SE over 20 batches, :func:`attnlimits.verify.slr.direct_risk`); ``E_test_overlaps``,
 the same error computed from the seven learned overlaps by the population formula of §6.1
-(:func:`attnlimits.numeric.population.population_risk_general`; exact given the weights when the teacher is
+(:func:`attnlimits.numeric.slr.population.population_risk_general`; exact given the weights when the teacher is
 orthonormal, claim C5); the seven overlaps; the distance to the manifold
 :math:`\sqrt{m_{kv^*}^2+m_{vk^*}^2+q_{kv}^2}`; the objective, the training MSE; optimiser status,
 iterations, evaluations and final gradient norm.

@@ -589,7 +589,7 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
     closed_form : bool
         Linear variants use the derived closed forms of §8
         (:func:`attnlimits.derivations.slr.linear_closed_form`) with μ_L(ν) = ν E_B (max-SLR) or
-        M_L (ν = ∞) from :mod:`attnlimits.numeric.bayes`; ``False`` optimises them numerically like the others
+        M_L (ν = ∞) from :mod:`attnlimits.numeric.slr.bayes_risk`; ``False`` optimises them numerically like the others
         (the cross-check of claim C6).
 
     Notes
@@ -813,7 +813,7 @@ def _limit_value(na, setting, th, layout, directions, rules, fine_rules, err, op
 def _max_mu(setting: Setting, L: int):
     """μ_L(ν) = E χ*_{ε*} on max-SLR (§8) and its error: M_L at ν = ∞, ν E_B otherwise (generated
     ``stein_mean`` kernel)."""
-    from . import bayes
+    from . import bayes_risk as bayes
 
     if L == 1:
         return 0.0, 0.0

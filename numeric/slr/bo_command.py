@@ -4,13 +4,13 @@ Shared by the in-process command (:func:`attnlimits.verify.slr.bayes_optimal.run
 :func:`attnlimits.verify.slr.bayes_optimal.bo_state_evolution`, which generate the kernels and pass the population
 Bayes risk of :mod:`attnlimits.verify.slr.theory`) and the exported standalone solver (``attnlimits export slr
 --solver bayes-optimal``, which carries the printed kernels); its text is copied into exported files
-with the project imports rewritten.  Both models: spiked-SLR (:func:`attnlimits.numeric.bayes_optimal.bo_fixed_point`)
-and max-SLR (:func:`attnlimits.numeric.bayes_optimal.bomax_fixed_point` with a frozen inner rule
-:func:`attnlimits.numeric.bayes_optimal.make_inner_rule` and a separate test-error rule).
+with the project imports rewritten.  Both models: spiked-SLR (:func:`attnlimits.numeric.slr.bo_state_evolution.bo_fixed_point`)
+and max-SLR (:func:`attnlimits.numeric.slr.bo_state_evolution.bomax_fixed_point` with a frozen inner rule
+:func:`attnlimits.numeric.slr.bo_state_evolution.make_inner_rule` and a separate test-error rule).
 
 - :func:`check_bo_inputs` — ν (finite for spiked, ``inf`` allowed for max), α, Δ
-- :func:`bo_points` — validated inputs, the frozen rule(s) (:func:`attnlimits.numeric.bayes_optimal.make_rule`)
-  and the curve :func:`attnlimits.numeric.bayes_optimal.bo_curve` (docs/slr.md §11)
+- :func:`bo_points` — validated inputs, the frozen rule(s) (:func:`attnlimits.numeric.slr.bo_state_evolution.make_rule`)
+  and the curve :func:`attnlimits.numeric.slr.bo_state_evolution.bo_curve` (docs/slr.md §11)
 - :func:`bo_rows` — the command's rows from those points
 - :func:`bo_run` — :func:`bo_points` then :func:`bo_rows` for the command's ``params``
 """
@@ -20,7 +20,7 @@ import math
 
 from attnlimits.symbolic.result import InputError
 
-from .bayes_optimal import bo_curve, bomax_fixed_point, make_inner_rule, make_rule
+from .bo_state_evolution import bo_curve, bomax_fixed_point, make_inner_rule, make_rule
 
 __all__ = ["BO_MODELS", "check_bo_inputs", "bo_points", "bo_rows", "bo_run"]
 
@@ -50,7 +50,7 @@ def bo_points(mod, law, nu, alphas, delta, *, model: str = "spiked", points: int
               seed: int = 0, rule: str = "sobol", n_gh: int = 12, form: str = "ibp", starts=("uninformed", "informed"),
               population_bayes_risk=None, inner_points: int = 24, test_points: int = 2 ** 15, progress=None):
     r"""The BO curve on the generated module ``mod`` for the length law ``law`` (``((L, P(L)), …)``), one
-    selected :class:`attnlimits.numeric.bayes_optimal.BOPoint` per α (docs/slr.md §11).
+    selected :class:`attnlimits.numeric.slr.bo_state_evolution.BOPoint` per α (docs/slr.md §11).
 
     The rule's size is checked first: about ``8·(4L+8)`` bytes per sample and replicate (one line
     with the estimate when above 8 GiB).

@@ -147,7 +147,7 @@ def _check_inputs(model, nu, Lv, dps, tol):
 def _slr(kernels):
     """The SLR bundle passed as ``kernels=`` (a clear error when it is missing)."""
     if kernels is None or not hasattr(kernels, "parts") or "bayes_spiked" not in kernels.parts:
-        raise TypeError("attnlimits.numeric.bayes evaluates generated kernels: pass kernels=attnlimits.derivations.slr.kernels.slr_kernels() "
+        raise TypeError("attnlimits.numeric.slr.bayes_risk evaluates generated kernels: pass kernels=attnlimits.derivations.slr.kernels.slr_kernels() "
                         "(or call the name-only wrappers of attnlimits.verify.slr, e.g. attnlimits.verify.slr.bayes_risk)")
     return kernels
 

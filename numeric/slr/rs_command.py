@@ -23,8 +23,8 @@ import sys
 
 from attnlimits.symbolic.result import InputError
 
-from ._portable_solver import ConvergenceError
-from .slr.rs import UNKNOWNS, make_rule, rs_branch_search, rs_fixed_point, rs_select_equilibrium, rs_tune_lambda
+from .._portable_solver import ConvergenceError
+from .rs import UNKNOWNS, make_rule, rs_branch_search, rs_fixed_point, rs_select_equilibrium, rs_tune_lambda
 
 #: ``--branches``: equilibrium (search every branch, report the equilibrium one, default), all (report
 #: every distinct fixed point with its phase), informed (no search: continuation from the informed start)

@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ._portable_solver import ConvergenceError
+from .._portable_solver import ConvergenceError
 
 __all__ = ["load_bo_module", "BORule", "make_rule", "BOPoint", "bo_fixed_point", "bo_curve", "bo_map",
            "SYSTEM_MAX", "InnerRule", "make_inner_rule", "max_locations", "location_scaling", "bomax_map",
@@ -310,11 +310,11 @@ def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, sta
     """Solve the BO state evolution at one α from ``x0`` (default: the ``start``'s q) on ``rule``.
 
     ``lengths`` is a tuple of (L, P(L)); ``population_bayes_risk(model, snr, L)`` returns an object
-    with ``.value`` (e.g. :func:`attnlimits.numeric.bayes.bayes_risk` given the derived kernels).
+    with ``.value`` (e.g. :func:`attnlimits.numeric.slr.bayes_risk.bayes_risk` given the derived kernels).
     """
     if population_bayes_risk is None:
         raise TypeError("bo_fixed_point needs population_bayes_risk(model, snr, L) (e.g. attnlimits.verify.slr.bayes_risk, "
-                        "attnlimits.numeric.bayes.bayes_risk with the derived kernels)")
+                        "attnlimits.numeric.slr.bayes_risk.bayes_risk with the derived kernels)")
     nu, alpha, delta = float(nu), float(alpha), float(delta)
     params = {"alpha": alpha, "nu": nu, "Delta": delta}
     if not (alpha > 0 and nu >= 0 and delta > 0 and math.isfinite(alpha) and math.isfinite(nu)):
@@ -348,7 +348,7 @@ def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, sta
         Gr = (hat_r * alpha - hat) * dq_dqhat
         dq = np.linalg.solve(np.eye(2) - J, Gr.T).T
         se_q = dq.std(axis=0, ddof=1) / math.sqrt(R)
-    # test error and its gradient in q (population Bayes risk by attnlimits.numeric.bayes)
+    # test error and its gradient in q (population Bayes risk by attnlimits.numeric.slr.bayes_risk)
     E = 0.0
     EB_mix = 0.0
     dE = np.zeros(2)
