@@ -1,36 +1,47 @@
-"""Regenerate ``attnlimits.verify.claims.slr_finite.RS_TUNED`` (the stored RS side of ``--quick`` C15b/C18).
+"""Regenerate the stored RS tunings (the RS side of ``--quick`` C15b/C18): ``verify/slr/data/rs_tuned.json``.
 
 Per key (activation, model, ν, L, α): the 9-point λ grid 10⁻³…10 at Sobol 4×1024 (continuation from
-large to small λ, no refinement: the rule of ``TUNE_RULE``), λ* by RS E_test.  Prints the dict
-literal to paste into ``verify/claims/slr_finite.py`` (one line per key) and the time per key.
+large to small λ, no refinement: the rule of ``TUNE_RULE``), λ* by RS E_test.  Writes the package data
+file that ``attnlimits.verify.claims.slr_finite.RS_TUNED`` loads (one line per key, so a regeneration
+reads as a diff; nothing is pasted into code) and prints the time per key.
 
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python tools/regen_rs_tuned.py [activation ...] > rs_tuned.txt
+    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python tools/regen_rs_tuned.py [activation ...]
+    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python tools/regen_rs_tuned.py --out /tmp/rs_tuned.json   # elsewhere
+
+With activation names, only those keys are recomputed; the others keep their stored entries.
 """
-import sys
+import argparse
 import time
+from pathlib import Path
 
 from attnlimits.numeric.threads import apply_threads
 
+DATA = Path(__file__).resolve().parents[1] / "verify" / "slr" / "data" / "rs_tuned.json"
 
-def main():
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("activation", nargs="*", help="recompute only these activations (default: every key)")
+    ap.add_argument("--out", type=Path, default=DATA, help=f"file to write (default {DATA})")
+    args = ap.parse_args(argv)
     apply_threads(1)
-    from attnlimits.verify.claims.slr_finite import RS_TUNED, TUNE_RULE
+    from attnlimits.verify.claims.slr_finite import RS_TUNED, TUNE_RULE, rs_tuned_json
     from attnlimits.verify.slr.replica import rs_tune_lambda
 
-    only = sys.argv[1:]  # optional activation names
+    table = dict(RS_TUNED)
     for key in sorted(RS_TUNED):
         act, model, nu, L, alpha = key
-        if only and act not in only:
+        if args.activation and act not in args.activation:
             continue
         t0 = time.perf_counter()
         best, grid = rs_tune_lambda(act, model, nu, L, alpha, 0.1, refine=False, **TUNE_RULE)
-        entry = {"lam": best.lam, "E_test": round(best.E_test, 6), "E_test_error": round(best.E_test_error, 6),
-                 "values": {k: round(v, 6) for k, v in best.values.items()},
-                 "errors": {k: round(v, 6) for k, v in best.errors.items()},
-                 "grid": [(round(g.lam, 6), round(g.E_test, 6), round(g.E_test_error, 6)) for g in grid]}
-        print(f"    {key!r}: {entry!r},", flush=True)
-        print(f"# {key}: {time.perf_counter() - t0:.1f} s wall, {time.process_time():.1f} s CPU so far",
-              file=sys.stderr, flush=True)
+        table[key] = {"lam": best.lam, "E_test": round(best.E_test, 6), "E_test_error": round(best.E_test_error, 6),
+                      "values": {k: round(v, 6) for k, v in best.values.items()},
+                      "errors": {k: round(v, 6) for k, v in best.errors.items()},
+                      "grid": [(round(g.lam, 6), round(g.E_test, 6), round(g.E_test_error, 6)) for g in grid]}
+        print(f"# {key}: {time.perf_counter() - t0:.1f} s wall, {time.process_time():.1f} s CPU so far", flush=True)
+    args.out.write_text(rs_tuned_json(table), encoding="utf-8")
+    print(f"written {args.out} ({len(table)} keys)")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,21 @@ def test_stored_rs_points_are_complete():
         F.rs_tuned_entry(None, size, "softmax", model="spiked", nu=9.0, L=7, alpha=3.0)
 
 
+def test_stored_rs_tunings_are_package_data():
+    """RS_TUNED is read from verify/slr/data/rs_tuned.json (written by tools/regen_rs_tuned.py), not a literal:
+    the file round-trips through the writer, and its numbers are those the module used to hold as a
+    literal (the digest below; a regeneration by the tool updates it on purpose)."""
+    import hashlib
+    from importlib.resources import files
+
+    text = files("attnlimits.verify.slr").joinpath(F.RS_TUNED_DATA).read_text(encoding="utf-8")
+    assert F.rs_tuned_json(F.load_rs_tuned(text)) == text
+    assert F.load_rs_tuned(text) == F.RS_TUNED
+    assert all(isinstance(g, tuple) for e in F.RS_TUNED.values() for g in e["grid"])
+    assert (hashlib.sha256(repr(sorted(F.RS_TUNED.items())).encode()).hexdigest()
+            == "72b9b2adb3e4e74fe86a6fc0085c0a5074b09fc413162e164f4f9217a257939c")
+
+
 def test_live_tuning_runs_once_per_setting_and_refines_lambda_star(monkeypatch):
     """--full: C15b and C18 ask for the same (setting, activation, α): one grid tuning (at TUNE_RULE,
     no golden-section refinement) and one fixed point at λ* at the claim's rule, shared by both."""

@@ -128,11 +128,44 @@ def rs_tuned(ctx, activation, *, model, nu, L, alpha, delta):
     return ctx.cached(key, run, persist=True)
 
 
+#: The stored RS tunings, package data of :mod:`attnlimits.verify.slr` written by ``tools/regen_rs_tuned.py``.
+RS_TUNED_DATA = "data/rs_tuned.json"
+_RS_KEY = ("activation", "model", "nu", "L", "alpha")
+
+
+def rs_tuned_json(table: dict) -> str:
+    """The text of :data:`RS_TUNED_DATA` for ``table`` (keys (activation, model, nu, L, alpha) → entry):
+    one JSON object per line, so that a regeneration reads as a diff of the changed settings."""
+    import json
+
+    rows = [json.dumps({**dict(zip(_RS_KEY, key)), **entry}) for key, entry in sorted(table.items())]
+    return "[\n" + ",\n".join(rows) + "\n]\n"
+
+
+def load_rs_tuned(text: str | None = None) -> dict:
+    """:data:`RS_TUNED` from the JSON text of :data:`RS_TUNED_DATA` (default: the installed package data);
+    the ``grid`` rows come back as tuples (λ, E_test, SE)."""
+    import json
+
+    if text is None:
+        from importlib.resources import files
+
+        text = files("attnlimits.verify.slr").joinpath(RS_TUNED_DATA).read_text(encoding="utf-8")
+    table = {}
+    for row in json.loads(text):
+        key = (row.pop("activation"), row.pop("model"), float(row.pop("nu")), int(row.pop("L")),
+               float(row.pop("alpha")))
+        row["grid"] = [tuple(g) for g in row["grid"]]
+        table[key] = row
+    return table
+
+
 #: RS points at the RS-tuned λ (spec §12: 9-point log grid 10⁻³…10, λ chosen by RS E_test, no
 #: refinement: ``refine=False``), computed by :func:`attnlimits.verify.slr.replica.rs_tune_lambda` (rule: Sobol
 #: 4×1024 = :data:`TUNE_RULE`, informed start, continuation from large to small λ) on 2026-12-01 by
-#: ``tools/regen_rs_tuned.py``, after two fixes: the integration errors now carry the channel
-#: averages' dependence on x (they were up to 3× too small), and the tuning no longer continues from
+#: ``tools/regen_rs_tuned.py``, which writes them as package data (:data:`RS_TUNED_DATA`, read here by
+#: :func:`load_rs_tuned`; nothing is pasted into this module), after two fixes: the integration errors
+#: now carry the channel averages' dependence on x (they were up to 3× too small), and the tuning no longer continues from
 #: the trivial m = 0 point (it had made linear_pure α = 2 land on an unstable m = 0 branch).
 #: Regenerated (fourth pass, same day) with the Stein form of the conjugates (the derivative of the RS
 #: free energy; docs/slr.md §10.6) and the 1⊥ multistart for softmax: E_test moved by −7…+1.7 old SEs;
@@ -141,16 +174,7 @@ def rs_tuned(ctx, activation, *, model, nu, L, alpha, delta):
 #: points (softmax L=3: about 5 min CPU); ``--full`` recomputes it live (:func:`rs_tuned`: the same
 #: grid at the same rule, then λ* at 4×4096).  ``grid`` lists (λ, E_test, SE).
 #: Keys: (activation, model, nu, L, alpha) → dict(lam, E_test, E_test_error, values, errors).
-RS_TUNED: dict = {
-    ('linear_centred', 'spiked', 2.0, 3, 2.0): {'lam': 3.1622776601683795, 'E_test': 0.815973, 'E_test_error': 0.000416, 'values': {'m_k': 0.083599, 'q_k': 0.025127, 'V_k': 0.307775, 'm_v': 0.220219, 'q_v': 0.095154, 'V_v': 0.146415}, 'errors': {'m_k': 0.000815, 'q_k': 0.000653, 'V_k': 0.002108, 'm_v': 0.000741, 'q_v': 0.000412, 'V_v': 0.000444}, 'grid': [(0.001, 3.019426, 0.072576), (0.003162, 3.005742, 0.072327), (0.01, 2.962618, 0.071687), (0.031623, 2.825774, 0.079258), (0.1, 2.401685, 0.059455), (0.316228, 1.382011, 0.007584), (1.0, 0.879371, 0.002077), (3.162278, 0.815973, 0.000416), (10.0, 0.854427, 0.000384)]},
-    ('linear_centred', 'spiked', 2.0, 3, 10.0): {'lam': 1.0, 'E_test': 0.506679, 'E_test_error': 0.001475, 'values': {'m_k': 0.594483, 'q_k': 0.517076, 'V_k': 0.329332, 'm_v': 0.374574, 'q_v': 0.15003, 'V_v': 0.027235}, 'errors': {'m_k': 0.00502, 'q_k': 0.008483, 'V_k': 0.002821, 'm_v': 0.001094, 'q_v': 0.000586, 'V_v': 0.000381}, 'grid': [(0.001, 0.557954, 0.002209), (0.003162, 0.557505, 0.002189), (0.01, 0.556116, 0.00213), (0.031623, 0.552084, 0.001968), (0.1, 0.54202, 0.001634), (0.316228, 0.523845, 0.001316), (1.0, 0.506679, 0.001475), (3.162278, 0.519225, 0.001608), (10.0, 0.612543, 0.00089)]},
-    ('linear_pure', 'spiked', 2.0, 3, 2.0): {'lam': 3.1622776601683795, 'E_test': 0.944305, 'E_test_error': 0.003042, 'values': {'m_k': 0.180249, 'q_k': 0.111193, 'V_k': 0.369523, 'm_v': 0.196158, 'q_v': 0.111193, 'V_v': 0.359697}, 'errors': {'m_k': 0.002968, 'q_k': 0.000352, 'V_k': 0.002938, 'm_v': 0.003521, 'q_v': 0.000357, 'V_v': 0.00235}, 'grid': [(0.001, 1.977567, 0.007037), (0.003162, 1.975037, 0.00702), (0.01, 1.967089, 0.006968), (0.031623, 1.942446, 0.006814), (0.1, 1.869189, 0.006437), (0.316228, 1.677273, 0.006272), (1.0, 1.310252, 0.006159), (3.162278, 0.944305, 0.003042), (10.0, 1.0, 0.0)]},
-    ('linear_pure', 'spiked', 2.0, 3, 10.0): {'lam': 3.1622776601683795, 'E_test': 0.717491, 'E_test_error': 0.002026, 'values': {'m_k': 0.444241, 'q_k': 0.272784, 'V_k': 0.114995, 'm_v': 0.488281, 'q_v': 0.272784, 'V_v': 0.083728}, 'errors': {'m_k': 0.001853, 'q_k': 0.00214, 'V_k': 0.001081, 'm_v': 0.00156, 'q_v': 0.002491, 'V_v': 0.00134}, 'grid': [(0.001, 0.840948, 5.926278), (0.003162, 0.840762, 0.614974), (0.01, 0.840178, 0.057457), (0.031623, 0.838327, 0.00403), (0.1, 0.832646, 0.00617), (0.316228, 0.816118, 0.006152), (1.0, 0.775552, 0.004794), (3.162278, 0.717491, 0.002026), (10.0, 0.788236, 0.000686)]},
-    ('linear_uncentred', 'spiked', 2.0, 3, 2.0): {'lam': 3.1622776601683795, 'E_test': 0.81896, 'E_test_error': 0.000321, 'values': {'m_k': 0.101755, 'q_k': 0.031681, 'V_k': 0.297605, 'm_v': 0.215684, 'q_v': 0.091786, 'V_v': 0.139835}, 'errors': {'m_k': 0.000702, 'q_k': 0.00067, 'V_k': 0.002141, 'm_v': 0.000855, 'q_v': 0.000494, 'V_v': 0.000468}, 'grid': [(0.001, 3.058584, 0.025178), (0.003162, 3.049583, 0.025374), (0.01, 3.021147, 0.025977), (0.031623, 2.931473, 0.027727), (0.1, 2.651099, 0.030557), (0.316228, 1.811785, 0.02563), (1.0, 0.975, 0.002345), (3.162278, 0.81896, 0.000321), (10.0, 0.848724, 0.000343)]},
-    ('linear_uncentred', 'spiked', 2.0, 3, 10.0): {'lam': 3.1622776601683795, 'E_test': 0.586737, 'E_test_error': 0.002155, 'values': {'m_k': 0.345388, 'q_k': 0.181859, 'V_k': 0.176183, 'm_v': 0.314162, 'q_v': 0.109622, 'V_v': 0.023557}, 'errors': {'m_k': 0.002203, 'q_k': 0.002994, 'V_k': 0.002532, 'm_v': 0.000947, 'q_v': 0.000874, 'V_v': 0.00033}, 'grid': [(0.001, 0.6243, 0.007186), (0.003162, 0.623856, 0.00716), (0.01, 0.622538, 0.007085), (0.031623, 0.619029, 0.00689), (0.1, 0.61158, 0.006469), (0.316228, 0.600206, 0.005678), (1.0, 0.58864, 0.004281), (3.162278, 0.586737, 0.002155), (10.0, 0.627292, 0.000464)]},
-    ('softmax', 'spiked', 2.0, 3, 2.0): {'lam': 0.31622776601683794, 'E_test': 0.703484, 'E_test_error': 0.005674, 'values': {'m_k': 0.39084, 'q_k': 0.47772, 'V_k': 2.275714, 'm_v': 0.774232, 'q_v': 0.908773, 'V_v': 1.487017}, 'errors': {'m_k': 0.007787, 'q_k': 0.001798, 'V_k': 0.017404, 'm_v': 0.001752, 'q_v': 0.003451, 'V_v': 0.015875}, 'grid': [(0.001, 1.884157, 0.024852), (0.003162, 1.848139, 0.024402), (0.01, 1.733357, 0.023321), (0.031623, 1.487893, 0.010675), (0.1, 0.961498, 0.01083), (0.316228, 0.703484, 0.005674), (1.0, 0.765747, 0.001618), (3.162278, 0.902351, 0.000371), (10.0, 0.962075, 9.9e-05)]},
-    ('softmax', 'spiked', 2.0, 3, 10.0): {'lam': 1.0, 'E_test': 0.459143, 'E_test_error': 0.002011, 'values': {'m_k': 0.697205, 'q_k': 0.665264, 'V_k': 0.407647, 'm_v': 0.958142, 'q_v': 0.97019, 'V_v': 0.193616}, 'errors': {'m_k': 0.005822, 'q_k': 0.009664, 'V_k': 0.001557, 'm_v': 0.002743, 'q_v': 0.003707, 'V_v': 0.002575}, 'grid': [(0.001, 0.404217, 0.001466), (0.003162, 0.690842, 0.018209), (0.01, 0.651379, 0.014913), (0.031623, 0.57108, 0.014662), (0.1, 0.503295, 0.011488), (0.316228, 0.461702, 0.004458), (1.0, 0.459143, 0.002011), (3.162278, 0.583482, 0.001577), (10.0, 0.835474, 0.0005)]},
-}
+RS_TUNED: dict = load_rs_tuned()
 
 
 class _RSEntry:
