@@ -1,8 +1,11 @@
 r"""Online (population-level) training of SLR attention in PyTorch (docs/slr.md §12)."""
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import time
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
@@ -135,14 +138,29 @@ def _lr_factor(schedule: str, t: int, steps: int, final_ratio: float) -> float:
     raise ValueError(f"schedule must be 'cosine', 'step' or 'constant', got {schedule!r}")
 
 
-def train_population(name: str, *, model: str, nu: float, L, D: int, steps: int, batch: int,
-                     lr: float, generator, init: str = "informed", optimizer: str = "adam",
-                     extra_init=None, learn_extra: bool | None = None, log_every: int = 100,
-                     schedule: str = "cosine", final_lr_ratio: float = 0.01,
-                     final_fraction: float = 0.25, final_batch_factor: int = 4,
-                     init_scale: float = 0.1, delta: float = 0.0, n_test: int = 100_000,
-                     n_overlap: int = 400_000, threads: int | None = 1,
-                     device="auto") -> dict[str, Any]:
+@dataclass(frozen=True)
+class OnlineOptions:
+    """How :func:`train_population` starts, steps and measures (every field is described there)."""
+
+    init: str = "informed"
+    optimizer: str = "adam"
+    extra_init: float | None = None
+    learn_extra: bool | None = None
+    log_every: int = 100
+    schedule: str = "cosine"
+    final_lr_ratio: float = 0.01
+    final_fraction: float = 0.25
+    final_batch_factor: int = 4
+    init_scale: float = 0.1
+    delta: float = 0.0
+    n_test: int = 100_000
+    n_overlap: int = 400_000
+    threads: int | None = 1
+    device: Any = "auto"
+
+
+def train_population(name: str, *, model: str, nu: float, L, D: int, steps: int, batch: int, lr: float, generator,
+                     options: OnlineOptions | None = None, **overrides) -> dict[str, Any]:
     r"""Online (population-level) training of :math:`(k, v)` and the extra scalar.
 
     Every step draws a fresh batch of sequences (:func:`sample_sequences`, one fixed teacher) and
@@ -184,6 +202,8 @@ def train_population(name: str, *, model: str, nu: float, L, D: int, steps: int,
     n_overlap : int
         Projection samples for :func:`overlap_risk` at the learned overlaps, paired (same seed)
         with the informed optimum overlaps: ``gap_overlaps`` has a small SE.
+    options : OnlineOptions, optional
+        Every parameter from ``init`` on is a field of :class:`OnlineOptions`; keyword arguments override them.
     threads : int or None, default 1
         Intra-op CPU threads during the training loop (restored afterwards; ``None`` leaves
         PyTorch's setting). Per-step tensors are small (``batch·L·D`` ≈ 3·10⁴–2·10⁵), so a second
@@ -204,125 +224,156 @@ def train_population(name: str, *, model: str, nu: float, L, D: int, steps: int,
 
     Cost: ``steps·batch·L·D`` normals plus the backward pass (≈ 1.5× the sampling).
     """
-    _check_activation(name)
-    nu = _check_model(model, nu)
-    law = _length_law(L)
-    if init not in ("informed", "random"):
-        raise ValueError(f"init must be 'informed' or 'random', got {init!r}")
-    if optimizer not in ("adam", "sgd"):
-        raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
-    _lr_factor(schedule, 0, 1, final_lr_ratio)
-    meta = _check_activation(name).meta
-    has_extra = meta["has_extra"]
-    if learn_extra is None:
-        learn_extra = meta["extra_learned"]
-    if learn_extra and not has_extra:
-        raise ValueError(f"activation {name!r} has no extra scalar to learn")
-    dev = resolve_device(device)
+    o = OnlineOptions() if options is None else options
+    if overrides:
+        o = dataclasses.replace(o, **overrides)
+    nu, law, has_extra, learn_extra = _check_online(name, model, nu, L, o)
+    dev = resolve_device(o.device)
     gen = _as_generator(generator, dev)
     D = int(D)
     seeds = [_child_seed(gen) for _ in range(4)]
-    teacher = make_teacher(D, _seeded(seeds[0], gen.device), device=dev)
-    k_star, v_star = teacher
-    extra0 = float(extra_init) if extra_init is not None else 0.0
-    optimum = informed_overlaps(name, model=model, nu=nu, L=L,
-                                extra=extra0 if has_extra else None,
-                                generator=seeds[1], device=dev)
-    if init == "informed":
-        k0 = optimum["m_k"] * k_star
-        v0 = optimum["m_v"] * v_star
-    else:
-        g_init = _seeded(seeds[1], gen.device)
-        k0 = init_scale * _randn(D, g_init, dev)
-        v0 = init_scale * _randn(D, g_init, dev)
-    k = k0.clone().requires_grad_(True)
-    v = v0.clone().requires_grad_(True)
-    params = [k, v]
-    extra_t = None
-    if has_extra:
-        extra_t = torch.tensor(extra0, dtype=DTYPE, device=dev, requires_grad=bool(learn_extra))
-        if learn_extra:
-            params.append(extra_t)
-    opt = (torch.optim.Adam(params, lr=lr) if optimizer == "adam"
-           else torch.optim.SGD(params, lr=lr))
-    data_gen = _seeded(seeds[2], gen.device)
-    probs = torch.tensor([p for _, p in law], dtype=DTYPE, device=gen.device)
-    root = math.sqrt(D)
-    steps = int(steps)
-    final_start = steps - int(round(final_fraction * steps))
-    trace, window = [], []
-    t0 = time.perf_counter()
-    with _Threads(threads if dev.type == "cpu" else None):
-        for t in range(steps):
-            factor = _lr_factor(schedule, t, steps, final_lr_ratio)
-            for group in opt.param_groups:
-                group["lr"] = lr * factor
-            bsz = int(batch) * (int(final_batch_factor) if t >= final_start else 1)
-            if len(law) == 1:
-                counts = [bsz]
-            else:
-                draws = torch.multinomial(probs, bsz, replacement=True, generator=data_gen)
-                counts = torch.bincount(draws, minlength=len(law)).tolist()
-            opt.zero_grad(set_to_none=True)
-            loss = torch.zeros((), dtype=DTYPE, device=dev)
-            for (length, _), cnt in zip(law, counts):
-                if cnt == 0:
-                    continue
-                s = sample_sequences(model, nu, length, cnt, D, generator=data_gen,
-                                     teacher=teacher, delta=delta, device=dev)
-                f = _predict(name, s["X"], k, v, extra_t, root)
-                loss = loss + ((s["y"] - f) ** 2).sum()
-            loss = loss / bsz
-            loss.backward()
-            opt.step()
-            window.append(float(loss.detach()))
-            if (t + 1) % int(log_every) == 0 or t + 1 == steps:
-                with torch.no_grad():
-                    ov = overlaps(k, v, k_star, v_star)
-                trace.append({"step": t + 1, "loss": float(np.mean(window)),
-                              "lr": lr * factor, "batch": bsz, "m_k": ov["m_k"],
-                              "q_k": ov["q_k"], "m_v": ov["m_v"], "q_v": ov["q_v"],
-                              "extra": None if extra_t is None else float(extra_t.detach())})
-                window = []
-    time_s = time.perf_counter() - t0
-    k_f, v_f = k.detach(), v.detach()
-    extra_f = None if extra_t is None else float(extra_t.detach())
-    ov = overlaps(k_f, v_f, k_star, v_star)
-    test_gen = _seeded(seeds[3], gen.device)
-    test_seed, ov_seed = _child_seed(test_gen), _child_seed(test_gen)
-    dkw = dict(model=model, nu=nu, L=L, n=n_test, D=D, teacher=teacher, device=dev)
-    risk = direct_risk(name, k_f, v_f, generator=_seeded(test_seed, gen.device), extra=extra_f,
-                       **dkw)
-    risk_opt = direct_risk(name, optimum["m_k"] * k_star, optimum["m_v"] * v_star,
-                           generator=_seeded(test_seed, gen.device),
-                           extra=extra0 if has_extra else None, **dkw)
-    kw = dict(model=model, nu=nu, L=L, n=n_overlap, extra=extra_f, device=dev)
-    learned = overlap_risk(name, ov, generator=_seeded(ov_seed, gen.device), **kw)
-    at_opt = overlap_risk(name, optimum, generator=_seeded(ov_seed, gen.device),
-                          **{**kw, "extra": extra0 if has_extra else None})
-    gap = mean_se(learned.samples - at_opt.samples)
-    return {
-        "k": k_f.cpu(),
-        "v": v_f.cpu(),
-        "extra": extra_f,
-        "overlaps": ov,
-        "distance": distance_to_manifold(ov),
-        "risk": risk,
-        "risk_optimum": risk_opt,
-        "gap_direct": mean_se(risk.samples - risk_opt.samples),
-        "risk_overlaps": learned,
-        "gap_overlaps": gap,
-        "optimum": optimum,
-        "trace": trace,
-        "time_s": time_s,
-        "settings": {"name": name, "model": model, "nu": nu,
-                     "L": L if not isinstance(L, Mapping) else dict(L), "D": D, "steps": steps,
-                     "batch": int(batch), "lr": lr, "init": init, "optimizer": optimizer,
-                     "schedule": schedule, "final_lr_ratio": final_lr_ratio,
-                     "final_fraction": final_fraction, "final_batch_factor": final_batch_factor,
-                     "learn_extra": bool(learn_extra), "extra_init": extra0 if has_extra else None,
-                     "delta": delta, "seeds": seeds, "device": str(dev), "threads": threads,
-                     "torch": torch.__version__},
-    }
+    run = _OnlineRun(name, model, nu, L, law, D, dev, gen, seeds, has_extra, learn_extra, o)
+    run.start()
+    trace, time_s = run.train(int(steps), int(batch), lr)
+    out = run.evaluate()
+    out.update(trace=trace, time_s=time_s, settings={
+        "name": name, "model": model, "nu": nu, "L": L if not isinstance(L, Mapping) else dict(L), "D": D,
+        "steps": int(steps), "batch": int(batch), "lr": lr, "init": o.init, "optimizer": o.optimizer,
+        "schedule": o.schedule, "final_lr_ratio": o.final_lr_ratio, "final_fraction": o.final_fraction,
+        "final_batch_factor": o.final_batch_factor, "learn_extra": bool(learn_extra),
+        "extra_init": run.extra0 if has_extra else None, "delta": o.delta, "seeds": seeds, "device": str(dev),
+        "threads": o.threads, "torch": torch.__version__})
+    return out
+
+
+def _check_online(name, model, nu, L, o: OnlineOptions):
+    """Validated (ν, length law, has an extra scalar, learns it) — ValueError on bad input."""
+    _check_activation(name)
+    nu = _check_model(model, nu)
+    law = _length_law(L)
+    if o.init not in ("informed", "random"):
+        raise ValueError(f"init must be 'informed' or 'random', got {o.init!r}")
+    if o.optimizer not in ("adam", "sgd"):
+        raise ValueError(f"optimizer must be 'adam' or 'sgd', got {o.optimizer!r}")
+    _lr_factor(o.schedule, 0, 1, o.final_lr_ratio)
+    meta = _check_activation(name).meta
+    has_extra = meta["has_extra"]
+    learn_extra = meta["extra_learned"] if o.learn_extra is None else o.learn_extra
+    if learn_extra and not has_extra:
+        raise ValueError(f"activation {name!r} has no extra scalar to learn")
+    return nu, law, has_extra, learn_extra
+
+
+@dataclass
+class _OnlineRun:
+    """One online training run: the teacher and start (:meth:`start`, seeds[0] and seeds[1]), the training
+    stream (:meth:`train`, seeds[2]) and the held-out measurements (:meth:`evaluate`, seeds[3])."""
+
+    name: str
+    model: str
+    nu: float
+    L: Any
+    law: Any
+    D: int
+    dev: Any
+    gen: Any
+    seeds: list
+    has_extra: bool
+    learn_extra: bool
+    o: OnlineOptions
+    teacher: Any = None
+    optimum: Any = None
+    k: Any = None
+    v: Any = None
+    extra_t: Any = None
+    extra0: float = 0.0
+
+    def start(self):
+        o, dev, gen, D = self.o, self.dev, self.gen, self.D
+        self.teacher = make_teacher(D, _seeded(self.seeds[0], gen.device), device=dev)
+        k_star, v_star = self.teacher
+        self.extra0 = float(o.extra_init) if o.extra_init is not None else 0.0
+        self.optimum = informed_overlaps(self.name, model=self.model, nu=self.nu, L=self.L,
+                                         extra=self.extra0 if self.has_extra else None,
+                                         generator=self.seeds[1], device=dev)
+        if o.init == "informed":
+            k0 = self.optimum["m_k"] * k_star
+            v0 = self.optimum["m_v"] * v_star
+        else:
+            g_init = _seeded(self.seeds[1], gen.device)
+            k0 = o.init_scale * _randn(D, g_init, dev)
+            v0 = o.init_scale * _randn(D, g_init, dev)
+        self.k = k0.clone().requires_grad_(True)
+        self.v = v0.clone().requires_grad_(True)
+        if self.has_extra:
+            self.extra_t = torch.tensor(self.extra0, dtype=DTYPE, device=dev, requires_grad=bool(self.learn_extra))
+
+    def train(self, steps, batch, lr):
+        """The optimiser loop: ``(trace, seconds)``."""
+        o, dev, law, k, v, extra_t = self.o, self.dev, self.law, self.k, self.v, self.extra_t
+        params = [k, v] + ([extra_t] if self.has_extra and self.learn_extra else [])
+        opt = (torch.optim.Adam(params, lr=lr) if o.optimizer == "adam" else torch.optim.SGD(params, lr=lr))
+        data_gen = _seeded(self.seeds[2], self.gen.device)
+        probs = torch.tensor([p for _, p in law], dtype=DTYPE, device=self.gen.device)
+        root = math.sqrt(self.D)
+        final_start = steps - int(round(o.final_fraction * steps))
+        trace, window = [], []
+        t0 = time.perf_counter()
+        with _Threads(o.threads if dev.type == "cpu" else None):
+            for t in range(steps):
+                factor = _lr_factor(o.schedule, t, steps, o.final_lr_ratio)
+                for group in opt.param_groups:
+                    group["lr"] = lr * factor
+                bsz = batch * (int(o.final_batch_factor) if t >= final_start else 1)
+                if len(law) == 1:
+                    counts = [bsz]
+                else:
+                    draws = torch.multinomial(probs, bsz, replacement=True, generator=data_gen)
+                    counts = torch.bincount(draws, minlength=len(law)).tolist()
+                opt.zero_grad(set_to_none=True)
+                loss = torch.zeros((), dtype=DTYPE, device=dev)
+                for (length, _), cnt in zip(law, counts):
+                    if cnt == 0:
+                        continue
+                    s = sample_sequences(self.model, self.nu, length, cnt, self.D, generator=data_gen,
+                                         teacher=self.teacher, delta=o.delta, device=dev)
+                    f = _predict(self.name, s["X"], k, v, extra_t, root)
+                    loss = loss + ((s["y"] - f) ** 2).sum()
+                loss = loss / bsz
+                loss.backward()
+                opt.step()
+                window.append(float(loss.detach()))
+                if (t + 1) % int(o.log_every) == 0 or t + 1 == steps:
+                    with torch.no_grad():
+                        ov = overlaps(k, v, *self.teacher)
+                    trace.append({"step": t + 1, "loss": float(np.mean(window)),
+                                  "lr": lr * factor, "batch": bsz, "m_k": ov["m_k"],
+                                  "q_k": ov["q_k"], "m_v": ov["m_v"], "q_v": ov["q_v"],
+                                  "extra": None if extra_t is None else float(extra_t.detach())})
+                    window = []
+        return trace, time.perf_counter() - t0
+
+    def evaluate(self) -> dict:
+        """Held-out risks of the learned (k, v) and of the informed optimum on the same sequences (paired), and
+        the §6.1 risk at the learned and optimum overlaps (paired)."""
+        o, dev, gen, name, optimum = self.o, self.dev, self.gen, self.name, self.optimum
+        k_star, v_star = self.teacher
+        k_f, v_f = self.k.detach(), self.v.detach()
+        extra_f = None if self.extra_t is None else float(self.extra_t.detach())
+        extra_opt = self.extra0 if self.has_extra else None
+        ov = overlaps(k_f, v_f, k_star, v_star)
+        test_gen = _seeded(self.seeds[3], gen.device)
+        test_seed, ov_seed = _child_seed(test_gen), _child_seed(test_gen)
+        dkw = dict(model=self.model, nu=self.nu, L=self.L, n=o.n_test, D=self.D, teacher=self.teacher, device=dev)
+        risk = direct_risk(name, k_f, v_f, generator=_seeded(test_seed, gen.device), extra=extra_f, **dkw)
+        risk_opt = direct_risk(name, optimum["m_k"] * k_star, optimum["m_v"] * v_star,
+                               generator=_seeded(test_seed, gen.device), extra=extra_opt, **dkw)
+        kw = dict(model=self.model, nu=self.nu, L=self.L, n=o.n_overlap, extra=extra_f, device=dev)
+        learned = overlap_risk(name, ov, generator=_seeded(ov_seed, gen.device), **kw)
+        at_opt = overlap_risk(name, optimum, generator=_seeded(ov_seed, gen.device), **{**kw, "extra": extra_opt})
+        return {"k": k_f.cpu(), "v": v_f.cpu(), "extra": extra_f, "overlaps": ov, "distance": distance_to_manifold(ov),
+                "risk": risk, "risk_optimum": risk_opt, "gap_direct": mean_se(risk.samples - risk_opt.samples),
+                "risk_overlaps": learned, "gap_overlaps": mean_se(learned.samples - at_opt.samples),
+                "optimum": optimum}
 
 
