@@ -53,7 +53,7 @@ from __future__ import annotations
 from .checkpoint import CheckpointError, load_state_dict, read_config, read_safetensors
 from .fit import DEFAULT_RANKS, FitResult, fit_identity_plus_low_rank, head_diagnostics
 from .heads import AttentionHeads, GenericLayout, embedding_mean, extract_heads
-from .report import WeightsReport, analyze_checkpoint
+from .report import WeightsOptions, WeightsReport, analyze_checkpoint
 
 __all__ = [
     "CheckpointError",
@@ -69,5 +69,6 @@ __all__ = [
     "embedding_mean",
     "WeightsReport",
     "analyze_checkpoint",
+    "WeightsOptions",
     "DEFAULT_RANKS",
 ]

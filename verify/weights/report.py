@@ -7,6 +7,7 @@ runs :func:`attnlimits.verify.weights.fit.head_diagnostics` on every head produc
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -285,27 +286,30 @@ def _norm_or_none(a: np.ndarray | None) -> float | None:
     return None if a is None else float(np.sqrt(np.sum(np.asarray(a) ** 2)))
 
 
-def analyze_checkpoint(
-    path: str | os.PathLike,
-    *,
-    ranks: Iterable[int | str] = DEFAULT_RANKS,
-    fold_layernorm: bool = False,
-    per_head: bool = True,
-    layer_sum: bool = True,
-    mu_hat: np.ndarray | Mapping[int, np.ndarray] | Literal["embedding_mean"] | None = None,
-    config: Mapping | str | os.PathLike | None = None,
-    layout: Literal["auto", "bert", "gpt2", "generic"] = "auto",
-    n_heads: int | None = None,
-    progress: Callable[[str], None] | None = None,
-    layers: Sequence[int] | None = None,
-    prefix: str | None = None,
-    generic: GenericLayout | None = None,
-    n_top_pairs: int = 1,
-    tol: float = 1e-10,
-    max_iter: int = 500,
-    scan_points: int | None = None,
-    threads: int | None = None,
-) -> WeightsReport:
+@dataclass(frozen=True)
+class WeightsOptions:
+    """What :func:`analyze_checkpoint` fits and how (every field is described there)."""
+
+    ranks: Iterable[int | str] = DEFAULT_RANKS
+    fold_layernorm: bool = False
+    per_head: bool = True
+    layer_sum: bool = True
+    mu_hat: Any = None
+    config: Any = None
+    layout: Literal["auto", "bert", "gpt2", "generic"] = "auto"
+    n_heads: int | None = None
+    layers: Sequence[int] | None = None
+    prefix: str | None = None
+    generic: GenericLayout | None = None
+    n_top_pairs: int = 1
+    tol: float = 1e-10
+    max_iter: int = 500
+    scan_points: int | None = None
+    threads: int | None = None
+
+
+def analyze_checkpoint(path: str | os.PathLike, *, options: WeightsOptions | None = None,
+                       progress: Callable[[str], None] | None = None, **overrides) -> WeightsReport:
     r"""Run the spec §13 diagnostics on a local checkpoint.
 
     Parameters
@@ -337,6 +341,9 @@ def analyze_checkpoint(
     threads : int, optional
         BLAS/OpenMP threads for the analysis (``threadpoolctl``, restored afterwards); ``None`` keeps
         the process setting. Recorded in the report's parameters.
+    options : WeightsOptions, optional
+        Every parameter above except ``path`` and ``progress`` is a field of :class:`WeightsOptions`; keyword
+        arguments override its fields.
 
     Returns
     -------
@@ -352,11 +359,15 @@ def analyze_checkpoint(
     minute. Multithreaded BLAS on an oversubscribed machine can be many times slower: pass ``threads=1``
     (or set ``OMP_NUM_THREADS=1``) there.
     """
+    o = WeightsOptions() if options is None else options
+    if overrides:
+        o = dataclasses.replace(o, **overrides)
+    n_heads, threads = o.n_heads, o.threads
     if n_heads is not None and (isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1):
         raise CheckpointError(f"the number of heads must be a positive integer, got {n_heads!r}")
-    ranks = list(ranks)
+    o = dataclasses.replace(o, ranks=list(o.ranks))
     try:
-        resolve_ranks(ranks, None)  # type and sign errors before any loading
+        resolve_ranks(o.ranks, None)  # type and sign errors before any loading
     except ValueError as exc:
         raise CheckpointError(str(exc)) from None
     if threads is not None:
@@ -365,109 +376,41 @@ def analyze_checkpoint(
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(limits=int(threads)):
-            return analyze_checkpoint(
-                path, ranks=ranks, fold_layernorm=fold_layernorm, per_head=per_head, layer_sum=layer_sum,
-                mu_hat=mu_hat, config=config, layout=layout, n_heads=n_heads, progress=progress, layers=layers,
-                prefix=prefix, generic=generic, n_top_pairs=n_top_pairs, tol=tol, max_iter=max_iter,
-                scan_points=scan_points, threads=None,
-            )._with_threads(int(threads))
+            return analyze_checkpoint(path, options=dataclasses.replace(o, threads=None),
+                                      progress=progress)._with_threads(int(threads))
     state = load_state_dict(path)
-    if config is None:
-        config = read_config(path)
-    heads = extract_heads(state, config, layout, n_heads, prefix=prefix, generic=generic)
-    chosen = heads.layers if layers is None else [int(l) for l in layers]
+    config = read_config(path) if o.config is None else o.config
+    heads = extract_heads(state, config, o.layout, n_heads, prefix=o.prefix, generic=o.generic)
+    chosen = heads.layers if o.layers is None else [int(l) for l in o.layers]
     unknown = [l for l in chosen if l not in heads.wq]
     if unknown:
         raise CheckpointError(f"layers {unknown} not in the checkpoint (has {heads.layers})")
-    try:
-        if tuple(ranks) == tuple(DEFAULT_RANKS):  # the defaults adapt to small models: drop ranks above p
-            rank_list = [r for r in resolve_ranks(ranks, heads.d_head) if r <= heads.p]
-        else:
-            rank_list = resolve_ranks(ranks, heads.d_head, heads.p)
-    except ValueError as exc:
-        raise CheckpointError(str(exc)) from None
-    if not rank_list:
-        raise CheckpointError("no ranks to fit (give at least one rank)")
+    rank_list = _rank_list(o.ranks, heads)
+    mu_hat = o.mu_hat
     if isinstance(mu_hat, str):
         if mu_hat != "embedding_mean":
             raise ValueError(f"mu_hat must be an array, a mapping or 'embedding_mean', not {mu_hat!r}")
         mu_hat = embedding_mean(state)
     del state
-
-    rows: list[dict] = []
-    spectra: dict[str, list[float]] = {}
-    top_pairs: dict[str, dict] = {}
-    fits: dict = {}
-    base = {"p": heads.p, "n_heads": heads.n_heads, "d_head": heads.d_head}
-
-    def emit(l: int, head: Any, B: np.ndarray, bias_q: float | None, bias_k: float | None, factors=None) -> None:
-        mu = mu_hat.get(l) if isinstance(mu_hat, Mapping) else mu_hat
-        if not np.all(np.isfinite(B)):
-            raise CheckpointError(f"layer {l}, head {head}: the query/key weights contain NaN or inf")
-        diag = head_diagnostics(
-            B, rank_list, d_head=heads.d_head, mu_hat=mu, tol=tol, max_iter=max_iter, scan_points=scan_points,
-            factors=factors,
-        )
-        spectra[f"{l}/{head}"] = diag["singular_values"]
-        for fe in diag["fits"]:
-            fit: FitResult = fe["fit"]
-            row = {"layer": l, "head": head, "r": fe["r"], **base}
-            for k in (
-                "fro_norm", "spectral_norm", "trace_over_p", "numerical_rank", "participation_ratio",
-                "sym_fro_ratio", "sym_eig_min", "sym_eig_max", "sym_frac_negative",
-            ):
-                row[k] = diag[k]
-            row.update(
-                s_star=fit.s, rho=fit.rho, identity_share=fit.identity_share,
-                fit_iterations=fit.iterations, fit_method=fit.method,
-            )
-            for k in range(_N_TOP):
-                row[f"L_sv_{k + 1}"] = float(fit.L_s[k]) if k < len(fit.L_s) else None
-            row["query_bias_norm"] = bias_q
-            row["key_bias_norm"] = bias_k
-            if "alignment" in fe:
-                for k in range(_N_TOP):
-                    row[f"align_{k + 1}"] = fe["alignment"][k] if k < len(fe["alignment"]) else None
-                row["mu_L_mu"] = fe["mu_L_mu"]
-            rows.append(row)
-            fits[(l, head, fe["r"])] = fit
-            if head == "sum" and n_top_pairs > 0 and len(fit.L_s):
-                k = min(n_top_pairs, len(fit.L_s))
-                top_pairs[f"{l}/sum/{fe['r']}"] = {
-                    "sigma": fit.L_s[:k].tolist(),
-                    "u": fit.L_u[:, :k].T.tolist(),
-                    "v": fit.L_v[:, :k].T.tolist(),
-                }
-
+    col = _Collector(heads, rank_list, mu_hat, o)
     for l in chosen:
         if progress is not None:
             progress(f"layer {l} ({chosen.index(l) + 1}/{len(chosen)})")
-        bn = heads.bias_norms.get(l, {})
-        bq, bk = bn.get("query"), bn.get("key")
-        if layer_sum:
-            emit(l, "sum", heads.layer_sum(l, fold_layernorm=fold_layernorm), _norm_or_none(bq), _norm_or_none(bk))
-        if per_head:
-            for h in range(heads.n_heads):
-                emit(
-                    l, h, heads.head_product(l, h, fold_layernorm=fold_layernorm),
-                    None if bq is None else float(bq[h]), None if bk is None else float(bk[h]),
-                    factors=heads.head_factors(l, h, fold_layernorm=fold_layernorm),
-                )
-
+        col.layer(l)
     parameters = {
-        "ranks": [r for r in ranks],
+        "ranks": [r for r in o.ranks],
         "ranks_resolved": rank_list,
-        "fold_layernorm": fold_layernorm,
-        "per_head": per_head,
-        "layer_sum": layer_sum,
+        "fold_layernorm": o.fold_layernorm,
+        "per_head": o.per_head,
+        "layer_sum": o.layer_sum,
         "mu_hat": None if mu_hat is None else ("per-layer mapping" if isinstance(mu_hat, Mapping) else "vector"),
-        "layout_requested": layout,
+        "layout_requested": o.layout,
         "n_heads_argument": n_heads,
         "layers": chosen,
         "scaling": "B_h = sqrt(p/d_h) W_K^h^T W_Q^h (rows keys, columns queries)",
-        "tol": tol,
-        "max_iter": max_iter,
-        "scan_points": scan_points,
+        "tol": o.tol,
+        "max_iter": o.max_iter,
+        "scan_points": o.scan_points,
         "threads": None,
         "blas_threads": _blas_threads(),
     }
@@ -480,5 +423,92 @@ def analyze_checkpoint(
         "layers": chosen,
         "prefix": heads.prefix,
     }
-    return WeightsReport(rows, spectra, parameters, meta, top_pairs, fits)
+    return WeightsReport(col.rows, col.spectra, parameters, meta, col.top_pairs, col.fits)
+
+
+def _rank_list(ranks, heads) -> list:
+    """The ranks to fit, resolved against d_h and p (the defaults drop the ranks above p of a small model)."""
+    try:
+        if tuple(ranks) == tuple(DEFAULT_RANKS):
+            rank_list = [r for r in resolve_ranks(ranks, heads.d_head) if r <= heads.p]
+        else:
+            rank_list = resolve_ranks(ranks, heads.d_head, heads.p)
+    except ValueError as exc:
+        raise CheckpointError(str(exc)) from None
+    if not rank_list:
+        raise CheckpointError("no ranks to fit (give at least one rank)")
+    return rank_list
+
+
+class _Collector:
+    """The report's tables, filled block by block: one row per (layer, head, rank), the spectra, the leading
+    singular pairs of the layer-sum fits and the fits themselves."""
+
+    def __init__(self, heads, rank_list, mu_hat, o: WeightsOptions):
+        self.heads, self.rank_list, self.mu_hat, self.o = heads, rank_list, mu_hat, o
+        self.rows: list[dict] = []
+        self.spectra: dict[str, list[float]] = {}
+        self.top_pairs: dict[str, dict] = {}
+        self.fits: dict = {}
+        self.base = {"p": heads.p, "n_heads": heads.n_heads, "d_head": heads.d_head}
+
+    def layer(self, l: int) -> None:
+        heads, o = self.heads, self.o
+        bn = heads.bias_norms.get(l, {})
+        bq, bk = bn.get("query"), bn.get("key")
+        if o.layer_sum:
+            self.emit(l, "sum", heads.layer_sum(l, fold_layernorm=o.fold_layernorm), _norm_or_none(bq),
+                      _norm_or_none(bk))
+        if o.per_head:
+            for h in range(heads.n_heads):
+                self.emit(
+                    l, h, heads.head_product(l, h, fold_layernorm=o.fold_layernorm),
+                    None if bq is None else float(bq[h]), None if bk is None else float(bk[h]),
+                    factors=heads.head_factors(l, h, fold_layernorm=o.fold_layernorm),
+                )
+
+    def emit(self, l: int, head: Any, B: np.ndarray, bias_q: float | None, bias_k: float | None,
+             factors=None) -> None:
+        o = self.o
+        mu = self.mu_hat.get(l) if isinstance(self.mu_hat, Mapping) else self.mu_hat
+        if not np.all(np.isfinite(B)):
+            raise CheckpointError(f"layer {l}, head {head}: the query/key weights contain NaN or inf")
+        diag = head_diagnostics(
+            B, self.rank_list, d_head=self.heads.d_head, mu_hat=mu, tol=o.tol, max_iter=o.max_iter,
+            scan_points=o.scan_points, factors=factors,
+        )
+        self.spectra[f"{l}/{head}"] = diag["singular_values"]
+        for fe in diag["fits"]:
+            self.rows.append(self._row(l, head, diag, fe, bias_q, bias_k))
+            fit: FitResult = fe["fit"]
+            self.fits[(l, head, fe["r"])] = fit
+            if head == "sum" and o.n_top_pairs > 0 and len(fit.L_s):
+                k = min(o.n_top_pairs, len(fit.L_s))
+                self.top_pairs[f"{l}/sum/{fe['r']}"] = {
+                    "sigma": fit.L_s[:k].tolist(),
+                    "u": fit.L_u[:, :k].T.tolist(),
+                    "v": fit.L_v[:, :k].T.tolist(),
+                }
+
+    def _row(self, l, head, diag, fe, bias_q, bias_k) -> dict:
+        fit: FitResult = fe["fit"]
+        row = {"layer": l, "head": head, "r": fe["r"], **self.base}
+        for k in (
+            "fro_norm", "spectral_norm", "trace_over_p", "numerical_rank", "participation_ratio",
+            "sym_fro_ratio", "sym_eig_min", "sym_eig_max", "sym_frac_negative",
+        ):
+            row[k] = diag[k]
+        row.update(
+            s_star=fit.s, rho=fit.rho, identity_share=fit.identity_share,
+            fit_iterations=fit.iterations, fit_method=fit.method,
+        )
+        for k in range(_N_TOP):
+            row[f"L_sv_{k + 1}"] = float(fit.L_s[k]) if k < len(fit.L_s) else None
+        row["query_bias_norm"] = bias_q
+        row["key_bias_norm"] = bias_k
+        if "alignment" in fe:
+            for k in range(_N_TOP):
+                row[f"align_{k + 1}"] = fe["alignment"][k] if k < len(fe["alignment"]) else None
+            row["mu_L_mu"] = fe["mu_L_mu"]
+        return row
 
