@@ -273,6 +273,8 @@ class Result:
     ``export`` names ``export(params, path) -> str`` (a one-line summary) for
     ``attnlimits export <name>``, with ``export_parameters`` its options (``-o/--output`` is added),
     ``export_help`` its description and ``export_examples`` the command lines its ``--help`` shows.
+    ``doc`` is the result's documentation page, relative to the project root (``"docs/slr.md"``): the
+    page that documents every claim ID the claims modules register (``None``: a plug-in without one).
     """
 
     name: str
@@ -291,6 +293,8 @@ class Result:
     properties: tuple = ()
     #: what ``attnlimits show`` prints: a tuple of :class:`Item`, or ``"module:attribute"`` naming one
     items: tuple | str = ()
+    #: the documentation page, relative to the project root (``"docs/<result>.md"``)
+    doc: str | None = None
 
     def item_list(self) -> tuple:
         """The result's :class:`Item` declarations (imports the named module when ``items`` is a string)."""

@@ -106,4 +106,5 @@ RESULT = Result(
         Param("backend", "choice", default="numpy", choices=("numpy", "mpmath"), help="numpy (default) or mpmath"),
     ),
     description="Liao, Liu, Hou, Zou, Ling, arXiv:2506.18656 (docs/attention_rmt.md).",
+    doc="docs/attention_rmt.md",
 )

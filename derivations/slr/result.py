@@ -330,6 +330,7 @@ RESULT = Result(
     commands=(POPULATION_COMMAND, REPLICA_COMMAND, TRAIN_COMMAND, BAYES_OPTIMAL_COMMAND, AMP_COMMAND,
               POSTERIOR_COMMAND, PHASE_COMMAND),
     claims=("attnlimits.verify.claims.slr_population", "attnlimits.verify.claims.slr_finite", "attnlimits.verify.claims.slr_bayes_optimal"),
+    doc="docs/slr.md",
     properties=PROPERTIES,
     items="attnlimits.derivations.slr.items:ITEMS",
     export="attnlimits.verify.slr.export:export_slr",

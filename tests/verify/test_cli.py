@@ -97,3 +97,11 @@ def test_in_process_module_raises_package_error_classes():
     mod = compile_model(R.model, "numpy")
     with pytest.raises(ConvergenceError, match="rmt_bulk"):
         mod.curve(1e-300, [1.0], a1=0.6, nu=0.4)
+
+
+def test_vector_option_may_start_negative(capsys):
+    """Issue: ``--wk -0.5,0.5,0`` was refused as an unknown option (exit 2)."""
+    rc = main(["rmt", "--activation", "relu", "--c", "3", "--snr", "1.2", "--gamma", "0.5",
+               "--wk", "-0.5,0.5,0", "--wq", "0.8,0,0", "--json"])
+    out = capsys.readouterr().out
+    assert rc == 0 and json.loads(out)[0]["E_attention"] > 0
