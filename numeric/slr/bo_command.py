@@ -16,7 +16,9 @@ and max-SLR (:func:`attnlimits.numeric.slr.bo_state_evolution.bomax_fixed_point`
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+from dataclasses import dataclass
 
 from attnlimits.symbolic.result import InputError
 
@@ -46,9 +48,24 @@ def check_bo_inputs(nu, alphas, delta, model: str = "spiked"):
     return nu, alphas, float(delta)
 
 
-def bo_points(mod, law, nu, alphas, delta, *, model: str = "spiked", points: int = 2 ** 13, replicates: int = 8,
-              seed: int = 0, rule: str = "sobol", n_gh: int = 12, form: str = "ibp", starts=("uninformed", "informed"),
-              population_bayes_risk=None, inner_points: int = 24, test_points: int = 2 ** 15, progress=None):
+@dataclass(frozen=True)
+class BORuleSpec:
+    """The frozen rules of a BO curve: ``points`` × ``replicates`` (``seed``) of the outer ``rule`` (``"sobol"``
+    or Gauss–Hermite with ``n_gh`` nodes), ``inner_points`` Gauss–Hermite nodes per dimension for max-SLR's key
+    smoothing and ``test_points`` per replicate for its test-error integrals."""
+
+    points: int = 2 ** 13
+    replicates: int = 8
+    seed: int = 0
+    rule: str = "sobol"
+    n_gh: int = 12
+    inner_points: int = 24
+    test_points: int = 2 ** 15
+
+
+def bo_points(mod, law, nu, alphas, delta, *, model: str = "spiked", form: str = "ibp",
+              starts=("uninformed", "informed"), population_bayes_risk=None, spec: BORuleSpec | None = None,
+              progress=None, **overrides):
     r"""The BO curve on the generated module ``mod`` for the length law ``law`` (``((L, P(L)), …)``), one
     selected :class:`attnlimits.numeric.slr.bo_state_evolution.BOPoint` per α (docs/slr.md §11).
 
@@ -60,7 +77,13 @@ def bo_points(mod, law, nu, alphas, delta, *, model: str = "spiked", points: int
     the key smoothing uses a frozen Gauss–Hermite inner rule with ``inner_points`` nodes per dimension
     (exact closed form at ν = ∞, L ≤ 2) and the test-error integrals A, B a Sobol rule of ``test_points``
     per replicate (seed ``seed + 7919``); ``population_bayes_risk`` is unused (:math:`E_B^{\max}(q_k)=1-B`).
+    The rule sizes are the fields of :class:`BORuleSpec` (``spec``; keywords override them).
     """
+    sp = BORuleSpec() if spec is None else spec
+    if overrides:
+        sp = dataclasses.replace(sp, **overrides)
+    points, replicates, seed, rule, n_gh = sp.points, sp.replicates, sp.seed, sp.rule, sp.n_gh
+    inner_points, test_points = sp.inner_points, sp.test_points
     L_max = max(int(L) for L, _ in law)
     need = float(points) * float(replicates) * (4 * L_max + 8) * 8
     if need > 8 * 2 ** 30:

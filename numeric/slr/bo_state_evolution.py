@@ -33,6 +33,8 @@ Failures raise :class:`attnlimits.numeric.ConvergenceError`; non-finite integran
 """
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import math
 from dataclasses import asdict, dataclass, field
@@ -304,14 +306,34 @@ def _fd_jacobian(G, x, Gx):
     return J
 
 
+@dataclass(frozen=True)
+class BOOptions:
+    """Options of :func:`bo_fixed_point` and :func:`bomax_fixed_point`: the form of the map (``"ibp"``), the
+    solver's ``tol``, ``max_iter`` and ``damping``, and ``with_error`` (the error bars and the rule-difference
+    check; off for the finer rule's own solve)."""
+
+    form: str = "ibp"
+    tol: float = 1e-11
+    max_iter: int = 3000
+    damping: float = 0.5
+    with_error: bool = True
+
+
+def _options(options, overrides) -> BOOptions:
+    o = BOOptions() if options is None else options
+    return dataclasses.replace(o, **overrides) if overrides else o
+
+
 def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, start="uninformed",
-                   form: str = "ibp", tol: float = 1e-11, max_iter: int = 3000, damping: float = 0.5,
-                   population_bayes_risk=None, _with_error: bool = True) -> BOPoint:
+                   population_bayes_risk=None, options: BOOptions | None = None, **overrides) -> BOPoint:
     """Solve the BO state evolution at one α from ``x0`` (default: the ``start``'s q) on ``rule``.
 
     ``lengths`` is a tuple of (L, P(L)); ``population_bayes_risk(model, snr, L)`` returns an object
     with ``.value`` (e.g. :func:`attnlimits.numeric.slr.bayes_risk.bayes_risk` given the derived kernels).
+    ``options`` (:class:`BOOptions`; keywords override its fields): form, tol, max_iter, damping, with_error.
     """
+    o = _options(options, overrides)
+    form, tol, max_iter, damping, _with_error = o.form, o.tol, o.max_iter, o.damping, o.with_error
     if population_bayes_risk is None:
         raise TypeError("bo_fixed_point needs population_bayes_risk(model, snr, L) (e.g. attnlimits.verify.slr.bayes_risk, "
                         "attnlimits.numeric.slr.bayes_risk.bayes_risk with the derived kernels)")
@@ -373,9 +395,9 @@ def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, sta
         gap = tuple(float(v) for v in diff.mean(0))
         gap_se = tuple(float(v) for v in (diff.std(0, ddof=1) / math.sqrt(R) if R > 1 else np.zeros(2)))
     if rule.finer is not None and _with_error:  # Gauss–Hermite: error = rule difference
-        fine = bo_fixed_point(mod, rule.finer, lengths, nu, alpha, delta, x0=x, form=form, tol=tol,
-                              max_iter=max_iter, damping=damping, population_bayes_risk=population_bayes_risk,
-                              _with_error=False)
+        fine = bo_fixed_point(mod, rule.finer, lengths, nu, alpha, delta, x0=x,
+                              population_bayes_risk=population_bayes_risk,
+                              options=dataclasses.replace(o, with_error=False))
         se_q = np.array([abs(fine.q_k - qk), abs(fine.q_v - qv)])
         E_se = abs(fine.E_BO - E)
         phi_se = abs(fine.phi - phi)
@@ -569,8 +591,8 @@ def bomax_map(mod, rule: BORule, inner: InnerRule, lengths, nu, delta, q, *, for
 
 
 def bomax_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, inner: InnerRule = None, x0=None,
-                      start="uninformed", form: str = "ibp", tol: float = 1e-11, max_iter: int = 3000,
-                      damping: float = 0.5, test_rule: BORule = None, _with_error: bool = True) -> BOPoint:
+                      start="uninformed", test_rule: BORule = None, options: BOOptions | None = None,
+                      **overrides) -> BOPoint:
     r"""Solve the max-SLR BO state evolution at one α (``nu`` finite or ``math.inf``) on ``rule`` and ``inner``.
 
     .. math:: \hat q_b=\alpha\,\mathbb E[W\textstyle\sum_\ell(g^b_\ell)^2],\quad q_b=\hat q_b/(1+\hat q_b),\quad
@@ -582,7 +604,10 @@ def bomax_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, inner: In
     ``E_B_snr`` holds :math:`E_B^{\max}(q_k)=1-B` (location Bayes risk from the estimated key field).
     ``test_rule`` (default ``rule``): the rule for :math:`A,B` (a larger one pays off at large α, where
     :math:`1-B` lives in a boundary layer of width :math:`\sqrt{1-q_k}` at ν = ∞).
+    ``options`` (:class:`BOOptions`; keywords override its fields): form, tol, max_iter, damping, with_error.
     """
+    o = _options(options, overrides)
+    form, tol, max_iter, damping, _with_error = o.form, o.tol, o.max_iter, o.damping, o.with_error
     nu, alpha, delta = float(nu), float(alpha), float(delta)
     params = {"alpha": alpha, "nu": nu, "Delta": delta}
     if not (alpha > 0 and nu >= 0 and delta > 0 and math.isfinite(alpha) and not math.isnan(nu)):
@@ -653,8 +678,8 @@ def bomax_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, inner: In
         gap_se = tuple(float(v) for v in (diff.std(0, ddof=1) / math.sqrt(R) if R > 1 else np.zeros(2)))
     inner_err = 0.0
     if _with_error and inner.finer is not None:
-        fine = bomax_fixed_point(mod, rule, lengths, nu, alpha, delta, inner=inner.finer, x0=x, form=form, tol=tol,
-                                 max_iter=max_iter, damping=damping, test_rule=test_rule, _with_error=False)
+        fine = bomax_fixed_point(mod, rule, lengths, nu, alpha, delta, inner=inner.finer, x0=x, test_rule=test_rule,
+                                 options=dataclasses.replace(o, with_error=False))
         inner_err = abs(fine.E_BO - E)
         se_q = se_q + np.array([abs(fine.q_k - qk), abs(fine.q_v - qv)])
         E_se += inner_err

@@ -90,16 +90,16 @@ def lengths_law(L) -> tuple:
 
 
 def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4, 10, 20), delta: float = 0.1, *,
-                       points: int = 2 ** 13, replicates: int = 8, seed: int = 0, rule: str = "sobol",
-                       n_gh: int = 12, form: str = "ibp", starts=("uninformed", "informed"), inner_points: int = 24,
-                       test_points: int = 2 ** 15, progress=None):
+                       form: str = "ibp", starts=("uninformed", "informed"), spec=None, progress=None, **overrides):
     r"""Bayes-optimal test error :math:`E_{BO}(\alpha)` of SLR (spec §11), one :class:`attnlimits.numeric.slr.bo_state_evolution.BOPoint`
     per α (the free-entropy-selected fixed point; ``.branches`` lists every distinct one).
 
     ``model="spiked"`` (ν finite) or ``"max"`` (ν finite or ``math.inf``; ``inner_points`` Gauss–Hermite
     nodes per dimension for the key smoothing :math:`\mathbb E\,\mathrm{softmax}(\nu h)`, unused where it
     is a closed form: ν = ∞ with L ≤ 2; ``test_points`` Sobol points per replicate for the test-error
-    integrals A, B).
+    integrals A, B).  The rule sizes (``points``, ``replicates``, ``seed``, ``rule``, ``n_gh``, ``inner_points``,
+    ``test_points``) are the fields of :class:`attnlimits.numeric.slr.bo_command.BORuleSpec` (``spec``; keywords
+    override them).
 
     Examples
     --------
@@ -119,9 +119,8 @@ def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4
     if model == "spiked":
         from .theory import bayes_risk
 
-    return bo_points(mod, law, nu, alphas, delta, model=model, points=points, replicates=replicates, seed=seed,
-                     rule=rule, n_gh=n_gh, form=form, starts=starts, population_bayes_risk=bayes_risk,
-                     inner_points=inner_points, test_points=test_points, progress=progress)
+    return bo_points(mod, law, nu, alphas, delta, model=model, form=form, starts=starts, population_bayes_risk=bayes_risk,
+                     spec=spec, progress=progress, **overrides)
 
 
 def _L_param(v):
