@@ -39,7 +39,10 @@ standard Gaussian coordinates apart from the spike), ``y`` of shape (N,).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -90,9 +93,34 @@ def _data(X, y, delta, device):
     return dev, X, y
 
 
-def gamp(X, y, nu: float, delta: float, *, iterations: int = 60, damping: float = 0.5, tol: float = 1e-7,
-         k_star=None, v_star=None, init: str = "zero", generator: torch.Generator | None = None,
-         device="auto", progress=None) -> dict:
+@dataclass(frozen=True)
+class GampOptions:
+    """The iteration of :func:`gamp` / :func:`gamp_max`: at most ``iterations`` steps, weight ``damping`` of the
+    new iterate, stop when the undamped map moves the overlaps less than ``tol``."""
+
+    iterations: int = 60
+    damping: float = 0.5
+    tol: float = 1e-7
+
+
+class _GampData(NamedTuple):
+    """The data as GAMP uses them: X flattened to (N·L, D), its sizes and device."""
+
+    Xf: Any
+    N: int
+    L: int
+    D: int
+    dev: Any
+
+
+def _gamp_options(options, overrides, default: GampOptions) -> GampOptions:
+    o = default if options is None else options
+    return dataclasses.replace(o, **overrides) if overrides else o
+
+
+def gamp(X, y, nu: float, delta: float, *, k_star=None, v_star=None, init: str = "zero",
+         generator: torch.Generator | None = None, device="auto", options: GampOptions | None = None, progress=None,
+         **overrides) -> dict:
     r"""Run GAMP on data ``X`` (N, L, D) and labels ``y`` (N,) of spiked-SLR.
 
     Parameters
@@ -101,7 +129,7 @@ def gamp(X, y, nu: float, delta: float, *, iterations: int = 60, damping: float 
         Spike strength ν and label noise Δ (> 0) of the model.
     iterations, damping, tol :
         At most ``iterations`` steps; weight ``damping`` of the new iterate; stop when the overlap
-        change ``max |Δq|`` is below ``tol``.
+        change ``max |Δq|`` is below ``tol`` (fields of :class:`GampOptions` ``options``; keywords override).
     k_star, v_star : tensor, optional
         The truth (for the diagnostics ``m_k``, ``m_v``).
     init : {"zero", "random"}
@@ -125,15 +153,18 @@ def gamp(X, y, nu: float, delta: float, *, iterations: int = 60, damping: float 
         v = 1e-3 * torch.randn(D, generator=gen, dtype=torch.float64, device=dev)
     lam_k = N * float(nu) / D  # prior precision from the normalisation of the spiked law (module docstring)
     channel = lambda omx, omz, Vx, Vz: _channel(L, y, omx, omz, Vx, Vz, float(nu), float(delta))  # noqa: E731
-    return _gamp_iterations(Xf, N, L, D, channel, lam_k, k, v, iterations=iterations, damping=damping, tol=tol,
-                            k_star=k_star, v_star=v_star, dev=dev, progress=progress, label="GAMP")
+    return _gamp_iterations(_GampData(Xf, N, L, D, dev), channel, lam_k, k, v,
+                            options=_gamp_options(options, overrides, GampOptions()), truth=(k_star, v_star),
+                            progress=progress, label="GAMP")
 
 
-def _gamp_iterations(Xf, N, L, D, channel, lam_k, k, v, *, iterations, damping, tol, k_star, v_star, dev, progress,
-                     label):
+def _gamp_iterations(data: _GampData, channel, lam_k, k, v, *, options: GampOptions, truth, progress, label):
     """The GAMP iteration shared by :func:`gamp` and :func:`gamp_max`: Onsager-corrected fields, the
     output channel ``channel(ω^χ, ω^z, V_k, V_v) → (g_χ, g_z, ∂g_χ, ∂g_z)``, damping, Gaussian input
     updates with the extra key precision ``lam_k``; stops when q_k, q_v move less than ``tol``."""
+    Xf, N, L, D, dev = data
+    iterations, damping, tol = options.iterations, options.damping, options.tol
+    k_star, v_star = truth
     root = math.sqrt(D)
     Vk, Vv = 1.0, 1.0
     gx_old = torch.zeros(N, L, dtype=torch.float64, device=dev)
@@ -261,8 +292,8 @@ def _max_channel(L, nu, y, omx, omz, Vk, Vv, delta, inner):
     return _split_channel(out, yn, omx, L, "GAMP (max-SLR)")
 
 
-def gamp_max(X, y, nu: float, delta: float, *, iterations: int = 80, damping: float = 0.5, tol: float = 1e-7,
-             k_star=None, v_star=None, inner_points: int = 24, device="auto", progress=None) -> dict:
+def gamp_max(X, y, nu: float, delta: float, *, k_star=None, v_star=None, inner_points: int = 24, device="auto",
+             options: GampOptions | None = None, progress=None, **overrides) -> dict:
     r"""GAMP for max-SLR on data ``X`` (N, L, D), labels ``y`` (N,); ``nu`` finite or ``math.inf``.
 
     Same iteration as :func:`gamp` with the max-SLR channel
@@ -271,7 +302,8 @@ def gamp_max(X, y, nu: float, delta: float, *, iterations: int = 80, damping: fl
     (generated kernels ``bomax_L{L}_gout*`` on the inner Gauss–Hermite rule of ``inner_points`` nodes
     per dimension).  No extra key precision: the max-SLR law of :math:`X` is exactly
     :math:`\mathcal N(0,I)` for every key (``P_out`` is normalised, §3.3), so the prior of :math:`k` is
-    the bare :math:`\mathcal N(0,I_D)`.  Returns the same keys as :func:`gamp`.
+    the bare :math:`\mathcal N(0,I_D)`.  Returns the same keys as :func:`gamp`.  ``options``: as in :func:`gamp`,
+    with 80 iterations by default.
     """
     from attnlimits.numeric.slr.bo_state_evolution import make_inner_rule
 
@@ -282,8 +314,9 @@ def gamp_max(X, y, nu: float, delta: float, *, iterations: int = 80, damping: fl
     k = torch.zeros(D, dtype=torch.float64, device=dev)
     v = torch.zeros(D, dtype=torch.float64, device=dev)
     channel = lambda omx, omz, Vx, Vz: _max_channel(L, float(nu), y, omx, omz, Vx, Vz, float(delta), inner)  # noqa: E731
-    return _gamp_iterations(Xf, N, L, D, channel, 0.0, k, v, iterations=iterations, damping=damping, tol=tol,
-                            k_star=k_star, v_star=v_star, dev=dev, progress=progress, label="GAMP (max)")
+    return _gamp_iterations(_GampData(Xf, N, L, D, dev), channel, 0.0, k, v,
+                            options=_gamp_options(options, overrides, GampOptions(iterations=80)),
+                            truth=(k_star, v_star), progress=progress, label="GAMP (max)")
 
 
 def bo_predict_max(X, k_hat, v_hat, V_k: float, nu: float, *, inner_points: int = 24):
