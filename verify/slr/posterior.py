@@ -54,7 +54,9 @@ Cost: :math:`O(LD^2)` per site; about 1 ms per site step for 8 chains at D = 200
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -245,16 +247,29 @@ def _cross_q(vecs) -> float:
     return float((G.sum() - np.trace(G)) / (n * (n - 1)))
 
 
+@dataclass(frozen=True)
+class GibbsOptions:
+    """The chains of :func:`posterior_on_generated`: ``chains_per_start`` from each of ``starts``, ``sweeps``
+    sweeps of which ``burn_in`` are discarded; the §6.1 test error (``test_error``) on ``points`` QMC points."""
+
+    starts: tuple = STARTS
+    chains_per_start: int = 1
+    sweeps: int = 60
+    burn_in: int = 20
+    points: int = 2 ** 15
+    test_error: bool = True
+
+
 def posterior_on_generated(nu: float, L: int, alpha: float, delta: float, D: int, seeds, *,
-                           starts=STARTS, chains_per_start: int = 1, sweeps: int = 60, burn_in: int = 20,
-                           points: int = 2 ** 15, test_error: bool = True, progress=None) -> list[dict]:
+                           options: GibbsOptions | None = None, progress=None, **overrides) -> list[dict]:
     r"""Collapsed Gibbs on spiked-SLR data of each seed (all seeds and chains in one batch).
 
     Data per seed: :func:`attnlimits.verify.slr.sample_sequences` (teacher of §2, ``N = round(αD)``) from
     ``torch.Generator().manual_seed(seed)`` (CPU); sampler randomness from ``numpy.random.default_rng([seeds[0], 7919])``.
     Chains per seed: ``chains_per_start`` from each start in ``starts`` ("informed": the true locations;
     "random": uniform locations).  ``test_error=False`` skips the §6.1 test error (``E_test`` = NaN), which
-    needs the generated population kernels.
+    needs the generated population kernels.  These are the fields of :class:`GibbsOptions` (``options``;
+    keywords override them).
 
     Returns
     -------
@@ -270,6 +285,11 @@ def posterior_on_generated(nu: float, L: int, alpha: float, delta: float, D: int
     from .samplers import overlaps, sample_sequences
     from .theory import make_setting, population_risk_general
 
+    o = GibbsOptions() if options is None else options
+    if overrides:
+        o = dataclasses.replace(o, **overrides)
+    starts, chains_per_start, sweeps, burn_in = o.starts, o.chains_per_start, o.sweeps, o.burn_in
+    points, test_error = o.points, o.test_error
     if not delta > 0:
         raise ValueError(f"delta must be > 0, got {delta}")
     for s in starts:
