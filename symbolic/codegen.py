@@ -17,8 +17,8 @@ Conventions of generated kernels
 - Every expression is checked by :func:`assert_exact` first: a ``Float`` would silently cap the
   mpmath path at 53 bits.
 - The special functions of :mod:`attnlimits.symbolic.functions` print to their stable forms on every
-  backend; a function listed in :data:`attnlimits.symbolic.functions.RUNTIME_FUNCTIONS` (``zeta_erf2``)
-  prints a call to a helper that :class:`ModuleBuilder` adds to the module once.
+  backend; a function with a ``runtime_source`` (those of :data:`attnlimits.symbolic.functions.RUNTIME_FUNCTIONS`:
+  ``zeta_erf2``) prints a call to a helper that :class:`ModuleBuilder` adds to the module once.
 - Backend ``"torch"`` (elementwise kernels only: no spectral averages, no matrices) prints
   ``torch.*`` calls; the generated module needs ``torch`` (imported by the module itself), and
   gradients come from autograd.  It is the printer of the Monte Carlo attention weights
@@ -590,16 +590,15 @@ class ModuleBuilder:
 
     def _runtime_helpers(self) -> list[str]:
         """Helper sources of the special functions the kernels call (each once)."""
-        from .functions import RUNTIME_FUNCTIONS
-
         seen, out = [], []
         for k in self.kernels:
             for o in k.outputs:
                 for f in sp.sympify(o).atoms(sp.Function):
                     cls = type(f)
-                    if cls in RUNTIME_FUNCTIONS and cls not in seen:
+                    runtime = getattr(cls, "runtime_source", None)  # e.g. functions.zeta_erf2
+                    if runtime is not None and cls not in seen:
                         seen.append(cls)
-                        out.append(RUNTIME_FUNCTIONS[cls](self.backend))
+                        out.append(runtime(self.backend, print_expr))
         return out
 
     def source(self, *, main: str | None = None) -> str:

@@ -204,15 +204,16 @@ def _mpmath_integrand():
     return _MP_INTEGRAND[0]
 
 
-def zeta_erf2_runtime(backend: str) -> str:
+def zeta_erf2_runtime(backend: str, print_expr) -> str:
     r"""Source of ``_zeta_erf2(t, s)`` for a generated module: quadrature of the printed integrand.
+
+    ``print_expr(expr, backend)`` is the code printer (:func:`attnlimits.symbolic.codegen.print_expr`, passed
+    in by :class:`~attnlimits.symbolic.codegen.ModuleBuilder`: codegen imports nothing from this module).
 
     NumPy: ``scipy.integrate.quad`` split at the zero :math:`g=-t/s` of the erf (at 0 when it is
     beyond 40), about 1e-15 absolute; mpmath: ``mpmath.quad`` with the same split, at the working
     precision plus 10 digits.
     """
-    from .codegen import print_expr
-
     body = print_expr(zeta_erf2_integrand(), backend)
     if backend == "numpy":
         return f"""import math as _math  # noqa: E402
@@ -258,6 +259,8 @@ def _zeta_erf2(t, s):
     raise ValueError(f"zeta_erf2 has no {backend} implementation")
 
 
-#: Functions whose printed code calls a helper defined in the generated module:
-#: function class → callable(backend) → helper source (added once by ``ModuleBuilder``).
+#: Functions whose printed code calls a helper defined in the generated module: each carries it as
+#: ``runtime_source(backend, print_expr)`` → helper source (added once by ``ModuleBuilder``, which finds it on
+#: the function class, so that codegen need not import this module).
+zeta_erf2.runtime_source = staticmethod(zeta_erf2_runtime)
 RUNTIME_FUNCTIONS = {zeta_erf2: zeta_erf2_runtime}

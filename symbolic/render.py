@@ -393,13 +393,17 @@ def as_formula(obj, title: str = "", **kw) -> Formula:
     name → expression, a single expression or a Formula (returned as is)."""
     if isinstance(obj, Formula):
         return obj
-    from .system import EquationSystem
-
-    if isinstance(obj, EquationSystem):
+    if _is_system(obj):
         return system_formula(obj, title=title, **kw)
     if isinstance(obj, dict):
         return Formula(title, list(obj.items()), **kw)
     return Formula(title, [(kw.pop("lhs", "value"), obj)], **kw)
+
+
+def _is_system(obj) -> bool:
+    """True for an :class:`~attnlimits.symbolic.system.EquationSystem`, told by its fields (this module sits
+    below ``system``, which renders through it, so it does not import it)."""
+    return all(hasattr(obj, a) for a in ("unknowns", "updates", "observables", "parameters", "jacobian", "source"))
 
 
 def system_formula(system, title: str = "", *, observables: bool = True, jacobian: bool = False, **kw) -> Formula:

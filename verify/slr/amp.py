@@ -53,7 +53,7 @@ __all__ = ["gamp", "gamp_on_generated", "bo_predict", "gamp_max", "gamp_on_gener
 
 
 def _kernels(L):
-    from .bayes_optimal import bo_module
+    from .bo_kernels import bo_module
 
     mod = bo_module([L])
     return getattr(mod, f"bo_L{L}_gout_terms"), getattr(mod, f"bo_L{L}_gout")
@@ -275,7 +275,7 @@ def _max_channel(L, nu, y, omx, omz, Vk, Vv, delta, inner):
     inner rule (:func:`attnlimits.numeric.slr.bo_state_evolution.max_locations`), at GAMP's variances."""
     from attnlimits.numeric.slr.bo_state_evolution import location_scaling, max_locations
 
-    from .bayes_optimal import bo_module
+    from .bo_kernels import bo_module
 
     mod = bo_module([L], "max")
     yn = y.detach().cpu().numpy()
@@ -325,7 +325,7 @@ def bo_predict_max(X, k_hat, v_hat, V_k: float, nu: float, *, inner_points: int 
     generated inner integrands, not a softmax of the posterior-mean key)."""
     from attnlimits.numeric.slr.bo_state_evolution import make_inner_rule, max_locations
 
-    from .bayes_optimal import bo_module
+    from .bo_kernels import bo_module
 
     L, D = X.shape[-2], X.shape[-1]
     root = math.sqrt(D)

@@ -155,7 +155,7 @@ def _batches(n: int, batch: int) -> tuple[int, int]:
 
 
 def _softmax_weights(logits: torch.Tensor) -> torch.Tensor:
-    from .estimators import torch_attention_weights
+    from .attention import torch_attention_weights
 
     return torch_attention_weights("softmax", logits)
 
