@@ -215,7 +215,10 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
     best = pts[lams[ib]]
     grid_out = [pts[l_] for l_ in lams]
     if refine and 0 < ib < len(lams) - 1:
-        best = _refine(kern, rules, alpha, Delta, best, pts, lams, errs, ib, xatol, model, nu, kw)
+        def solve_at(lam_, **kw2):
+            return rs_fixed_point(kern, rules, alpha, lam_, Delta, model=model, nu=nu, **kw, **kw2)
+
+        best = _refine(solve_at, best, pts, lams, errs, ib, xatol)
     elif ib in (0, len(lams) - 1):
         best.flags = best.flags + ("lambda_at_grid_edge",)
     if failed:
@@ -279,10 +282,11 @@ def _flag_nonequilibrium(pts, lams, errs) -> list:
     return nonequilibrium
 
 
-def _refine(kern, rules, alpha, Delta, best, pts, lams, errs, ib, xatol, model, nu, kw):
+def _refine(solve_at, best, pts, lams, errs, ib, xatol):
     """Brent's bounded method (golden section with parabolic steps) in log₁₀λ between the neighbours of the best
     grid point, failed solves as +inf; every solved point is a candidate, not only the minimiser, if its
-    objective stays below the next larger λ's (the objective is non-decreasing in λ)."""
+    objective stays below the next larger λ's (the objective is non-decreasing in λ).  ``solve_at(λ, **kw)``:
+    the fixed point at λ, everything else fixed."""
     from scipy.optimize import minimize_scalar
 
     lo, hi = math.log10(lams[ib - 1]), math.log10(lams[ib + 1])
@@ -293,7 +297,7 @@ def _refine(kern, rules, alpha, Delta, best, pts, lams, errs, ib, xatol, model, 
         if u in cache:
             return cache[u].E_test
         try:
-            fp = rs_fixed_point(kern, rules, alpha, 10 ** u, Delta, x0=xb, warm=best, model=model, nu=nu, **kw)
+            fp = solve_at(10 ** u, x0=xb, warm=best)
         except ConvergenceError:
             return math.inf
         cache[u] = fp
