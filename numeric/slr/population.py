@@ -32,8 +32,10 @@ approach to the bound with its error — and ``risk_at_bound`` keeps the value a
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -565,10 +567,22 @@ def rules_module(rules):
     return rules[0][1].module
 
 
-def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = False, per_length: bool = False,
-                            tol: float = 1e-6, n_gh: int | None = None, qmc_points: int = 2 ** 14,
-                            replicates: int = 8, seed: int = 0, extra=None, starts=None,
-                            closed_form: bool = True) -> PopulationOptimum:
+@dataclass(frozen=True)
+class PopulationOptions:
+    """Options of :func:`optimal_population_risk` (every field is described there)."""
+
+    orthogonal_noise: bool = False
+    per_length: bool = False
+    tol: float = 1e-6
+    n_gh: int | None = None
+    qmc_points: int = 2 ** 14
+    replicates: int = 8
+    seed: int = 0
+    closed_form: bool = True
+
+
+def optimal_population_risk(act, setting: Setting, *, extra=None, starts=None,
+                            options: PopulationOptions | None = None, **overrides) -> PopulationOptimum:
     r"""Population optimum :math:`E^*_\sigma=1-\sup A^2/B` of an activation (§6.2–§6.3).
 
     Parameters
@@ -586,11 +600,17 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
         difference is below it, up to 64 per dimension).
     extra : float, optional
         Value of a fixed extra scalar (``erf_fixed``'s c, ``softplus_norm``'s b); default 0.
+    starts : list, optional
+        Starting points of the L-BFGS-B search (log m_k, then s² and the learned extra where optimised); default
+        :func:`_default_starts`.
     closed_form : bool
         Linear variants use the derived closed forms of §8
         (:func:`attnlimits.derivations.slr.linear_closed_form`) with μ_L(ν) = ν E_B (max-SLR) or
         M_L (ν = ∞) from :mod:`attnlimits.numeric.slr.bayes_risk`; ``False`` optimises them numerically like the others
         (the cross-check of claim C6).
+
+    The options (``orthogonal_noise`` … ``closed_form``, all but ``extra`` and ``starts``) are the fields of
+    :class:`PopulationOptions` (``options``; keywords override them).
 
     Notes
     -----
@@ -598,35 +618,95 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
     at 1e-6; QMC settings (max-SLR ν = ∞, L > 3) about 1–3 s, error ~1e-4.  Gradients are exact
     (derivatives of the generated kernels), so L-BFGS-B converges in tens of evaluations.
     """
-    from scipy.optimize import minimize
-
+    o = PopulationOptions() if options is None else options
+    if overrides:
+        o = dataclasses.replace(o, **overrides)
     na = numeric_activation(act, setting.kernels)
-    if na.kind == "affine" and closed_form and not orthogonal_noise:
-        return _linear_optimum(na, setting, per_length=per_length)
-    c_nu = setting.c_nu if not math.isinf(setting.c_nu) else 3.0
-    c_nu = max(c_nu, 0.1)
-    learned = na.has_extra and na.extra_learned and extra is None
-    layout = {"s2": None, "extra": None}
-    bounds = [(math.log(M_BOUNDS[0]), math.log(M_BOUNDS[1]))]
-    if orthogonal_noise:
-        layout["s2"] = len(bounds)
-        bounds.append((0.0, 100.0))
-    if learned:
-        layout["extra"] = len(bounds)
-        bounds.append(tuple(na.extra_bounds))
-    fixed_extra = na.extra_default if extra is None else float(extra)
-    if na.has_extra and not learned:
-        na = NumericActivation(**{**na.__dict__, "extra_default": fixed_extra})
-    if starts is None:
+    if na.kind == "affine" and o.closed_form and not o.orthogonal_noise:
+        return _linear_optimum(na, setting, per_length=o.per_length)
+    space = _SearchSpace.of(na, setting, o.orthogonal_noise, extra)
+    na = space.na
+    search = _minimise(space, setting, space.default_starts() if starts is None else starts, o)
+    th = search.best.x
+    f, _, A, B = _objective(na, search.rules, th, space.layout, grad=False)
+    err, method = (search.int_err, search.rules[-1][1].method) if search.deterministic else \
+        _replicate_error(na, setting, search.rules, th, space.layout)
+    layout = space.layout
+    m_val = math.exp(th[0])
+    s2 = th[layout["s2"]] if layout["s2"] is not None else 0.0
+    mv = float(setting.population_module().optimal_value(A, B)[0])  # m_v* = A/B (generated)
+    argmin = {"m_k": m_val, "q_k": m_val ** 2 + s2, "s_k": math.sqrt(max(s2, 0.0)), "m_v": mv, "q_v": mv * mv}
+    fine_rules = _rules(setting, o.orthogonal_noise, search.n + search.n // 2, o.qmc_points, o.replicates,
+                        o.seed) if search.deterministic else None
+    reasons, directions = _limit_directions(space, search.rules, fine_rules, th, f, err, argmin)
+    risk = f
+    _require_finite(f"{na.name}: the optimal risk on {setting.describe()}", risk, err)
+    err_total = float(err + max(o.tol * 0.01, 1e-12))
+    out = PopulationOptimum(na.name, setting, float(risk), err_total, argmin, A, B,
+                            bool(reasons), "; ".join(reasons), method, search.evals)
+    if directions:
+        # the optimum is a limit: report the limit value, keep the value at the bound (issue 8)
+        lim, lim_err, how = _limit_value(na, setting, th, layout, directions, search.rules, fine_rules, err_total,
+                                         dict(orthogonal_noise=o.orthogonal_noise, tol=o.tol, n_gh=o.n_gh,
+                                              qmc_points=o.qmc_points, replicates=o.replicates, seed=o.seed))
+        out.risk_at_bound, out.risk, out.risk_error, out.limit_method = float(risk), float(lim), float(lim_err), how
+    if o.per_length and setting.variable:
+        vals = {}
+        for L, p in setting.lengths:
+            sub = Setting(setting.model, setting.nu, ((L, 1.0),), setting.kernels)
+            r = optimal_population_risk(act, sub, extra=extra, options=dataclasses.replace(
+                PopulationOptions(), orthogonal_noise=o.orthogonal_noise, tol=o.tol, n_gh=o.n_gh,
+                qmc_points=o.qmc_points, replicates=o.replicates, seed=o.seed))
+            vals[L] = r.risk
+        out.per_length = {"risks": vals, "average": float(sum(p * vals[L] for L, p in setting.lengths))}
+    return out
+
+
+@dataclass
+class _SearchSpace:
+    """The parameters of the search: log m_k, then s² = q_k − m_k² (``orthogonal_noise``) and the learned extra
+    scalar at the indices of ``layout``, within ``bounds``; ``na`` with a fixed extra scalar set."""
+
+    na: Any
+    setting: Any
+    layout: dict
+    bounds: list
+    learned: bool
+    fixed_extra: Any
+    c_nu: float
+    orthogonal_noise: bool
+
+    @classmethod
+    def of(cls, na, setting, orthogonal_noise, extra):
+        c_nu = setting.c_nu if not math.isinf(setting.c_nu) else 3.0
+        c_nu = max(c_nu, 0.1)
+        learned = na.has_extra and na.extra_learned and extra is None
+        layout = {"s2": None, "extra": None}
+        bounds = [(math.log(M_BOUNDS[0]), math.log(M_BOUNDS[1]))]
+        if orthogonal_noise:
+            layout["s2"] = len(bounds)
+            bounds.append((0.0, 100.0))
+        if learned:
+            layout["extra"] = len(bounds)
+            bounds.append(tuple(na.extra_bounds))
+        fixed_extra = na.extra_default if extra is None else float(extra)
+        if na.has_extra and not learned:
+            na = NumericActivation(**{**na.__dict__, "extra_default": fixed_extra})
+        return cls(na, setting, layout, bounds, learned, fixed_extra, c_nu, orthogonal_noise)
+
+    def default_starts(self) -> list:
+        """m_k at 0.3, 1, 3, 10 × c_ν; for a learned extra also a few starts in its regimes; for
+        ``orthogonal_noise`` one with s² = c_ν²/2."""
+        na, layout, bounds, c_nu = self.na, self.layout, self.bounds, self.c_nu
         starts = []
         for f in (0.3, 1.0, 3.0, 10.0):
             th = [math.log(min(max(f * c_nu, 2 * M_BOUNDS[0]), M_BOUNDS[1] / 2))]
-            if orthogonal_noise:
+            if self.orthogonal_noise:
                 th.append(0.0)
-            if learned:
+            if self.learned:
                 th.append(0.0)
             starts.append(th)
-        if learned:
+        if self.learned:
             for th0 in list(starts[:3]):
                 th = list(th0)
                 th[layout["extra"]] = -10.0 if na.kind == "normalised" else -1.0
@@ -636,19 +716,38 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
                 th[0] = bounds[0][1] - 1.0
                 th[layout["extra"]] = 0.5 * na.extra_bounds[0]
                 starts.append(th)
-        if orthogonal_noise:
+        if self.orthogonal_noise:
             th = list(starts[1])
             th[layout["s2"]] = 0.5 * c_nu ** 2
             starts.append(th)
-    if setting.model == "max" and not math.isinf(setting.nu) and setting.nu > 0:
-        n0 = 32
-    else:
-        n0 = 24
-    n = n_gh or n0
+        return starts
+
+
+@dataclass
+class _Search:
+    best: Any
+    rules: Any
+    deterministic: bool
+    int_err: float
+    n: int
+    evals: int
+
+
+def _minimise(space: _SearchSpace, setting, starts, o: PopulationOptions) -> _Search:
+    """L-BFGS-B from every start (exact gradients of the generated kernels).  On a deterministic rule every
+    candidate is judged on a finer rule (n → 3n/2: a coarse rule can alias a sharp integrand, large m_k, into a
+    spurious optimum; rank by the fine value, error = coarse − fine) and the rule refined from the best until
+    the error is below ``tol`` (at most 64 nodes per dimension); on QMC rules the lowest candidate."""
+    from scipy.optimize import minimize
+
+    na, layout, bounds = space.na, space.layout, space.bounds
+    n0 = 32 if setting.model == "max" and not math.isinf(setting.nu) and setting.nu > 0 else 24
+    n = o.n_gh or n0
     evals = 0
     best = None
+    int_err = None
     while True:
-        rules = _rules(setting, orthogonal_noise, n, qmc_points, replicates, seed)
+        rules = _rules(setting, o.orthogonal_noise, n, o.qmc_points, o.replicates, o.seed)
         deterministic = all(r.groups == 0 for _, r in rules)
 
         def fun(th):
@@ -665,42 +764,38 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
         if not deterministic:
             best = min(cands, key=lambda r: r.fun)
             break
-        # judge every candidate on a finer rule: a coarse rule can alias a sharp integrand (large
-        # m_k) into a spurious optimum; rank by the fine value, error = coarse − fine
-        fine = _rules(setting, orthogonal_noise, n + n // 2, qmc_points, replicates, seed)
+        fine = _rules(setting, o.orthogonal_noise, n + n // 2, o.qmc_points, o.replicates, o.seed)
         judged = []
         for r in cands:
             f_fine = _objective(na, fine, r.x, layout, grad=False)[0]
             judged.append((f_fine + abs(f_fine - r.fun), abs(f_fine - r.fun), r))
         _, int_err, best = min(judged, key=lambda j: j[0])
-        if n_gh is not None or int_err <= tol or n >= 64:
+        if o.n_gh is not None or int_err <= o.tol or n >= 64:
             break
         n = min(64, n + n // 2)
-    th = best.x
-    f, _, A, B = _objective(na, rules, th, layout, grad=False)
-    if deterministic:
-        err = int_err
-        method = rules[-1][1].method
-    else:
-        # replicate spread of the risk at the argmin
-        parts = []
-        for p, rule in rules:
-            a_, b_, _, _ = _AB_rule(na, rule, math.exp(th[0]), th[layout["s2"]] if layout["s2"] is not None else 0.0,
-                                    th[layout["extra"]] if layout["extra"] is not None else na.extra_default, False)
-            parts.append((p, a_, b_, None, None))
-        Ar, Br, _, _ = _combine(parts)
-        er = setting.population_module().optimal_value(Ar, Br)[1]
-        err = float(er.std(ddof=1) / math.sqrt(er.size)) if er.size > 1 else 0.0
-        method = "; ".join(sorted({r.method for _, r in rules}))
-    m_val = math.exp(th[0])
-    s2 = th[layout["s2"]] if layout["s2"] is not None else 0.0
-    mv = float(setting.population_module().optimal_value(A, B)[0])  # m_v* = A/B (generated)
-    argmin = {"m_k": m_val, "q_k": m_val ** 2 + s2, "s_k": math.sqrt(max(s2, 0.0)), "m_v": mv, "q_v": mv * mv}
-    # an optimum is a *limit* when the search runs to a bound, or when the objective is flat all the
-    # way to a bound (within the integration error): e.g. softplus_norm_bias stops at b ≈ −16
-    # because softplus(x + b) ∝ e^x to 1e-7 there, and b → −∞ gives the same risk (softmax)
+    return _Search(best, rules, deterministic, int_err, n, evals)
+
+
+def _replicate_error(na, setting, rules, th, layout):
+    """The replicate spread of the risk at the argmin on QMC rules: ``(standard error, method)``."""
+    parts = []
+    for p, rule in rules:
+        a_, b_, _, _ = _AB_rule(na, rule, math.exp(th[0]), th[layout["s2"]] if layout["s2"] is not None else 0.0,
+                                th[layout["extra"]] if layout["extra"] is not None else na.extra_default, False)
+        parts.append((p, a_, b_, None, None))
+    Ar, Br, _, _ = _combine(parts)
+    er = setting.population_module().optimal_value(Ar, Br)[1]
+    err = float(er.std(ddof=1) / math.sqrt(er.size)) if er.size > 1 else 0.0
+    return err, "; ".join(sorted({r.method for _, r in rules}))
+
+
+def _limit_directions(space: _SearchSpace, rules, fine_rules, th, f, err, argmin):
+    """Whether the optimum is a *limit*: the search ran to a bound, or the objective is flat all the way to a bound
+    (within the integration error; e.g. softplus_norm_bias stops at b ≈ −16 because softplus(x + b) ∝ e^x to
+    1e-7 there, and b → −∞ gives the same risk: softmax).  Returns ``(reasons, directions)``; sets the extra
+    scalar's value in ``argmin``."""
+    na, layout, bounds = space.na, space.layout, space.bounds
     flat = max(2.0 * err, 1e-9)
-    fine_rules = _rules(setting, orthogonal_noise, n + n // 2, qmc_points, replicates, seed) if deterministic else None
 
     def value_at(i, v):
         """Objective with parameter i set to v, and whether the rule resolves it there."""
@@ -727,7 +822,7 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
         directions.append(("m_k", 0, bounds[0][1]))
     if na.has_extra:
         xname = na.extra_name
-        xval = th[layout["extra"]] if layout["extra"] is not None else fixed_extra
+        xval = th[layout["extra"]] if layout["extra"] is not None else space.fixed_extra
         argmin[xname] = float(xval)
         if layout["extra"] is not None:
             i = layout["extra"]
@@ -738,26 +833,7 @@ def optimal_population_risk(act, setting: Setting, *, orthogonal_noise: bool = F
             elif xval >= hi - 1e-6 or plateau(i, hi):
                 reasons.append(f"{xname} → +∞ (the risk at {xname} = {hi:g} equals the optimum)")
                 directions.append(("extra_hi", i, hi))
-    risk = f
-    _require_finite(f"{na.name}: the optimal risk on {setting.describe()}", risk, err)
-    err_total = float(err + max(tol * 0.01, 1e-12))
-    out = PopulationOptimum(na.name, setting, float(risk), err_total, argmin, A, B,
-                            bool(reasons), "; ".join(reasons), method, evals)
-    if directions:
-        # the optimum is a limit: report the limit value, keep the value at the bound (issue 8)
-        lim, lim_err, how = _limit_value(na, setting, th, layout, directions, rules, fine_rules, err_total,
-                                         dict(orthogonal_noise=orthogonal_noise, tol=tol, n_gh=n_gh,
-                                              qmc_points=qmc_points, replicates=replicates, seed=seed))
-        out.risk_at_bound, out.risk, out.risk_error, out.limit_method = float(risk), float(lim), float(lim_err), how
-    if per_length and setting.variable:
-        vals = {}
-        for L, p in setting.lengths:
-            sub = Setting(setting.model, setting.nu, ((L, 1.0),), setting.kernels)
-            r = optimal_population_risk(act, sub, orthogonal_noise=orthogonal_noise, tol=tol, n_gh=n_gh,
-                                        qmc_points=qmc_points, replicates=replicates, seed=seed, extra=extra)
-            vals[L] = r.risk
-        out.per_length = {"risks": vals, "average": float(sum(p * vals[L] for L, p in setting.lengths))}
-    return out
+    return reasons, directions
 
 
 def _limit_value(na, setting, th, layout, directions, rules, fine_rules, err, opts):
