@@ -47,8 +47,8 @@ import time
 
 import numpy as np
 
-from attnlimits.numeric.replica import RSRule, informed_start, rs_map
-from attnlimits.verify.slr.replica import rs_kernels, rs_learning_curve
+from attnlimits.numeric.slr.rs import RSRule, informed_start, rs_map
+from attnlimits.verify.slr.replica import rs_kernels, rs_problem
 
 
 def _mc_rule(nu, L, n, rng):
@@ -65,14 +65,14 @@ def baseline_curve(kern, alphas, lam, Delta, nu=2.0, L=2, iters=60, seed=0, prox
     ``prox`` (e.g. :func:`_spec_prox_L2`) replaces the library's prox for the run (the recipe as the spec
     writes it); default the library's multistart prox, so that the ratio is one of the method."""
     if prox is not None:
-        import attnlimits.numeric.replica as NRm
+        import attnlimits.numeric.slr.rs.map as NRm  # where the map looks the prox up
 
-        orig = NRm._prox_newton
-        NRm._prox_newton = prox
+        orig = NRm.prox_newton
+        NRm.prox_newton = prox
         try:
             return baseline_curve(kern, alphas, lam, Delta, nu, L, iters, seed)
         finally:
-            NRm._prox_newton = orig
+            NRm.prox_newton = orig
     rng = np.random.default_rng(seed)
     out = []
     for a in alphas:
@@ -142,13 +142,13 @@ def _spec_prox_L2(mod, wchi, wz, y, V_k, V_v, *, chunk=4096, grid=1201, span=30.
 
 def _map_seconds(kern, n, prox=None, reps=3, seed=123):
     """CPU seconds of one map (the §10.6 recipe's unit of work) on n fresh samples at the informed start."""
-    import attnlimits.numeric.replica as NRm
+    import attnlimits.numeric.slr.rs.map as NRm  # where the map looks the prox up
 
     rng = np.random.default_rng(seed)
     x = informed_start("spiked", 2.0)
-    orig = NRm._prox_newton
+    orig = NRm.prox_newton
     if prox is not None:
-        NRm._prox_newton = prox
+        NRm.prox_newton = prox
     try:
         ts = []
         for _ in range(reps):
@@ -157,7 +157,7 @@ def _map_seconds(kern, n, prox=None, reps=3, seed=123):
                 rs_map(kern, rules, x, 4.0, 0.1, 0.1)
             ts.append(c.cpu)
     finally:
-        NRm._prox_newton = orig
+        NRm.prox_newton = orig
     return float(np.median(ts))
 
 
@@ -203,8 +203,8 @@ def _run(args):
     def ours_round():
         for points in sizes:
             with _Clock() as co:
-                fps_desc = rs_learning_curve("softmax", "spiked", 2.0, 2, [alphas[i] for i in order], lam, Delta,
-                                             points=points, replicates=4)
+                fps_desc = rs_problem("softmax", "spiked", 2.0, 2, points=points, replicates=4).learning_curve(
+                    [alphas[i] for i in order], lam, Delta)
             ours[points].append((co, fps_desc))
         print("  attnlimits round: " + ", ".join(f"{p} x 4 CPU {ours[p][-1][0].cpu:.1f} s" for p in sizes),
               file=sys.stderr, flush=True)
@@ -317,13 +317,13 @@ def _run(args):
             with _Clock() as ck:
                 rs_kernels("softmax", L)
             with _Clock() as cf:
-                fp = rs_learning_curve("softmax", "spiked", 2.0, L, [4.0], lam, Delta, points=pl, replicates=4)[0]
+                fp = rs_problem("softmax", "spiked", 2.0, L, points=pl, replicates=4).learning_curve([4.0], lam, Delta)[0]
             print(f"  L={L}: CPU {cf.cpu:.2f} s, wall {cf.wall:.2f} s ({fp.evaluations} maps, prox "
                   f"{100 * fp.prox_seconds / fp.seconds:.0f}% of wall), E_test={fp.E_test:.4f} ± "
                   f"{fp.E_test_error:.1e}; kernel generation CPU {ck.cpu:.1f} s")
         with _Clock() as cw:
-            fps = rs_learning_curve("softmax", "spiked", 2.0, 2, [alphas[i] for i in order], lam, Delta, points=pl,
-                                    replicates=4)
+            fps = rs_problem("softmax", "spiked", 2.0, 2, points=pl, replicates=4).learning_curve(
+                [alphas[i] for i in order], lam, Delta)
         print(f"  L=2 along the curve at {pl} x 4 (warm-started from the previous alpha): CPU "
               f"{cw.cpu / len(alphas):.2f} s per fixed point with its error estimate (first, cold one "
               f"{fps[0].seconds:.2f} s wall); RMS SE {_rms([f.E_test_error for f in fps]):.1e}")

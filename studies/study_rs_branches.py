@@ -5,7 +5,7 @@ and ERM points: the figure of docs/slr.md §10.7 (issue 26).
     PYTHONPATH=. python studies/study_rs_branches.py --erm-D 300 --erm-seeds 3 --out branches.json
     PYTHONPATH=. python studies/study_rs_branches.py --plot docs/slr_branches.png --from branches.json
 
-RS: :func:`attnlimits.numeric.replica.rs_branch_search` on log-spaced α (default 12 points in [1, 20]),
+RS: :func:`attnlimits.numeric.slr.rs.rs_branch_search` on log-spaced α (default 12 points in [1, 20]),
 linear_uncentred, spiked ν = 2, L = 2, λ = 0.1, Δ = 0.1, Sobol 4×1024.  ERM (optional): L-BFGS from the
 informed start (``attnlimits.verify.slr.train.train_erm``), E_test by the §6.1 formula at the learned overlaps.
 """
@@ -21,10 +21,11 @@ import numpy as np
 
 
 def run_rs(args):
-    from attnlimits.numeric.replica import rs_branch_search, rs_select_equilibrium
-    from attnlimits.verify.slr.replica import _prepare
+    from attnlimits.numeric.slr.rs import rs_branch_search, rs_select_equilibrium
+    from attnlimits.verify.slr.replica import rs_problem
 
-    nu, kern, rules = _prepare(args.activation, "spiked", 2.0, 2, None, args.points, 4, 0, None, args.lam, 0.1)
+    rs = rs_problem(args.activation, "spiked", 2.0, 2, points=args.points, replicates=4, seed=0)
+    nu, kern, rules = rs.nu, rs.kern, rs.rules
     alphas = [float(a) for a in np.geomspace(args.alpha_min, args.alpha_max, args.n_alpha).round(4)]
     t0 = time.process_time()
     found = rs_branch_search(kern, rules, alphas, args.lam, 0.1, model="spiked", nu=nu)

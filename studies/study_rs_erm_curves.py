@@ -8,9 +8,9 @@ For each (activation, λ) the script writes ``<dir>/<activation>_<lam>.json`` af
 from it (RS and the finished α are not recomputed).
 
 * **RS** (spiked ν = 2, L = 2, Δ = 0.1, Sobol 4 × 1024): at λ = 0.1 every branch along the curve
-  (:func:`attnlimits.verify.slr.replica.rs_all_branches`: informed, small-overlap, large-λ and α-continuation
+  (:meth:`attnlimits.verify.slr.replica.RSProblem.all_branches`: informed, small-overlap, large-λ and α-continuation
   starts), labelled equilibrium/metastable by the RS training objective.  At ``star``: λ*(α) from
-  :func:`rs_tune_lambda` at each α, then the branches at (α, λ*) (informed and small-overlap starts).
+  :meth:`RSProblem.tune_lambda` at each α, then the branches at (α, λ*) (informed and small-overlap starts).
 * **ERM** (D, seeds, L-BFGS, float64): where RS has a single fixed point and its replicon is below
   ``--multistart-replicon``, one start (informed); otherwise :func:`train_multistart` from the informed and the
   uninformed start on the same data, and per seed the lowest-objective minimum (the equilibrium minimum).
@@ -38,19 +38,20 @@ def _fp_row(origin, f, phase):
 
 
 def rs_curve(act, lam, alphas, points):
-    from attnlimits.numeric.replica import rs_select_equilibrium
-    from attnlimits.verify.slr.replica import rs_all_branches, rs_branches, rs_tune_lambda
+    from attnlimits.numeric.slr.rs import rs_select_equilibrium
+    from attnlimits.verify.slr.replica import rs_problem
 
+    rs = rs_problem(act, "spiked", 2.0, 2, points=points)
     out = {}
     if lam != "star":
-        found = rs_all_branches(act, "spiked", 2.0, 2, alphas, float(lam), 0.1, points=points)
+        found = rs.all_branches(alphas, float(lam), 0.1)
         for a in alphas:
             out[str(a)] = {"lam": float(lam), "branches": [_fp_row(*row) for row in found[a]]}
         return out
     for a in alphas:
-        best, _grid = rs_tune_lambda(act, "spiked", 2.0, 2, a, 0.1, points=points)
+        best, _grid = rs.tune_lambda(a, 0.1)
         lam_a = float(best.lam)
-        rows = rs_select_equilibrium(rs_branches(act, "spiked", 2.0, 2, a, lam_a, 0.1, points=points))
+        rows = rs_select_equilibrium(rs.branches(a, lam_a, 0.1))
         out[str(a)] = {"lam": lam_a, "branches": [_fp_row(*row) for row in rows]}
         print(f"  RS {act} α={a:g}: λ*={lam_a:.4g}, {len(rows)} fixed point(s)", file=sys.stderr, flush=True)
     return out

@@ -27,7 +27,7 @@ def main():
     from attnlimits.numeric.threads import apply_threads
 
     apply_threads(1)
-    import attnlimits.numeric.replica as NR
+    import attnlimits.numeric.slr.rs as NR
     from attnlimits.verify.slr.replica import rs_kernels
 
     ap = argparse.ArgumentParser()

@@ -6,7 +6,7 @@ and from several starts, compare training losses, and report the point as an ope
 
 At each point (softmax, spiked, L=2, Δ=0.1, α=2; ν=2 and λ ∈ {0.1, 0.01} by default):
 
-1. **RS** (:func:`attnlimits.verify.slr.replica.rs_fixed_point`, informed branch, Sobol ``--rs-points`` ×
+1. **RS** (:meth:`attnlimits.verify.slr.replica.RSProblem.fixed_point`, informed branch, Sobol ``--rs-points`` ×
    ``--rs-replicates``; also the small-overlap branch at the quick rule): E_test, overlaps,
    training loss E[½ r²] and training objective E[½ r²] + λ(q_k+q_v)/(2α) — the large-D limit of
    the ERM objective divided by N.
@@ -80,10 +80,11 @@ def fit_loglog(x, y, se):
 
 
 def rs_part(pt, rule, quick_rule):
-    from attnlimits.verify.slr.replica import rs_branches, rs_fixed_point
+    from attnlimits.verify.slr.replica import rs_problem
 
     t0 = time.perf_counter()
-    fp = rs_fixed_point(pt["activation"], pt["model"], pt["nu"], pt["L"], pt["alpha"], pt["lam"], pt["delta"], **rule)
+    fp = rs_problem(pt["activation"], pt["model"], pt["nu"], pt["L"], **rule).fixed_point(pt["alpha"], pt["lam"],
+                                                                                       pt["delta"])
     out = {"rule": rule, "E_test": fp.E_test, "E_test_error": fp.E_test_error, "values": fp.values,
            "errors": fp.errors, "training_loss": fp.training_loss, "training_loss_error": fp.training_loss_error,
            "training_objective": fp.training_objective, "flags": list(fp.flags), "stability": fp.stability,
@@ -94,8 +95,8 @@ def rs_part(pt, rule, quick_rule):
           f"m_v {fp.values['m_v']:.3f} q_v {fp.values['q_v']:.3f}; multi-minima {fp.multi_minima_fraction:.3%}; "
           f"{out['seconds']:.0f} s, {_load_avg()}", flush=True)
     t0 = time.perf_counter()
-    br = rs_branches(pt["activation"], pt["model"], pt["nu"], pt["L"], pt["alpha"], pt["lam"], pt["delta"],
-                     **quick_rule)
+    br = rs_problem(pt["activation"], pt["model"], pt["nu"], pt["L"], **quick_rule).branches(pt["alpha"], pt["lam"],
+                                                                                           pt["delta"])
     out["branches"] = [{"branch": name, "E_test": f.E_test, "E_test_error": f.E_test_error,
                         "training_objective": f.training_objective, **{k: f.values[k] for k in ("m_k", "q_k", "m_v",
                                                                                                  "q_v")}}

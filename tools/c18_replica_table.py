@@ -15,7 +15,7 @@ import math
 import sys
 import time
 
-from attnlimits.verify.slr.replica import rs_tune_lambda
+from attnlimits.verify.slr.replica import rs_problem
 
 SETTINGS = [("spiked", 1.0), ("spiked", 2.0), ("max", math.inf)]
 ALPHAS = [1.0, 2.0, 4.0, 10.0, 20.0]
@@ -43,8 +43,8 @@ def main():
                     continue
                 t0 = time.time()
                 try:
-                    best, grid = rs_tune_lambda(act, model, nu, 3, a, 0.1, points=pts, replicates=4, tol=1e-6,
-                                                xatol=0.3, refine=refine)
+                    best, grid = rs_problem(act, model, nu, 3, points=pts, replicates=4).tune_lambda(
+                        a, 0.1, tol=1e-6, xatol=0.3, refine=refine)
                     row = {"activation": act, "model": model, "nu": key[2], "alpha": a, "lam_star": best.lam,
                            "E_test": best.E_test, "E_test_error": best.E_test_error, "flags": list(best.flags),
                            "stability": best.stability, "pd_fail": best.pd_fail_fraction,

@@ -26,7 +26,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     apply_threads(1)
     from attnlimits.verify.claims.slr_finite import RS_TUNED, TUNE_RULE, rs_tuned_json
-    from attnlimits.verify.slr.replica import rs_tune_lambda
+    from attnlimits.verify.slr.replica import rs_problem
 
     table = dict(RS_TUNED)
     for key in sorted(RS_TUNED):
@@ -34,7 +34,7 @@ def main(argv=None):
         if args.activation and act not in args.activation:
             continue
         t0 = time.perf_counter()
-        best, grid = rs_tune_lambda(act, model, nu, L, alpha, 0.1, refine=False, **TUNE_RULE)
+        best, grid = rs_problem(act, model, nu, L, **TUNE_RULE).tune_lambda(alpha, 0.1, refine=False)
         table[key] = {"lam": best.lam, "E_test": round(best.E_test, 6), "E_test_error": round(best.E_test_error, 6),
                       "values": {k: round(v, 6) for k, v in best.values.items()},
                       "errors": {k: round(v, 6) for k, v in best.errors.items()},

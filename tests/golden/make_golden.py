@@ -25,12 +25,12 @@ def _fp(fp) -> dict:
 def compute() -> dict:
     from attnlimits.symbolic.result import discover_results, resolve
     from attnlimits.verify.slr.bayes_optimal import bo_state_evolution
-    from attnlimits.verify.slr.replica import rs_all_branches, rs_fixed_point
+    from attnlimits.verify.slr.replica import rs_problem
 
     out = {}
-    fp = rs_fixed_point("softmax", "spiked", 2.0, 2, 4.0, 0.1, 0.1, points=512, replicates=2, seed=0)
+    fp = rs_problem("softmax", "spiked", 2.0, 2, points=512, replicates=2, seed=0).fixed_point(4.0, 0.1, 0.1)
     out["rs_fixed_point softmax a=4 lam=0.1"] = _fp(fp)
-    br = rs_all_branches("linear_uncentred", "spiked", 2.0, 2, [4.0], 0.1, 0.1, points=512, replicates=2, seed=0)
+    br = rs_problem("linear_uncentred", "spiked", 2.0, 2, points=512, replicates=2, seed=0).all_branches([4.0], 0.1, 0.1)
     out["rs_all_branches linear_uncentred a=4 lam=0.1"] = [
         {"origin": o, "phase": ph, **_fp(f)} for o, f, ph in br[4.0]]
     (bo,) = bo_state_evolution("spiked", 2.0, 2, [4.0], 0.1, points=2 ** 10, replicates=4, seed=0)

@@ -61,16 +61,19 @@ def test_live_tuning_runs_once_per_setting_and_refines_lambda_star(monkeypatch):
             self.errors = {k: 0.0 for k in self.values}
             self.flags, self.rule = ("lambda_at_grid_edge",), rule
 
-    def tune(act, model, nu, L, alpha, delta, **kw):
-        calls["tune"].append(kw)
-        return FP(0.316, kw), []
+    class Problem:  # rs_problem(...) resolved once, its rule options recorded with every call
+        def __init__(self, act, model, nu, L, **rule):
+            self.rule = rule
 
-    def fp(act, model, nu, L, alpha, lam, delta, **kw):
-        calls["fp"].append((lam, kw))
-        return FP(lam, kw)
+        def tune_lambda(self, alpha, delta, **kw):
+            calls["tune"].append({**self.rule, **kw})
+            return FP(0.316, kw), []
 
-    monkeypatch.setattr(R, "rs_tune_lambda", tune)
-    monkeypatch.setattr(R, "rs_fixed_point", fp)
+        def fixed_point(self, alpha, lam, delta, **kw):
+            calls["fp"].append((lam, {**self.rule, **kw}))
+            return FP(lam, kw)
+
+    monkeypatch.setattr(R, "rs_problem", Problem)
     ctx = base.Context(mode="full")
     full15b, full18 = base.REGISTRY["C15b"].full, base.REGISTRY["C18"].full
     assert full15b["rs"] == full18["rs"] == "live"

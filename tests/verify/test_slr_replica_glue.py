@@ -32,8 +32,8 @@ def test_bad_input_is_one_line_input_error(kw, match):
     args = dict(activation="linear_uncentred", model="spiked", nu=2.0, L=2, alpha=4.0, lam=0.1, Delta=0.1)
     args.update(kw)
     with pytest.raises(InputError, match=match) as exc:
-        V.rs_fixed_point(args.pop("activation"), args.pop("model"), args.pop("nu"), args.pop("L"), args.pop("alpha"),
-                         args.pop("lam"), args.pop("Delta"), points=128)
+        V.rs_problem(args.pop("activation"), args.pop("model"), args.pop("nu"), args.pop("L"),
+                     points=128).fixed_point(args.pop("alpha"), args.pop("lam"), args.pop("Delta"))
     assert "\n" not in str(exc.value)
 
 
@@ -77,7 +77,7 @@ def test_form_option_reaches_the_solver():
     args = {"model": "spiked", "nu": "2", "L": "2", "activation": "linear_centred", "alpha": "4", "lam": "0.1",
             "delta": "0.1", "points": "256", "branches": "informed"}
     rows = {f: list(V.run_replica(V.REPLICA_COMMAND.parse({**args, "form": f})))[0] for f in ("stein", "jacobian")}
-    api = V.rs_fixed_point("linear_centred", "spiked", 2.0, 2, 4.0, 0.1, 0.1, points=256, form="jacobian")
+    api = V.rs_problem("linear_centred", "spiked", 2.0, 2, points=256).fixed_point(4.0, 0.1, 0.1, form="jacobian")
     assert rows["jacobian"]["E_test"] == pytest.approx(api.E_test, rel=1e-9)
     assert rows["jacobian"]["E_test"] != rows["stein"]["E_test"]
     assert rows["jacobian"]["form"] == "jacobian" and rows["stein"]["form"] == "stein"  # provenance in every row
@@ -85,8 +85,8 @@ def test_form_option_reaches_the_solver():
 
 
 def test_rs_all_branches_name_level():
-    out = V.rs_all_branches("linear_centred", "spiked", 2.0, 2, [10.0], 1.0, 0.1, points=128, lam_ladder=())
+    out = V.rs_problem("linear_centred", "spiked", 2.0, 2, points=128).all_branches([10.0], 1.0, 0.1, lam_ladder=())
     (rows,) = out.values()
     assert [ph for _, _, ph in rows].count("equilibrium") == 1
     with pytest.raises(InputError, match="alpha"):
-        V.rs_all_branches("linear_centred", "spiked", 2.0, 2, [0.0], 1.0)
+        V.rs_problem("linear_centred", "spiked", 2.0, 2).all_branches([0.0], 1.0)

@@ -24,7 +24,7 @@ Source: Duranthon, Marion, Boyer, Loureiro, Zdeborová, arXiv:2509.21936 ([D]), 
   :math:`E_{BO}=1-q_v(\tfrac12+\arcsin(q_k)/\pi)` and the derived-vs-integrated-by-parts identity.
 
 - ``C19-softmax`` — :math:`E_{BO}(\alpha)` lies below the RS test error of softmax ridge ERM
-  (:func:`attnlimits.verify.slr.replica.rs_fixed_point`, informed branch) at the same α for every λ of the
+  (:meth:`attnlimits.verify.slr.replica.RSProblem.fixed_point`, informed branch) at the same α for every λ of the
   grid, by more than 3 combined SE (spec C19: 0.247 < 0.378 at α = 4, λ = 0.1).
 """
 from __future__ import annotations
@@ -265,7 +265,7 @@ register(Claim(
 
 
 def _run_softmax(ctx, size):
-    from attnlimits.verify.slr.replica import rs_fixed_point
+    from attnlimits.verify.slr.replica import rs_problem
 
     checks = []
     L, nu = 2, 2.0
@@ -273,7 +273,7 @@ def _run_softmax(ctx, size):
     for a in size["alphas"]:
         bo = bo_curve_cached(ctx, L, nu, [a], size["points"], starts=("uninformed",))[0]
         for lam in size["lams"]:
-            fp = rs_fixed_point("softmax", "spiked", nu, L, a, lam, DELTA, points=size["rs_points"])
+            fp = rs_problem("softmax", "spiked", nu, L, points=size["rs_points"]).fixed_point(a, lam, DELTA)
             se = math.hypot(bo.E_BO_se, float(fp.E_test_error))
             # E_BO < E_RS by more than 3 SE: value = E_RS − E_BO must exceed 3 SE ("lower" check at 3 SE)
             checks.append(Check(f"E_RS(softmax, λ={lam:g}) − E_BO > 3 SE (L={L}, ν={nu:g}, α={a:g})", 3 * se,

@@ -86,13 +86,13 @@ def _rs_rule(ctx):
 
 
 def rs_point(ctx, activation, *, model, nu, L, alpha, lam, delta):
-    """Cached RS fixed point (informed branch) of :func:`attnlimits.verify.slr.replica.rs_fixed_point`."""
-    from attnlimits.verify.slr.replica import rs_fixed_point
+    """Cached RS fixed point (informed branch) of :meth:`attnlimits.verify.slr.replica.RSProblem.fixed_point`."""
+    from attnlimits.verify.slr.replica import rs_problem
 
     rule = _rs_rule(ctx)
     key = ("slr-rs", activation, model, nu, str(L), float(alpha), float(lam), float(delta), tuple(rule.items()))
-    return ctx.cached(key, lambda: rs_fixed_point(activation, model, nu, L, float(alpha), float(lam), float(delta),
-                                                  **rule), persist=True)
+    return ctx.cached(key, lambda: rs_problem(activation, model, nu, L, **rule).fixed_point(
+        float(alpha), float(lam), float(delta)), persist=True)
 
 
 #: Rule of the live λ tuning (``--full``): the 9-point grid is solved at the quick rule without the
@@ -108,7 +108,7 @@ def rs_tuned(ctx, activation, *, model, nu, L, alpha, delta):
     the fixed point at λ* at the claim's rule).  One tuning per (setting, activation, α, Δ) and run:
     C15b and C18 share it through ``ctx.cached``.  Returns ``(best RSFixedPoint, grid points)``."""
     from attnlimits.numeric.slr.rs import UNKNOWNS
-    from attnlimits.verify.slr.replica import rs_fixed_point, rs_tune_lambda
+    from attnlimits.verify.slr.replica import rs_problem
 
     rule = _rs_rule(ctx)
     key = ("slr-rs-tune", activation, model, float(nu), str(L), float(alpha), float(delta),
@@ -117,11 +117,12 @@ def rs_tuned(ctx, activation, *, model, nu, L, alpha, delta):
     def run():
         ctx.progress(f"  RS λ tuning {activation} {model} ν={nu:g} L={L} α={alpha:g} (grid at {TUNE_RULE}, λ* at "
                      f"{rule})")
-        best, grid = rs_tune_lambda(activation, model, nu, L, float(alpha), float(delta), refine=False, **TUNE_RULE)
+        best, grid = rs_problem(activation, model, nu, L, **TUNE_RULE).tune_lambda(float(alpha), float(delta),
+                                                                                    refine=False)
         if rule != TUNE_RULE:
             flags = best.flags
-            best = rs_fixed_point(activation, model, nu, L, float(alpha), float(best.lam), float(delta),
-                                  x0=[best.values[k] for k in UNKNOWNS], **rule)
+            best = rs_problem(activation, model, nu, L, **rule).fixed_point(
+                float(alpha), float(best.lam), float(delta), x0=[best.values[k] for k in UNKNOWNS])
             best.flags = tuple(best.flags) + tuple(f for f in flags if f not in best.flags)
         return best, grid
 
@@ -161,7 +162,7 @@ def load_rs_tuned(text: str | None = None) -> dict:
 
 
 #: RS points at the RS-tuned λ (spec §12: 9-point log grid 10⁻³…10, λ chosen by RS E_test, no
-#: refinement: ``refine=False``), computed by :func:`attnlimits.verify.slr.replica.rs_tune_lambda` (rule: Sobol
+#: refinement: ``refine=False``), computed by :meth:`attnlimits.verify.slr.replica.RSProblem.tune_lambda` (rule: Sobol
 #: 4×1024 = :data:`TUNE_RULE`, informed start, continuation from large to small λ) on 2026-12-01 by
 #: ``tools/regen_rs_tuned.py``, which writes them as package data (:data:`RS_TUNED_DATA`, read here by
 #: :func:`load_rs_tuned`; nothing is pasted into this module), after two fixes: the integration errors

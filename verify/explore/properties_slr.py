@@ -53,12 +53,12 @@ def bo_monotone(point, *, size, seed):
 
 def bo_below_rs(point, *, size, seed):
     """The Bayes-optimal error is a lower bound of the replica prediction of ridge ERM (equilibrium branch)."""
-    from attnlimits.verify.slr.replica import rs_all_branches
+    from attnlimits.verify.slr.replica import rs_problem
 
     nu, L, a, lam = 2.0, 2, point["alpha"], point["lam"]
     (bo,) = _bo("spiked", nu, L, (a,), 0.1, size, seed)
-    found = rs_all_branches(point["activation"], "spiked", nu, L, [a], lam, 0.1,
-                            points=int(size.get("rs_points", 512)), replicates=4, seed=seed)
+    found = rs_problem(point["activation"], "spiked", nu, L, points=int(size.get("rs_points", 512)), replicates=4,
+                       seed=seed).all_branches([a], lam, 0.1)
     eq = [fp for _, fp, ph in found[a] if ph == "equilibrium"]
     if not eq:
         raise RuntimeError(f"no equilibrium RS fixed point at alpha={a:g}, lam={lam:g}")
@@ -101,14 +101,14 @@ def replica_vs_erm(point, *, size, seed):
     import numpy as np
 
     from attnlimits.verify.comparison import combine
-    from attnlimits.verify.slr.replica import rs_all_branches
+    from attnlimits.verify.slr.replica import rs_problem
     from attnlimits.verify.slr.train import train_multistart
 
     act, a, lam = point["activation"], float(point["alpha"]), float(point["lam"])
     nu, L, delta = 2.0, 2, 0.1
     reps = 4
-    found = rs_all_branches(act, "spiked", nu, L, [a], lam, delta, points=int(size.get("rs_points", 1024)),
-                            replicates=reps, seed=seed)
+    found = rs_problem(act, "spiked", nu, L, points=int(size.get("rs_points", 1024)), replicates=reps,
+                       seed=seed).all_branches([a], lam, delta)
     eq = [fp for _, fp, ph in found[a] if ph == "equilibrium"]
     if not eq:
         raise RuntimeError(f"no equilibrium RS fixed point at alpha={a:g}, lam={lam:g}")

@@ -7,15 +7,19 @@ tidy rows (:func:`run_replica`, the command contract of :mod:`attnlimits.symboli
 
 Python API
 ----------
->>> fp = rs_fixed_point("softmax", "spiked", 2, 2, alpha=4, lam=0.1, Delta=0.1)   # doctest: +SKIP
->>> round(fp.E_test, 3), fp.E_test_error                                            # doctest: +SKIP
+Names are resolved once, into an :class:`RSProblem`; its methods run the solvers at sample points:
+
+>>> rs = rs_problem("softmax", "spiked", 2, 2)                       # doctest: +SKIP
+>>> fp = rs.fixed_point(alpha=4, lam=0.1, Delta=0.1)                 # doctest: +SKIP
+>>> round(fp.E_test, 3), fp.E_test_error                             # doctest: +SKIP
 (0.378, 0.0003)
 
-- :func:`rs_fixed_point` (activation, model, nu, L, alpha, lam, Delta, …) → ``RSFixedPoint``
-- :func:`rs_learning_curve` (…, alphas, lam, …) → list (continuation in α)
-- :func:`rs_tune_lambda` (…, alpha, grid) → (best, grid points)
-- :func:`rs_branches` (…) → [(branch name, RSFixedPoint)], ``"informed"`` first (two starts only)
-- :func:`rs_all_branches` (…, alphas, lam, …) → {α: [(origin, RSFixedPoint, phase)]}: the branch search of
+- :func:`rs_problem` (activation, model, nu, L, extra, points, replicates, seed) → :class:`RSProblem`
+- ``.fixed_point`` (alpha, lam, Delta, …) → ``RSFixedPoint``
+- ``.learning_curve`` (alphas, lam, …) → list (continuation in α)
+- ``.tune_lambda`` (alpha, grid) → (best, grid points)
+- ``.branches`` (…) → [(branch name, RSFixedPoint)], ``"informed"`` first (two starts only)
+- ``.all_branches`` (alphas, lam, …) → {α: [(origin, RSFixedPoint, phase)]}: the branch search of
   docs/slr.md §10.7 with the equilibrium one labelled (``phase``), each with its ``replicon`` (§10.8)
 - :func:`rs_kernels` (activation, L, extra) → compiled kernels; :func:`rs_rule` (model, nu, L, …)
 
@@ -25,7 +29,9 @@ raises :class:`attnlimits.symbolic.result.InputError`; a fixed point that does n
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from attnlimits.symbolic.result import Command, InputError, Param  # noqa: F401
 from attnlimits.derivations.slr.result import REPLICA_COMMAND  # noqa: F401  (declared with the result)
@@ -35,9 +41,8 @@ from attnlimits.numeric.slr.rs_command import check_setting as _check
 from attnlimits.numeric.slr.rs_command import length_law as _lengths
 from attnlimits.numeric.slr.rs_command import parse_lams as _parse_lams
 
-__all__ = ["rs_kernels", "rs_rule", "rs_fixed_point", "rs_learning_curve", "rs_tune_lambda", "rs_branches",
-           "rs_all_branches",
-           "run_replica", "REPLICA_COMMAND", "DEFAULT_LAMBDA_GRID"]
+__all__ = ["rs_kernels", "rs_rule", "rs_problem", "RSProblem", "run_replica", "REPLICA_COMMAND",
+           "DEFAULT_LAMBDA_GRID"]
 
 @lru_cache(maxsize=64)
 def _kernels_cached(act_name, lengths, extra):
@@ -76,76 +81,80 @@ def rs_rule(model, nu, L, *, points=1024, replicates=4, seed=0):
     return make_rule(model, nu, _lengths(L), points=int(points), replicates=int(replicates), seed=int(seed))
 
 
-def _prepare(activation, model, nu, L, extra, points, replicates, seed, alpha=None, lam=None, Delta=None):
-    nu = _check(model, nu, alpha, lam, Delta)
+@dataclass(frozen=True)
+class RSProblem:
+    """An RS setting with its names resolved once (:func:`rs_problem`): the compiled kernels of ``activation``,
+    the frozen rule, the data model and its ν.  Its methods run the solvers of :mod:`attnlimits.numeric.slr.rs`
+    at sample points (α, λ, Δ), validated here; keyword arguments pass through (:class:`RSOptions` fields such as
+    ``tol`` or ``form``, ``x0``, ``warm``, ``progress``…)."""
+
+    activation: str
+    model: str
+    nu: float
+    kern: Any = field(repr=False)
+    rules: Any = field(repr=False)
+
+    def _at(self, alphas=(None,), lam=None, Delta=None):
+        for a in alphas:
+            _check(self.model, self.nu, a, lam, Delta)
+
+    def fixed_point(self, alpha, lam, Delta=0.1, **kw):
+        """The RS fixed point at (α, λ, Δ): :func:`attnlimits.numeric.slr.rs.rs_fixed_point`."""
+        from attnlimits.numeric.slr.rs import rs_fixed_point
+
+        self._at([alpha], lam, Delta)
+        return rs_fixed_point(self.kern, self.rules, float(alpha), float(lam), float(Delta), model=self.model,
+                              nu=self.nu, **kw)
+
+    def learning_curve(self, alphas, lam, Delta=0.1, **kw) -> list:
+        """Fixed points along ``alphas`` by continuation (each warm-starts the next); one frozen rule."""
+        from attnlimits.numeric.slr.rs import rs_learning_curve
+
+        self._at(alphas, lam, Delta)
+        return rs_learning_curve(self.kern, self.rules, [float(a) for a in alphas], float(lam), float(Delta),
+                                 model=self.model, nu=self.nu, **kw)
+
+    def tune_lambda(self, alpha, Delta=0.1, *, grid=DEFAULT_LAMBDA_GRID, **kw):
+        """λ minimising E_test at fixed α (§12): log grid (≥ 3 points, default 9 on 1e-3…10), then a bounded 1-D
+        refinement in log λ (scipy's bounded Brent): ``(best, grid points)``."""
+        from attnlimits.numeric.slr.rs import rs_tune_lambda
+
+        if len(grid) < 3:
+            raise InputError("the λ grid needs at least 3 points")
+        for g in grid:
+            self._at([alpha], g, Delta)
+        return rs_tune_lambda(self.kern, self.rules, float(alpha), float(Delta), grid=list(grid), model=self.model,
+                              nu=self.nu, **kw)
+
+    def branches(self, alpha, lam, Delta=0.1, **kw) -> list:
+        """Distinct fixed points from the informed and small-overlap starts, ``"informed"`` first."""
+        from attnlimits.numeric.slr.rs import rs_branches
+
+        self._at([alpha], lam, Delta)
+        return rs_branches(self.kern, self.rules, float(alpha), float(lam), float(Delta), model=self.model,
+                           nu=self.nu, **kw)
+
+    def all_branches(self, alphas, lam, Delta=0.1, **kw) -> dict:
+        """Every distinct fixed point at each α (informed, small-overlap, large-λ and α-continuation starts),
+        labelled ``equilibrium``/``metastable`` (docs/slr.md §10.7): ``{α: [(origin, RSFixedPoint, phase), …]}``
+        sorted by RS training objective.  See :func:`attnlimits.numeric.slr.rs.rs_branch_search`."""
+        from attnlimits.numeric.slr.rs import rs_branch_search, rs_select_equilibrium
+
+        self._at(alphas, lam, Delta)
+        found = rs_branch_search(self.kern, self.rules, [float(a) for a in alphas], float(lam), float(Delta),
+                                 model=self.model, nu=self.nu, **kw)
+        return {a: rs_select_equilibrium(br) for a, br in found.items()}
+
+
+def rs_problem(activation, model, nu, L, *, extra=None, points=1024, replicates=4, seed=0) -> RSProblem:
+    """Resolve an RS setting once: validate (model, ν, L), compile the kernels of ``activation`` (cached) and draw
+    the frozen rule (``replicates`` × ``points`` scrambled Sobol, ``seed``).  Accuracy: ``E_test_error`` is about
+    2.5e-3 at the default 4 × 1024 and 1.5e-3 at 4 × 4096 for softmax, spiked L = 2, ν = 2, α = 4, λ = 0.1
+    (docs/slr.md §10.6)."""
+    nu = _check(model, nu)
     kern = rs_kernels(activation, L, extra)
     rules = rs_rule(model, nu, L, points=points, replicates=replicates, seed=seed)
-    return nu, kern, rules
-
-
-def rs_fixed_point(activation, model, nu, L, alpha, lam, Delta=0.1, *, extra=None, points=1024, replicates=4,
-                   seed=0, x0=None, **kw):
-    r"""The RS fixed point of ridge ERM (§10) at (α, λ, Δ) for a named activation.
-
-    See :func:`attnlimits.numeric.slr.rs.rs_fixed_point` for the method, the options (``tol``, ``form``,
-    ``coarse``…) and the returned :class:`attnlimits.numeric.slr.rs.RSFixedPoint`.  Accuracy: the standard
-    error ``E_test_error`` (replicates of scrambled Sobol, ``replicates × points`` samples); about
-    2.5e-3 at the default 4 × 1024 and 1.5e-3 at 4 × 4096 for softmax, spiked L = 2, ν = 2, α = 4,
-    λ = 0.1 (docs/slr.md §10.6).
-    """
-    from attnlimits.numeric.slr.rs import rs_fixed_point as _fp
-
-    nu, kern, rules = _prepare(activation, model, nu, L, extra, points, replicates, seed, alpha, lam, Delta)
-    return _fp(kern, rules, float(alpha), float(lam), float(Delta), x0=x0, model=model, nu=nu, **kw)
-
-
-def rs_learning_curve(activation, model, nu, L, alphas, lam, Delta=0.1, *, extra=None, points=1024, replicates=4,
-                      seed=0, x0=None, **kw):
-    """Fixed points along ``alphas`` by continuation (each warm-starts the next); one frozen rule."""
-    from attnlimits.numeric.slr.rs import rs_learning_curve as _lc
-
-    for a in alphas:
-        _check(model, nu, a, lam, Delta)
-    nu, kern, rules = _prepare(activation, model, nu, L, extra, points, replicates, seed, None, lam, Delta)
-    return _lc(kern, rules, [float(a) for a in alphas], float(lam), float(Delta), x0=x0, model=model, nu=nu, **kw)
-
-
-def rs_tune_lambda(activation, model, nu, L, alpha, Delta=0.1, *, grid=DEFAULT_LAMBDA_GRID, extra=None, points=1024,
-                   replicates=4, seed=0, **kw):
-    """λ minimising E_test at fixed α (§12): log grid (≥ 9 points, 1e-3…10), then a bounded 1-D
-    refinement in log λ (scipy's bounded Brent)."""
-    from attnlimits.numeric.slr.rs import rs_tune_lambda as _tune
-
-    if len(grid) < 3:
-        raise InputError("the λ grid needs at least 3 points")
-    for g in grid:
-        _check(model, nu, alpha, g, Delta)
-    nu, kern, rules = _prepare(activation, model, nu, L, extra, points, replicates, seed, alpha, None, Delta)
-    return _tune(kern, rules, float(alpha), float(Delta), grid=list(grid), model=model, nu=nu, **kw)
-
-
-def rs_branches(activation, model, nu, L, alpha, lam, Delta=0.1, *, extra=None, points=1024, replicates=4, seed=0,
-                **kw):
-    """Distinct fixed points from the informed and small-overlap starts, ``"informed"`` first."""
-    from attnlimits.numeric.slr.rs import rs_branches as _br
-
-    nu, kern, rules = _prepare(activation, model, nu, L, extra, points, replicates, seed, alpha, lam, Delta)
-    return _br(kern, rules, float(alpha), float(lam), float(Delta), model=model, nu=nu, **kw)
-
-
-def rs_all_branches(activation, model, nu, L, alphas, lam, Delta=0.1, *, extra=None, points=1024, replicates=4,
-                    seed=0, **kw) -> dict:
-    """Every distinct fixed point at each α (informed, small-overlap, large-λ and α-continuation starts),
-    labelled ``equilibrium``/``metastable`` (docs/slr.md §10.7): ``{α: [(origin, RSFixedPoint, phase), …]}``
-    sorted by RS training objective.  See :func:`attnlimits.numeric.slr.rs.rs_branch_search`."""
-    from attnlimits.numeric.slr.rs import rs_branch_search, rs_select_equilibrium
-
-    for a in alphas:
-        _check(model, nu, a, lam, Delta)
-    nu, kern, rules = _prepare(activation, model, nu, L, extra, points, replicates, seed, None, lam, Delta)
-    found = rs_branch_search(kern, rules, [float(a) for a in alphas], float(lam), float(Delta), model=model, nu=nu,
-                             **kw)
-    return {a: rs_select_equilibrium(br) for a, br in found.items()}
+    return RSProblem(kern.name, model, nu, kern, rules)
 
 
 # =============================================================================================

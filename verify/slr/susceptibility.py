@@ -42,10 +42,12 @@ def rs_susceptibility(activation, *, model, nu, L, alpha, lam, delta=0.1, points
     Returns a dict: ``chi`` (3,), ``replicon``, ``replicon_error``, ``E_test``, ``phase`` of the point used.
     """
     from attnlimits.numeric.slr.rs import UNKNOWNS, rs_branch_search, rs_replicon, rs_select_equilibrium
-    from attnlimits.verify.slr.replica import _prepare
+    from attnlimits.verify.slr.replica import _check, rs_problem
 
-    nu_f, kern, rules = _prepare(activation, model, nu, L, None, points, replicates, seed, alpha, lam, delta)
-    found = rs_branch_search(kern, rules, [float(alpha)], float(lam), float(delta), model=model, nu=nu_f,
+    _check(model, nu, alpha, lam, delta)
+    rs = rs_problem(activation, model, nu, L, points=points, replicates=replicates, seed=seed)
+    kern, rules = rs.kern, rs.rules
+    found = rs_branch_search(kern, rules, [float(alpha)], float(lam), float(delta), model=model, nu=rs.nu,
                              lam_ladder=())
     labelled = rs_select_equilibrium(found[float(alpha)])
     eq = next(f for _, f, ph in labelled if ph == "equilibrium")

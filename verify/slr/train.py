@@ -1047,7 +1047,7 @@ def rs_tuned_lambda(activation, model, nu, L, alpha, delta, grid=LAMBDA_GRID) ->
     """λ minimising the RS test error (spec §12: log grid 10⁻³…10, 9 points, then a 1-D refinement),
     with the grid and the RS point at the chosen λ (a row of :class:`attnlimits.numeric.slr.rs.RSFixedPoint`)."""
     rep = _replica()
-    best, pts = rep.rs_tune_lambda(activation, model, nu, L, float(alpha), float(delta), grid=list(grid))
+    best, pts = rep.rs_problem(activation, model, nu, L).tune_lambda(float(alpha), float(delta), grid=list(grid))
     return {"lam": float(best.lam), "grid": [float(p.lam) for p in pts], "E_test_grid": [float(p.E_test) for p in pts],
             "rs": best.as_row()}
 
@@ -1246,7 +1246,7 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
 
     ERM: summary rows (mean ± sd over seeds, points with error bars); RS: ``rs_curves``
     ``{activation: (alphas, E, SE)}`` drawn as lines with a ±3 SE band (when ``theory`` and not given:
-    the equilibrium branch of :func:`attnlimits.verify.slr.replica.rs_all_branches` on a dense α grid
+    the equilibrium branch of :meth:`attnlimits.verify.slr.replica.RSProblem.all_branches` on a dense α grid
     — about 6 per decade, through the ERM α — for activations trained at one λ); the population optimum of
     each activation dashed in its colour; the Bayes risk (population) in black, dotted; the
     finite-α Bayes-optimal error :math:`E_{BO}(\alpha)` (spec §11, :func:`bo_learning_curve`) in black,
@@ -1286,8 +1286,8 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
                 if len(lam_set) == 1:
                     # the equilibrium branch at each α (docs/slr.md §10.7), not whichever fixed point a
                     # continuation reaches: near the interpolation peak the two differ by a factor 10
-                    found = rep.rs_all_branches(act, model, nu, _law_arg(law), dense, lam_set.pop(),
-                                                first.get("delta", 0.1))
+                    found = rep.rs_problem(act, model, nu, _law_arg(law)).all_branches(dense, lam_set.pop(),
+                                                                                        first.get("delta", 0.1))
                     fps = [next(fp for _, fp, ph in found[a] if ph == "equilibrium") for a in sorted(found)
                            if any(ph == "equilibrium" for _, _, ph in found[a])]
                     rs_curves[act] = ([f.alpha for f in fps], [f.E_test for f in fps], [f.E_test_error for f in fps])
