@@ -15,8 +15,10 @@ from it (RS and the finished α are not recomputed).
   ``--multistart-replicon``, one start (informed); otherwise :func:`train_multistart` from the informed and the
   uninformed start on the same data, and per seed the lowest-objective minimum (the equilibrium minimum).
   E_test by the §6.1 formula at the learned overlaps; mean ± SE over seeds.
-* **Comparison**: z = (ERM − RS)/√(SE_ERM² + SE_RS²); the point passes when |z| ≤ 3 plus the finite-size allowance
-  (stated in docs/slr.md §10.7), or carries ``rsb`` (replicon ≥ 1) and the disagreement is the finding.
+* **Comparison**: z = (ERM − RS)/√(SE_ERM² + SE_RS²); the point agrees when |ERM − RS| ≤ 3·SE + a finite-size
+  allowance 2.5·|E(D) − E(D/2)| (the rule of the explore property ``slr-replica-vs-erm``; ``--half`` measures ERM at
+  D/2 with the same starts, on the same seeds), or carries ``rsb`` (replicon ≥ 1) and the disagreement is the
+  finding.  ``--table`` prints the comparison as markdown (docs/slr.md §10.7).
 """
 from __future__ import annotations
 
@@ -100,7 +102,11 @@ def main():
     ap.add_argument("--D", type=int, default=800)
     ap.add_argument("--seeds", type=int, default=6)
     ap.add_argument("--multistart-replicon", type=float, default=0.8)
+    ap.add_argument("--half", action="store_true", help="add ERM at D/2 to the finished points (the allowance)")
+    ap.add_argument("--table", action="store_true", help="print the comparison tables of the finished curves")
     args = ap.parse_args()
+    if args.table:
+        return print_tables(args)
     import torch
 
     torch.set_num_threads(1)
@@ -112,12 +118,24 @@ def main():
             data = json.load(open(path)) if os.path.exists(path) else {"activation": act, "lam": lam,
                                                                        "alphas": alphas, "points": {}}
             if "rs" not in data:
+                if args.half:
+                    continue
                 t0 = time.time()
                 data["rs"] = rs_curve(act, lam, alphas, args.points)
                 data["rs_wall_s"] = time.time() - t0
                 json.dump(data, open(path, "w"), indent=1)
             for a in alphas:
                 key = str(a)
+                if args.half:
+                    pt = data["points"].get(key)
+                    if pt is None or "erm_half" in pt:
+                        continue
+                    rs = data["rs"][key]
+                    pt["erm_half"] = erm_point(act, a, rs["lam"], pt["erm"]["D"] // 2, args.seeds, pt["erm"]["multistart"])
+                    json.dump(data, open(path, "w"), indent=1)
+                    print(f"{act} λ={lam} α={a:g}: ERM D/2 {pt['erm_half']['E_test']:.4f} (D {pt['erm']['E_test']:.4f})",
+                          file=sys.stderr, flush=True)
+                    continue
                 if key in data["points"] and data["points"][key]["erm"]["D"] == args.D:
                     continue
                 rs = data["rs"][key]
@@ -131,6 +149,37 @@ def main():
                       f"{p['replicon']:.2f}, {p['n_branches']} br) ERM {erm['E_test']:.4f}±{erm['E_test_se']:.4f} "
                       f"z={p['z']:+.1f}{' rsb' if p['rsb'] else ''} [{erm['wall_s']:.0f}s"
                       f"{', multistart' if multi else ''}]", file=sys.stderr, flush=True)
+
+
+def verdict(p) -> tuple:
+    """``(allowance, verdict)`` of one point: ``agrees`` within 3 SE + allowance, ``rsb`` (the disagreement is the
+    replica-symmetry-breaking finding), ``DISAGREES`` otherwise; allowance None until ``--half`` has run."""
+    se = math.sqrt((p["erm"]["E_test_se"] or 0.0) ** 2 + p["rs_se"] ** 2)
+    half = p.get("erm_half")
+    allow = None if half is None else 2.5 * abs(p["erm"]["E_test"] - half["E_test"])
+    gap = abs(p["erm"]["E_test"] - p["rs_E_test"])
+    if gap <= 3 * se + (allow or 0.0):
+        return allow, "agrees"
+    return allow, "rsb" if p["rsb"] else "DISAGREES"
+
+
+def print_tables(args):
+    import glob
+
+    for path in sorted(glob.glob(os.path.join(args.dir, "*.json"))):
+        data = json.load(open(path))
+        if "points" not in data or not data["points"]:
+            continue
+        print(f"\n**{data['activation']}, λ = {data['lam']}** (D = {next(iter(data['points'].values()))['erm']['D']})\n")
+        print("| α | λ | RS equilibrium E_test | replicon | branches | ERM (equilibrium minimum) | z | allowance | verdict |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for key in sorted(data["points"], key=float):
+            p = data["points"][key]
+            allow, v = verdict(p)
+            lam = data["rs"][key]["lam"]
+            print(f"| {float(key):.3g} | {lam:.3g} | {p['rs_E_test']:.4f} ± {p['rs_se']:.4f} | {p['replicon']:.2f} | "
+                  f"{p['n_branches']} | {p['erm']['E_test']:.4f} ± {p['erm']['E_test_se']:.4f} | {p['z']:+.1f} | "
+                  f"{'—' if allow is None else f'{allow:.4f}'} | {v} |")
 
 
 if __name__ == "__main__":
