@@ -15,6 +15,7 @@ naming the system, the parameters, the residual and what to try — never a NaN.
 """
 from __future__ import annotations
 
+import dataclasses as _dataclasses
 import time as _time
 
 
@@ -128,9 +129,55 @@ def _maxabs(rt, v):
     return max(vals) if vals else rt.num(0)
 
 
-def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_damped=400,
-                      max_anderson=400, anderson_memory=5, max_newton=60, time_limit=60.0,
-                      check_invariants=True, invariant_tol=None, compute_stability=True, J0=None):
+#: Options of :func:`solve_fixed_point` (frozen; keywords of the call replace its fields).
+#: Built with ``make_dataclass`` and field types given as objects: this text also runs inside
+#: generated modules (``from __future__ import annotations``, not in ``sys.modules``), where
+#: ``@dataclass`` cannot resolve string annotations.
+SolveOptions = _dataclasses.make_dataclass(
+    "SolveOptions",
+    [
+        ("tol", object, None),
+        ("damping", float, 0.5),
+        ("max_damped", int, 400),
+        ("max_anderson", int, 400),
+        ("anderson_memory", int, 5),
+        ("max_newton", int, 60),
+        ("time_limit", object, 60.0),
+        ("check_invariants", bool, True),
+        ("invariant_tol", object, None),
+        ("compute_stability", bool, True),
+    ],
+    frozen=True,
+    namespace={
+        "__module__": __name__,
+        "__doc__": """Options of :func:`solve_fixed_point`.
+
+    Attributes
+    ----------
+    tol : number, optional
+        Stop when the max-norm of the residual is below ``tol·(1 + max|x|)``; default ``1e-13``
+        in float64 and ``10^(−dps+3)`` under mpmath (read from ``rt.num`` precision).
+    damping : number
+        Weight of ``G(x)`` in the damped iteration ``x ← (1−d)x + d·G(x)`` (and in Anderson).
+    max_damped, max_anderson, max_newton : int
+        Iteration caps of the damped, Anderson and Newton stages.
+    anderson_memory : int
+        Number of past differences Anderson acceleration keeps.
+    time_limit : float or None
+        Wall-clock cap in seconds for one solve (mpmath solves can be slow).
+    check_invariants : bool
+        Check the solution against the system's invariants (a warm start on a wrong branch falls
+        back to a cold start; a cold solution that fails raises :class:`InvariantError`).
+    invariant_tol : number, optional
+        Slack of the invariant check (default ``1e-12``).
+    compute_stability : bool
+        Compute the spectral radius of ∂G/∂x at the solution (one extra kernel call).
+    """,
+    },
+)
+
+
+def solve_fixed_point(sk, params, nodes, *, x0=None, J0=None, options=None, **overrides):
     """Solve ``x = G(x; θ)`` for one parameter point.
 
     Parameters
@@ -145,13 +192,11 @@ def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_
     J0 : nested list, optional
         With ``x0``, a Jacobian to reuse (the neighbouring point's): chord steps first, which cost
         one evaluation of G each; full Newton if they stall.
-    tol : number, optional
-        Stop when the max-norm of the residual is below ``tol·(1 + max|x|)``; default ``1e-13``
-        in float64 and ``10^(−dps+3)`` under mpmath (read from ``rt.num`` precision).
-    time_limit : float
-        Wall-clock cap in seconds for this solve (mpmath solves can be slow).
-    compute_stability : bool
-        Compute the spectral radius of ∂G/∂x at the solution (one extra kernel call).
+    options : SolveOptions, optional
+        Tolerances, iteration and time caps, checks (default ``SolveOptions()``); keywords
+        (``tol``, ``damping``, ``max_damped``, ``max_anderson``, ``anderson_memory``,
+        ``max_newton``, ``time_limit``, ``check_invariants``, ``invariant_tol``,
+        ``compute_stability``) replace its fields.
 
     Returns
     -------
@@ -164,186 +209,240 @@ def solve_fixed_point(sk, params, nodes, *, x0=None, tol=None, damping=0.5, max_
     InvariantError
         The converged point violates an invariant of the system.
     """
-    rt = sk.rt
-    pdict = dict(zip(sk.parameters, params))
-    t_start = _time.monotonic()
-    if tol is None:
-        tol = rt.default_tol() if hasattr(rt, "default_tol") else rt.num("1e-13")
-    stages, iters = [], 0
+    o = SolveOptions() if options is None else options
+    if overrides:
+        o = _dataclasses.replace(o, **overrides)
+    solve = _FixedPointSolve(sk, params, nodes, o)
+    x_sol, res = solve.warm(x0, J0)
+    if x_sol is None:
+        x_sol, res = solve.cold()
+    return solve.result(x_sol, res)
 
-    def scale(x):
-        return 1 + _maxabs(rt, x)
 
-    absval, isfinite = rt.absval, rt.isfinite
-    small_step = rt.num("1e-5")
+class _FixedPointSolve:
+    """One solve of :func:`solve_fixed_point`: the point, the options and the running state
+    (stages, iteration count, last Jacobian and sensitivity outputs)."""
 
-    def finite(v):
+    def __init__(self, sk, params, nodes, options):
+        rt = self.rt = sk.rt
+        self.sk, self.params, self.nodes, self.o = sk, params, nodes, options
+        self.pdict = dict(zip(sk.parameters, params))
+        self.t_start = _time.monotonic()
+        tol = options.tol
+        if tol is None:
+            tol = rt.default_tol() if hasattr(rt, "default_tol") else rt.num("1e-13")
+        self.tol = tol
+        self.stages, self.iters = [], 0
+        self.small_step = rt.num("1e-5")
+        self.last_J = None
+        self.last_extra = None  # sensitivity outputs at the point of last_J (see SystemKernels.F_J_extra)
+
+    # -- small helpers ------------------------------------------------------------------------
+
+    def scale(self, x):
+        return 1 + _maxabs(self.rt, x)
+
+    def finite(self, v):
+        isfinite = self.rt.isfinite
         return all(isfinite(a) for a in v)
 
-    def timed_out():
-        return time_limit is not None and _time.monotonic() - t_start > time_limit
+    def timed_out(self):
+        time_limit = self.o.time_limit
+        return time_limit is not None and _time.monotonic() - self.t_start > time_limit
 
-    last_J = [None]
-    last_extra = [None]  # sensitivity outputs at the point of last_J (see SystemKernels.F_J_extra)
-
-    def residual(x):
-        gx = sk.update(*x, *params, _nodes=nodes)
+    def residual(self, x):
+        gx = self.sk.update(*x, *self.params, _nodes=self.nodes)
         return [a - b for a, b in zip(x, gx)]
 
+    def invariants_ok(self, x):
+        return _invariants_ok(self.sk, x, self.params, self.nodes, self.o.invariant_tol)
 
-    def polish(x, F, J, res):
+    # -- the stages ---------------------------------------------------------------------------
+
+    def warm(self, x0, J0):
+        """Chord steps with ``J0``, then Newton, from ``x0``; ``(None, res)`` when neither gives
+        a converged point that passes the invariants (or there is no ``x0``)."""
+        x_sol, res = None, None
+        if x0 is not None and J0 is not None:
+            x_sol, res = self.chord(list(x0), J0)
+            if x_sol is not None:
+                self.stages.append("chord(warm)")
+                if self.o.check_invariants and not self.invariants_ok(x_sol)[0]:
+                    x_sol = None
+        if x_sol is None and x0 is not None:
+            x_sol, res = self.newton(list(x0))
+            if x_sol is not None:
+                self.stages.append("newton(warm)")
+                if self.o.check_invariants and not self.invariants_ok(x_sol)[0]:
+                    x_sol = None  # wrong branch from the warm start: fall back to a cold start
+        return x_sol, res
+
+    def cold(self):
+        """Damped iteration, Anderson when it stalls, Newton polish; raises when nothing converged."""
+        sk, rt = self.sk, self.rt
+        x = list(sk.initial_guess(*self.params))
+        # 1. damped iteration
+        x, converged = self.damped(x)
+        self.stages.append("damped")
+        # 2. Anderson acceleration when damping stalled or ran out
+        if not converged and self.finite(x) and not self.timed_out():
+            o = self.o
+            x = _anderson(sk, x, self.params, self.nodes, self.tol, o.max_anderson, o.anderson_memory,
+                          o.damping, self.timed_out)
+            self.stages.append("anderson")
+        # 3. Newton polish (always: it is cheap and sharpens the last digits)
+        x_sol, res = None, None
+        if self.finite(x):
+            x_sol, res = self.newton(x)
+            self.stages.append("newton")
+        if x_sol is None:
+            F, _ = sk.F_J(x, self.params, self.nodes) if self.finite(x) else ([float("nan")], None)
+            res = _maxabs(rt, F) if self.finite(x) else float("nan")
+            reason = "time limit reached" if self.timed_out() else "no convergence after " + "+".join(self.stages)
+            raise ConvergenceError(
+                sk.name, self.pdict, res, reason,
+                "a warm start from a nearby parameter point (sweep from large gamma), more quadrature "
+                "nodes, or check that the parameters are in range (gamma in [1e-5, 1e4], c in [0.05, 10])",
+            )
+        return x_sol, res
+
+    def damped(self, x):
+        """``x ← (1−d)x + d·G(x)`` until the change is below tolerance (``converged``), it stalls
+        10 times, G is not finite, the iteration cap or the time cap; returns ``(x, converged)``."""
+        rt, damping = self.rt, self.o.damping
+        prev_change, stalls = None, 0
+        for _k in range(self.o.max_damped):
+            gx = list(self.sk.update(*x, *self.params, _nodes=self.nodes))
+            if not self.finite(gx):
+                break
+            change = sum(rt.absval(a - b) for a, b in zip(gx, x))
+            x = [(1 - damping) * a + damping * b for a, b in zip(x, gx)]
+            self.iters += 1
+            if change <= self.tol * self.scale(x):
+                return x, True
+            if prev_change is not None and change > prev_change * rt.num("0.999"):
+                stalls += 1
+                if stalls >= 10:
+                    break
+            prev_change = change
+            if self.timed_out():
+                break
+        return x, False
+
+    def polish(self, x, F, J, res):
         """One more full Newton step from a converged point (quadratic convergence sharpens the
         last digits); kept only if it lowers the residual.  The Jacobian at x serves the polished
         point too: the step is tiny."""
+        rt = self.rt
         try:
             xn = [a + d for a, d in zip(x, rt.solve(J, [-f for f in F]))]
         except Exception:
             return x, res
-        Fn = residual(xn)
+        Fn = self.residual(xn)
         rn = _maxabs(rt, Fn)
-        return (xn, rn) if finite(Fn) and rn < res else (x, res)
+        return (xn, rn) if self.finite(Fn) and rn < res else (x, res)
 
-    def newton(x):
-        nonlocal iters
+    def newton(self, x):
+        """Newton with the symbolic Jacobian and backtracking; ``(None, res)`` on failure."""
+        sk, rt, params, nodes, tol = self.sk, self.rt, self.params, self.nodes, self.tol
         F, J = sk.F_J(x, params, nodes)
-        last_extra[0] = None
+        self.last_extra = None
         res = _maxabs(rt, F)
-        for _ in range(max_newton):
-            if not finite(F):
+        for _ in range(self.o.max_newton):
+            if not self.finite(F):
                 return None, res
-            sx = scale(x)
+            sx = self.scale(x)
             if res <= tol * sx:
                 # unless already far below tolerance, one extra full step sharpens the last digits
                 # (quadratic convergence); keep it only if it lowers the residual
                 if res > tol * sx / 1000:
-                    x, res = polish(x, F, J, res)
-                last_J[0] = J
+                    x, res = self.polish(x, F, J, res)
+                self.last_J = J
                 return x, res
             try:
                 step = rt.solve(J, [-f for f in F])
             except Exception:
                 return None, res
-            lam = rt.num(1)
-            # quadratic convergence: a step this small lands (almost surely) on the solution, so
-            # evaluate the sensitivity outputs there in the same pass
-            final = _maxabs(rt, step) <= small_step * sx
-            for _ls in range(30):  # backtracking on the residual norm
-                xn = [a + lam * s for a, s in zip(x, step)]
-                if final:
-                    Fn, Jn, Sn = sk.F_J_extra(xn, params, nodes)
-                else:
-                    (Fn, Jn), Sn = sk.F_J(xn, params, nodes), None
-                last_extra[0] = Sn
-                rn = _maxabs(rt, Fn)
-                if finite(Fn) and rn < res * (1 - lam / 10) or rn <= tol * scale(xn):
-                    break
-                lam = lam / 2
-            else:
+            found = self._line_search(x, step, res, sx)
+            if found is None:
                 return None, res
-            x, F, J, res = xn, Fn, Jn, rn
-            iters += 1
-            if timed_out():
+            x, F, J, res = found
+            self.iters += 1
+            if self.timed_out():
                 return None, res
-        return (x, res) if res <= tol * scale(x) else (None, res)
+        return (x, res) if res <= tol * self.scale(x) else (None, res)
 
-    def chord(x, J0):
+    def _line_search(self, x, step, res, sx):
+        """Backtracking on the residual norm along ``step``: ``(xn, Fn, Jn, rn)``, or ``None``
+        after 30 halvings."""
+        sk, rt, params, nodes = self.sk, self.rt, self.params, self.nodes
+        lam = rt.num(1)
+        # quadratic convergence: a step this small lands (almost surely) on the solution, so
+        # evaluate the sensitivity outputs there in the same pass
+        final = _maxabs(rt, step) <= self.small_step * sx
+        for _ls in range(30):
+            xn = [a + lam * s for a, s in zip(x, step)]
+            if final:
+                Fn, Jn, Sn = sk.F_J_extra(xn, params, nodes)
+            else:
+                (Fn, Jn), Sn = sk.F_J(xn, params, nodes), None
+            self.last_extra = Sn
+            rn = _maxabs(rt, Fn)
+            if self.finite(Fn) and rn < res * (1 - lam / 10) or rn <= self.tol * self.scale(xn):
+                return xn, Fn, Jn, rn
+            lam = lam / 2
+        return None
+
+    def chord(self, x, J0):
         """Newton steps with a fixed Jacobian ``J0`` (e.g. the previous sweep point's): each step
         costs one evaluation of G only; the exact Jacobian is computed once, at the end."""
-        nonlocal iters
-        F = residual(x)
+        sk, rt, tol = self.sk, self.rt, self.tol
+        F = self.residual(x)
         res = _maxabs(rt, F)
         for _ in range(40):
-            if not finite(F):
+            if not self.finite(F):
                 return None, res
-            if res <= tol * scale(x):
-                F, J, last_extra[0] = sk.F_J_extra(x, params, nodes)
-                if res > tol * scale(x) / 1000:
-                    x, res = polish(x, F, J, res)
-                last_J[0] = J
+            if res <= tol * self.scale(x):
+                F, J, self.last_extra = sk.F_J_extra(x, self.params, self.nodes)
+                if res > tol * self.scale(x) / 1000:
+                    x, res = self.polish(x, F, J, res)
+                self.last_J = J
                 return x, res
             try:
                 step = rt.solve(J0, [-f for f in F])
             except Exception:
                 return None, res
             xn = [a + d for a, d in zip(x, step)]
-            Fn = residual(xn)
+            Fn = self.residual(xn)
             rn = _maxabs(rt, Fn)
-            iters += 1
-            if not (finite(Fn) and rn < res / 2):
+            self.iters += 1
+            if not (self.finite(Fn) and rn < res / 2):
                 return None, res
             x, F, res = xn, Fn, rn
         return None, res
 
-    x_sol, res = None, None
-    if x0 is not None and J0 is not None:
-        x_sol, res = chord(list(x0), J0)
-        if x_sol is not None:
-            stages.append("chord(warm)")
-            if check_invariants and not _invariants_ok(sk, x_sol, params, nodes, invariant_tol)[0]:
-                x_sol = None
-    if x_sol is None and x0 is not None:
-        x_sol, res = newton(list(x0))
-        if x_sol is not None:
-            stages.append("newton(warm)")
-            if check_invariants and not _invariants_ok(sk, x_sol, params, nodes, invariant_tol)[0]:
-                x_sol = None  # wrong branch from the warm start: fall back to a cold start
-    if x_sol is None:
-        x = list(sk.initial_guess(*params))
-        # 1. damped iteration
-        prev_change, stalls = None, 0
-        converged = False
-        for k in range(max_damped):
-            gx = list(sk.update(*x, *params, _nodes=nodes))
-            if not finite(gx):
-                break
-            change = sum(rt.absval(a - b) for a, b in zip(gx, x))
-            x = [(1 - damping) * a + damping * b for a, b in zip(x, gx)]
-            iters += 1
-            if change <= tol * scale(x):
-                converged = True
-                break
-            if prev_change is not None and change > prev_change * rt.num("0.999"):
-                stalls += 1
-                if stalls >= 10:
-                    break
-            prev_change = change
-            if timed_out():
-                break
-        stages.append("damped")
-        # 2. Anderson acceleration when damping stalled or ran out
-        if not converged and finite(x) and not timed_out():
-            x = _anderson(sk, x, params, nodes, tol, max_anderson, anderson_memory, damping, timed_out)
-            stages.append("anderson")
-        # 3. Newton polish (always: it is cheap and sharpens the last digits)
-        if finite(x):
-            x_sol, res = newton(x)
-            stages.append("newton")
-        if x_sol is None:
-            F, _ = sk.F_J(x, params, nodes) if finite(x) else ([float("nan")], None)
-            res = _maxabs(rt, F) if finite(x) else float("nan")
-            reason = "time limit reached" if timed_out() else "no convergence after " + "+".join(stages)
-            raise ConvergenceError(
-                sk.name, pdict, res, reason,
-                "a warm start from a nearby parameter point (sweep from large gamma), more quadrature "
-                "nodes, or check that the parameters are in range (gamma in [1e-5, 1e4], c in [0.05, 10])",
-            )
-    if check_invariants:
-        ok, failed = _invariants_ok(sk, x_sol, params, nodes, invariant_tol)
-        if not ok:
-            raise InvariantError(
-                sk.name, pdict, res, f"solution violates invariant(s) {', '.join(failed)}",
-                "this is a wrong branch of the fixed point: continue from large gamma (a sweep) "
-                "or report the parameters",
-            )
-    stability = None
-    if compute_stability and sk.update_jacobian is not None:
-        n = len(x_sol)
-        flat = sk.update_jacobian(*x_sol, *params, _nodes=nodes)
-        stability = rt.spectral_radius([list(flat[i * n:(i + 1) * n]) for i in range(n)])
-    out = FixedPointResult(sk.unknowns, x_sol, iters, res, "+".join(stages), stability)
-    out.jacobian = last_J[0]
-    out.extra = last_extra[0]
-    return out
+    # -- the result ---------------------------------------------------------------------------
+
+    def result(self, x_sol, res):
+        """Invariant check, stability, and the :class:`FixedPointResult`."""
+        sk, params, nodes = self.sk, self.params, self.nodes
+        if self.o.check_invariants:
+            ok, failed = self.invariants_ok(x_sol)
+            if not ok:
+                raise InvariantError(
+                    sk.name, self.pdict, res, f"solution violates invariant(s) {', '.join(failed)}",
+                    "this is a wrong branch of the fixed point: continue from large gamma (a sweep) "
+                    "or report the parameters",
+                )
+        stability = None
+        if self.o.compute_stability and sk.update_jacobian is not None:
+            n = len(x_sol)
+            flat = sk.update_jacobian(*x_sol, *params, _nodes=nodes)
+            stability = self.rt.spectral_radius([list(flat[i * n:(i + 1) * n]) for i in range(n)])
+        out = FixedPointResult(sk.unknowns, x_sol, self.iters, res, "+".join(self.stages), stability)
+        out.jacobian = self.last_J
+        out.extra = self.last_extra
+        return out
 
 
 def _invariants_ok(sk, x, params, nodes, invariant_tol):

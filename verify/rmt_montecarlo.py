@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -66,6 +66,7 @@ from attnlimits.verify.stats import MCEstimate, mean_se
 
 __all__ = [
     "AttentionMCResult",
+    "MCOptions",
     "attention_kernel",
     "draw_seed",
     "draw_tokens",
@@ -588,32 +589,55 @@ def _default_batch(n: int, p: int, draws: int, device: torch.device) -> int:
     return int(max(1, min(draws, memory_budget_bytes(device) // bytes_per_draw(n, p))))
 
 
-def _simulate(
-    f,
-    n: int,
-    p: int,
-    gammas,
-    *,
-    mu,
-    settings,
-    draws: int,
-    seed: int,
-    diagonal: str,
-    kappa,
-    ridge: bool,
-    estimator: str,
-    device,
-    batch,
-    solver: str,
-    route: str = "auto",
-) -> AttentionMCResult:
-    n, p, draws = int(n), int(p), int(draws)
-    if route not in _ROUTES:
-        raise ValueError(f"route must be one of {_ROUTES}, got {route!r}")
+@dataclass(frozen=True)
+class MCOptions:
+    """Monte Carlo knobs of :func:`simulate_attention` and :func:`probe_errors_cholesky` (spec §10).
+
+    Both functions take ``options=`` (an ``MCOptions``) and keywords that replace its fields
+    (:func:`dataclasses.replace`), so ``simulate_attention(f, n, p, gammas, draws=8)`` and
+    ``simulate_attention(f, n, p, gammas, options=MCOptions(draws=8))`` are the same call.
+
+    Attributes
+    ----------
+    draws, seed : int
+        Number of independent draws and master seed (draw ``i`` uses :func:`draw_seed` ``(seed, i)``).
+    ridge : bool
+        Also compute the ridge baseline (``result.ridge``).
+    estimator : {"quadratic", "trace"}
+        Probe-error estimator; ``"trace"`` with μ ≠ 0 warns.
+    device : "auto", str or torch.device
+        Compute device; samples are always drawn on the CPU generator and moved.
+    batch : int, optional
+        Draws stacked per batched matmul/eigh (default: all draws within a memory budget).
+    route : {"auto", "pxp", "nxn"}
+        Eigendecomposition route of :func:`probe_error_curve_features`; the Cholesky solver always
+        works on the n×n matrix.
+    """
+
+    draws: int = 4
+    seed: int = 0
+    ridge: bool = True
+    estimator: str = "quadratic"
+    device: Any = "auto"
+    batch: int | None = None
+    route: str = "auto"
+
+
+def _mc_options(options: MCOptions | None, overrides: Mapping[str, Any]) -> MCOptions:
+    """``options`` (default :class:`MCOptions`) with ``overrides`` replacing its fields."""
+    o = MCOptions() if options is None else options
+    return replace(o, **overrides) if overrides else o
+
+
+def _validated_inputs(n: int, p: int, draws: int, gammas, mu, diagonal: str, kappa,
+                      o: MCOptions) -> tuple[np.ndarray, np.ndarray | None]:
+    """Check the inputs of a simulation; return the γ grid and μ as float arrays (μ may be ``None``)."""
+    if o.route not in _ROUTES:
+        raise ValueError(f"route must be one of {_ROUTES}, got {o.route!r}")
     if n < 2 or p < 1 or draws < 1:
         raise ValueError(f"need n ≥ 2, p ≥ 1, draws ≥ 1; got n={n}, p={p}, draws={draws}")
-    if estimator not in _ESTIMATORS:
-        raise ValueError(f"estimator must be one of {_ESTIMATORS}, got {estimator!r}")
+    if o.estimator not in _ESTIMATORS:
+        raise ValueError(f"estimator must be one of {_ESTIMATORS}, got {o.estimator!r}")
     _check_diagonal(diagonal, kappa)
     gam = np.asarray(gammas, dtype=float).ravel()
     if gam.size == 0 or np.any(gam <= 0) or not np.all(np.isfinite(gam)):
@@ -621,75 +645,119 @@ def _simulate(
     mu_arr = None if mu is None else np.asarray(mu, dtype=float).ravel()
     if mu_arr is not None and mu_arr.size > p:
         raise ValueError(f"mu has {mu_arr.size} coordinates but p = {p}")
-    if estimator == "trace" and mu_arr is not None and np.any(mu_arr != 0):
+    if o.estimator == "trace" and mu_arr is not None and np.any(mu_arr != 0):
         warnings.warn(
             "the trace estimator targets random inputs (mu = 0); with mu != 0 it does not "
             "estimate the probe error (spec §10)",
-            stacklevel=3,
+            stacklevel=5,  # the caller of simulate_attention / probe_errors_cholesky
         )
-    dev = resolve_device(device)
-    fn, fname = _as_activation(f)
-    settings = {"w0": {}} if settings is None else dict(settings)
-    if not settings:
-        raise ValueError("settings must name at least one weight spec")
-    parsed = {name: _parse_weights(spec, p, dev) for name, spec in settings.items()}
-    if batch is None:
-        batch = _default_batch(n, p, draws, dev)
-    batch = int(max(1, min(int(batch), draws)))
+    return gam, mu_arr
 
-    errors = {name: np.empty((draws, gam.size)) for name in parsed}
-    kap = {name: np.empty(draws) for name in parsed}
-    frob = {name: np.empty(draws) for name in parsed}
-    ridge_err = np.empty((draws, gam.size)) if ridge else None
 
-    t0 = time.perf_counter()
-    for start in range(0, draws, batch):
-        idx = range(start, min(draws, start + batch))
-        pairs = [draw_tokens(n, p, mu=mu_arr, seed=seed, index=i, device=dev) for i in idx]
+@dataclass
+class _MCRun:
+    """One simulation with its inputs resolved: validated grid and μ, device, activation, weights."""
+
+    fn: Callable[[torch.Tensor], torch.Tensor]
+    fname: str
+    n: int
+    p: int
+    draws: int
+    gam: np.ndarray
+    mu_arr: np.ndarray | None
+    parsed: dict[str, _Weights]
+    diagonal: str
+    kappa: Any
+    solver: str
+    options: MCOptions
+    dev: torch.device
+    batch: int
+
+    @classmethod
+    def resolve(cls, f, n, p, gammas, *, mu, settings, diagonal, kappa, options, solver) -> _MCRun:
+        n, p, draws = int(n), int(p), int(options.draws)
+        gam, mu_arr = _validated_inputs(n, p, draws, gammas, mu, diagonal, kappa, options)
+        dev = resolve_device(options.device)
+        fn, fname = _as_activation(f)
+        settings = {"w0": {}} if settings is None else dict(settings)
+        if not settings:
+            raise ValueError("settings must name at least one weight spec")
+        parsed = {name: _parse_weights(spec, p, dev) for name, spec in settings.items()}
+        batch = options.batch
+        if batch is None:
+            batch = _default_batch(n, p, draws, dev)
+        batch = int(max(1, min(int(batch), draws)))
+        return cls(fn=fn, fname=fname, n=n, p=p, draws=draws, gam=gam, mu_arr=mu_arr, parsed=parsed,
+                   diagonal=diagonal, kappa=kappa, solver=solver, options=options, dev=dev, batch=batch)
+
+    def run(self) -> AttentionMCResult:
+        """All draws, batch by batch; then the result with its metadata."""
+        draws, G = self.draws, self.gam.size
+        errors = {name: np.empty((draws, G)) for name in self.parsed}
+        kap = {name: np.empty(draws) for name in self.parsed}
+        frob = {name: np.empty(draws) for name in self.parsed}
+        ridge_err = np.empty((draws, G)) if self.options.ridge else None
+        t0 = time.perf_counter()
+        for start in range(0, draws, self.batch):
+            idx = range(start, min(draws, start + self.batch))
+            self._run_batch(idx, errors, kap, frob, ridge_err)
+        elapsed = time.perf_counter() - t0
+        return AttentionMCResult(gammas=self.gam, errors=errors, ridge=ridge_err, kappa_hat=kap,
+                                 frob=frob, meta=self.meta(elapsed))
+
+    def _run_batch(self, idx: range, errors, kap, frob, ridge_err) -> None:
+        """Draws ``idx`` stacked: the ridge curve, then per setting κ̂, ‖Φ‖²_F/n² and the curve."""
+        n, p, o = self.n, self.p, self.options
+        pairs = [draw_tokens(n, p, mu=self.mu_arr, seed=o.seed, index=i, device=self.dev) for i in idx]
         X = torch.stack([P[0] for P in pairs])  # (B, p, n)
         y = torch.stack([P[1] for P in pairs])  # (B, n)
         del pairs
         sl = slice(idx.start, idx.stop)
-        if ridge:
-            ridge_err[sl] = _curve(X, y, gam, estimator, solver, route).cpu().numpy()
-        for name, W in parsed.items():
-            K, kh = _kernel(X, fn, W, diagonal, kappa)
+        if o.ridge:
+            ridge_err[sl] = _curve(X, y, self.gam, o.estimator, self.solver, o.route).cpu().numpy()
+        for name, W in self.parsed.items():
+            K, kh = _kernel(X, self.fn, W, self.diagonal, self.kappa)
             Phi = torch.matmul(X, K)
             del K
             frob[name][sl] = ((Phi * Phi).sum(dim=(-2, -1)) / (n * n)).cpu().numpy()  # tr G / n
             kap[name][sl] = kh.cpu().numpy()
-            errors[name][sl] = _curve(Phi, y, gam, estimator, solver, route).cpu().numpy()
+            errors[name][sl] = _curve(Phi, y, self.gam, o.estimator, self.solver, o.route).cpu().numpy()
             del Phi
-    elapsed = time.perf_counter() - t0
 
-    meta = {
-        "model": "attention_rmt §10",
-        "f": fname,
-        "n": n,
-        "p": p,
-        "c": p / n,
-        "mu": None if mu_arr is None else mu_arr.tolist(),
-        "snr": 0.0 if mu_arr is None else float(mu_arr @ mu_arr),
-        "settings": {name: W.describe() for name, W in parsed.items()},
-        "draws": draws,
-        "seed": int(seed),
-        "draw_seeds": [draw_seed(seed, i) for i in range(draws)],
-        "diagonal": diagonal,
-        "kappa": kappa,
-        "estimator": estimator,
-        "solver": solver,
-        "route": ("nxn" if solver == "cholesky" or route == "nxn" or p >= n else "pxp"),
-        "ridge": bool(ridge),
-        "device": str(dev),
-        "dtype": "float64",
-        "batch": batch,
-        "elapsed_s": elapsed,
-        "torch_version": torch.__version__,
-        "numpy_version": np.__version__,
-    }
-    return AttentionMCResult(
-        gammas=gam, errors=errors, ridge=ridge_err, kappa_hat=kap, frob=frob, meta=meta
-    )
+    def meta(self, elapsed: float) -> dict[str, Any]:
+        """Parameters, seeds, device and versions of the run (``AttentionMCResult.meta``)."""
+        n, p, o, mu_arr, seed = self.n, self.p, self.options, self.mu_arr, self.options.seed
+        return {
+            "model": "attention_rmt §10",
+            "f": self.fname,
+            "n": n,
+            "p": p,
+            "c": p / n,
+            "mu": None if mu_arr is None else mu_arr.tolist(),
+            "snr": 0.0 if mu_arr is None else float(mu_arr @ mu_arr),
+            "settings": {name: W.describe() for name, W in self.parsed.items()},
+            "draws": self.draws,
+            "seed": int(seed),
+            "draw_seeds": [draw_seed(seed, i) for i in range(self.draws)],
+            "diagonal": self.diagonal,
+            "kappa": self.kappa,
+            "estimator": o.estimator,
+            "solver": self.solver,
+            "route": ("nxn" if self.solver == "cholesky" or o.route == "nxn" or p >= n else "pxp"),
+            "ridge": bool(o.ridge),
+            "device": str(self.dev),
+            "dtype": "float64",
+            "batch": self.batch,
+            "elapsed_s": elapsed,
+            "torch_version": torch.__version__,
+            "numpy_version": np.__version__,
+        }
+
+
+def _simulate(f, n: int, p: int, gammas, *, mu, settings, diagonal: str, kappa, options: MCOptions,
+              solver: str) -> AttentionMCResult:
+    return _MCRun.resolve(f, n, p, gammas, mu=mu, settings=settings, diagonal=diagonal, kappa=kappa,
+                          options=options, solver=solver).run()
 
 
 def simulate_attention(
@@ -700,15 +768,10 @@ def simulate_attention(
     *,
     mu=None,
     settings: Mapping[str, Mapping] | None = None,
-    draws: int = 4,
-    seed: int = 0,
     diagonal: str = "zero",
     kappa: float | None = None,
-    ridge: bool = True,
-    estimator: str = "quadratic",
-    device="auto",
-    batch: int | None = None,
-    route: str = "auto",
+    options: MCOptions | None = None,
+    **overrides,
 ) -> AttentionMCResult:
     r"""Monte Carlo probe errors of nonlinear attention and of ridge regression (spec §10).
 
@@ -742,26 +805,25 @@ def simulate_attention(
     settings : dict[str, dict], optional
         Name → ``{}`` (W = I), ``{"wk": vec, "wq": vec}`` (W = I + w_K w_Qᵀ, zero-padded) or
         ``{"L": k×k}`` (W = I + L on the first k coordinates). Default ``{"w0": {}}``.
-    draws, seed : int
-        Number of independent draws and master seed.
     diagonal : {"zero", "keep", "set"}
         §4.3 convention. ``"keep"`` is refused when :math:`|\hat\kappa|>10` (He₂). ``"set"``
         imposes ``kappa`` on the diagonal.
     kappa : float, optional
         Only with ``diagonal="set"``.
-    ridge : bool
-        Also compute the ridge baseline (``result.ridge``).
-    estimator : {"quadratic", "trace"}
-        See above; ``"trace"`` with μ ≠ 0 warns.
-    device : "auto", str or torch.device
-        Compute device; samples are always drawn on the CPU generator and moved.
-    batch : int, optional
-        Draws stacked per batched matmul/eigh; default all draws within a memory budget
-        (CPU: min(RAM/4, 4 GiB); CUDA: half the free memory). Results do not depend on it beyond
-        float round-off.
-    route : {"auto", "pxp", "nxn"}
-        Eigendecomposition of :math:`\Phi\Phi^\top/n` (``"pxp"``) or of :math:`G` (``"nxn"``);
-        ``"auto"``: the smaller one (:func:`probe_error_curve_features`). Recorded in ``meta["route"]``.
+    options : MCOptions, optional
+        The Monte Carlo knobs (default ``MCOptions()``); keywords replace its fields:
+
+        - ``draws``, ``seed`` (int): number of independent draws (default 4) and master seed (0);
+        - ``ridge`` (bool): also compute the ridge baseline (``result.ridge``), default ``True``;
+        - ``estimator`` ({"quadratic", "trace"}): see above; ``"trace"`` with μ ≠ 0 warns;
+        - ``device`` ("auto", str or torch.device): compute device; samples are always drawn on the
+          CPU generator and moved;
+        - ``batch`` (int, optional): draws stacked per batched matmul/eigh; default all draws within
+          a memory budget (CPU: min(RAM/4, 4 GiB); CUDA: half the free memory). Results do not
+          depend on it beyond float round-off;
+        - ``route`` ({"auto", "pxp", "nxn"}): eigendecomposition of :math:`\Phi\Phi^\top/n`
+          (``"pxp"``) or of :math:`G` (``"nxn"``); ``"auto"``: the smaller one
+          (:func:`probe_error_curve_features`). Recorded in ``meta["route"]``.
 
     Returns
     -------
@@ -784,11 +846,8 @@ def simulate_attention(
     >>> res.estimate("w0").mean.shape, res.paired_difference("w0", "ridge").n_draws
     ((2,), 2)
     """
-    return _simulate(
-        f, n, p, gammas, mu=mu, settings=settings, draws=draws, seed=seed, diagonal=diagonal,
-        kappa=kappa, ridge=ridge, estimator=estimator, device=device, batch=batch, solver="eigh",
-        route=route,
-    )
+    return _simulate(f, n, p, gammas, mu=mu, settings=settings, diagonal=diagonal, kappa=kappa,
+                     options=_mc_options(options, overrides), solver="eigh")
 
 
 def probe_errors_cholesky(
@@ -799,14 +858,10 @@ def probe_errors_cholesky(
     *,
     mu=None,
     settings: Mapping[str, Mapping] | None = None,
-    draws: int = 4,
-    seed: int = 0,
     diagonal: str = "zero",
     kappa: float | None = None,
-    ridge: bool = True,
-    estimator: str = "quadratic",
-    device="auto",
-    batch: int | None = None,
+    options: MCOptions | None = None,
+    **overrides,
 ) -> AttentionMCResult:
     r"""Same as :func:`simulate_attention`, but one Cholesky solve per γ (spec §10 literally).
 
@@ -814,12 +869,11 @@ def probe_errors_cholesky(
     :math:`E = \gamma^2\|u\|^2/n`. Identical draws for identical ``seed``; used as the baseline of
     the benchmark and as a cross-check of the eigendecomposition path (they agree to ~1e-12).
     Cost: :math:`n^3/3` per γ instead of one :math:`\approx 9n^3` eigendecomposition per grid.
+    Takes the same ``options`` (:class:`MCOptions`, keywords override its fields); ``route`` is
+    checked but unused (the solve is always on the n×n matrix).
     """
-    return _simulate(
-        f, n, p, gammas, mu=mu, settings=settings, draws=draws, seed=seed, diagonal=diagonal,
-        kappa=kappa, ridge=ridge, estimator=estimator, device=device, batch=batch,
-        solver="cholesky",
-    )
+    return _simulate(f, n, p, gammas, mu=mu, settings=settings, diagonal=diagonal, kappa=kappa,
+                     options=_mc_options(options, overrides), solver="cholesky")
 
 
 def probe_error_explicit(

@@ -7,13 +7,15 @@ this result and is not data lives here, without any formula:
 - :func:`geometry` — the reduced geometry ``(m, Γ, Ω, r)`` from SNR and the coordinates of
   ``w_K``, ``w_Q`` (or a general ``L``), assembled by the generated kernels of §5/§6;
 - :func:`validate` — input checks and the validated range of the method (§9);
-- :func:`curve` — the result's call signature around :func:`sweep_curve`;
+- :func:`curve` — the result's call signature around :func:`sweep_curve` (options in
+  :class:`CurveOptions`);
 - :func:`run_cli` — the body of an exported file's command line.
 
 This text is never imported as part of the package: :func:`attnlimits.numeric.compile_model` and
 :func:`attnlimits.numeric.export_model` append it to the generated module, so the in-process solver and an
 exported file run the same code.
 """
+import dataclasses as _dataclasses
 import sys
 
 #: validated range of the method (docs/attention_rmt.md §9)
@@ -79,22 +81,61 @@ def geometry_inputs(base):
     return geometry(base["snr"], base.get("wk", ()), base.get("wq", ()), base.get("L"))
 
 
-def curve(c, gammas, *, a1, nu, kappa=0, snr=0, wk=(), wq=(), L=None, digits=None, n_nodes=3000,
-          error_estimate=True, check_monotone=True, progress=None):
+#: Numerical options of :func:`curve` (frozen; keywords of the call replace its fields).  Built with
+#: ``make_dataclass``, field types as objects: this text runs inside generated modules
+#: (``from __future__ import annotations``, not in ``sys.modules``), where ``@dataclass`` cannot
+#: resolve string annotations.
+CurveOptions = _dataclasses.make_dataclass(
+    "CurveOptions",
+    [
+        ("digits", object, None),
+        ("n_nodes", int, 3000),
+        ("error_estimate", bool, True),
+        ("check_monotone", bool, True),
+        ("progress", object, None),
+    ],
+    frozen=True,
+    namespace={
+        "__module__": __name__,
+        "__doc__": """Options of :func:`curve` (passed on to :func:`sweep_curve`).
+
+    Attributes
+    ----------
+    digits : int, optional
+        Significant digits of the work under the mpmath backend (default 30).
+    n_nodes : int
+        Quadrature nodes of the spectral law (float64; default 3000).
+    error_estimate : bool
+        Also estimate the quadrature error of each point (``quadrature_error``).
+    check_monotone : bool
+        Check that the curve is monotone in γ.
+    progress : callable, optional
+        Told (a message) about each γ as it is done.
+    """,
+    },
+)
+
+
+def curve(c, gammas, *, a1, nu, kappa=0, snr=0, wk=(), wq=(), L=None, options=None, **overrides):
     """Ē_attention and Ē_ridge along a γ grid (swept from large γ with warm starts).
 
     Returns a list of dicts, in the order of ``gammas``, with keys ``gamma``, ``E_attention``,
     ``E_ridge``, ``ybar``, ``ybar_ridge``, ``quadrature_error``, ``iterations``, ``method``.
-    Under the mpmath backend the work runs at ``digits`` significant digits (default 30), and
-    ``progress`` (a callable taking a message) is told about each γ as it is done.
+    ``options`` (:class:`CurveOptions`; keywords ``digits``, ``n_nodes``, ``error_estimate``,
+    ``check_monotone``, ``progress`` replace its fields): under the mpmath backend the work runs
+    at ``digits`` significant digits (default 30), and ``progress`` (a callable taking a message)
+    is told about each γ as it is done.
     """
+    o = CurveOptions() if options is None else options
+    if overrides:
+        o = _dataclasses.replace(o, **overrides)
     validate(c, gammas, snr, wk, wq, L, a1, nu, kappa)
     base = {"c": c, "a1": a1, "nu": nu, "kappa": kappa, "snr": snr, "wk": list(wk), "wq": list(wq), "L": L}
     first = {}  # a repeated γ (by value) is solved once
     for g in gammas:
         first.setdefault(float(g), g)
-    recs = sweep_curve(base, list(first.values()), digits=digits, n_nodes=n_nodes, error_estimate=error_estimate,
-                       check_monotone=check_monotone, progress=progress)
+    recs = sweep_curve(base, list(first.values()), digits=o.digits, n_nodes=o.n_nodes,
+                       error_estimate=o.error_estimate, check_monotone=o.check_monotone, progress=o.progress)
     by_value = dict(zip(first, recs))
     return [dict(by_value[float(g)]) for g in gammas]
 
