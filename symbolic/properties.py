@@ -6,7 +6,7 @@ A :class:`Property` names a result, a domain (one spec per parameter) and an eva
     Property("bayes-bound", result="slr", title="optimal population risk >= Bayes risk",
              domain={"nu": Range(0.25, 8, scale="log"), "L": IntRange(1, 5),
                      "activation": Choice(("softmax", "linear_uncentred"))},
-             evaluate="attnlimits.verify.explore.properties_slr:bayes_bound")
+             evaluate="attnlimits.verify.slr.properties:bayes_bound")
 
 The evaluation function is called as ``evaluate(point, *, size, seed)`` with ``point`` a mapping
 parameter → value drawn from the domain, ``size`` the property's ``quick`` (screening) or

@@ -5,8 +5,8 @@ A result (one paper's theory) is declared once, as data, by its derivation packa
     RESULT = Result(
         name="rmt", title="...", references=(...),
         commands=(Command(name="", help="...", parameters=(Param("c", "float", check="positive"), ...),
-                          run="attnlimits.verify.rmt_commands:rmt"),),
-        claims="attnlimits.verify.claims.attention_rmt",
+                          run="attnlimits.verify.rmt.commands:rmt"),),
+        claims="attnlimits.verify.rmt.claims",
         model="attnlimits.derivations.attention_rmt:model",
     )
 

@@ -2,7 +2,7 @@
 
 Per key (activation, model, ν, L, α): the 9-point λ grid 10⁻³…10 at Sobol 4×1024 (continuation from
 large to small λ, no refinement: the rule of ``TUNE_RULE``), λ* by RS E_test.  Writes the package data
-file that ``attnlimits.verify.claims.slr_finite.RS_TUNED`` loads (one line per key, so a regeneration
+file that ``attnlimits.verify.slr.claims.finite.RS_TUNED`` loads (one line per key, so a regeneration
 reads as a diff; nothing is pasted into code) and prints the time per key.
 
     PYTHONPATH=$PWD OMP_NUM_THREADS=1 python tools/regen_rs_tuned.py [activation ...]
@@ -25,7 +25,7 @@ def main(argv=None):
     ap.add_argument("--out", type=Path, default=DATA, help=f"file to write (default {DATA})")
     args = ap.parse_args(argv)
     apply_threads(1)
-    from attnlimits.verify.claims.slr_finite import RS_TUNED, TUNE_RULE, rs_tuned_json
+    from attnlimits.verify.slr.claims.finite import RS_TUNED, TUNE_RULE, rs_tuned_json
     from attnlimits.verify.slr.replica import rs_problem
 
     table = dict(RS_TUNED)

@@ -2,10 +2,8 @@
 
 Re-exports are lazy so that ``attnlimits rmt`` does not pay for importing torch.
 
-- Monte Carlo of the random-matrix result (:mod:`attnlimits.verify.rmt_montecarlo`): ``simulate_attention``,
-  ``probe_error_explicit``, ``probe_errors_cholesky``, ``noise_kernel_stieltjes``,
-  ``AttentionMCResult``, ``torch_activation``; estimates (:mod:`attnlimits.verify.stats`): ``mean_se``,
-  ``MCEstimate``; devices (:mod:`attnlimits.verify._torchutil`): ``resolve_device``.
+- Estimates (:mod:`attnlimits.verify.stats`): ``mean_se``, ``MCEstimate``; devices
+  (:mod:`attnlimits.verify._torchutil`): ``resolve_device``.
 - The comparison rule (:mod:`attnlimits.verify.comparison`, shared by ``verify`` and ``explore``):
   ``Comparison``, ``p_value``, ``holm``, ``extrapolate``, ``combine``.
 - Claims (:mod:`attnlimits.verify.claims`): ``REGISTRY``, ``Claim``, ``Check``, ``Context``, ``select``,
@@ -13,14 +11,15 @@ Re-exports are lazy so that ``attnlimits rmt`` does not pay for importing torch.
 - Reports (:mod:`attnlimits.verify.report`): ``format_table``, ``write_report``.
 - Weights (:mod:`attnlimits.verify.weights`): ``analyze_checkpoint``, ``fit_identity_plus_low_rank``,
   ``extract_heads``, ``load_state_dict``, ``CheckpointError``.
+
+Each result has its own home and face: :mod:`attnlimits.verify.rmt` (Monte Carlo, commands, claims, properties of
+the random-matrix result) and :mod:`attnlimits.verify.slr` (single-location regression); this face names none.
 """
 from __future__ import annotations
 
 import importlib
 
 _EXPORTS = {
-    "rmt_montecarlo": ["simulate_attention", "probe_error_explicit", "probe_errors_cholesky",
-                       "noise_kernel_stieltjes", "AttentionMCResult", "torch_activation"],
     "stats": ["mean_se", "MCEstimate"],
     "comparison": ["Comparison", "p_value", "holm", "extrapolate", "combine"],
     "_torchutil": ["resolve_device"],

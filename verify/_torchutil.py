@@ -1,8 +1,8 @@
 """Private PyTorch helpers for the Monte Carlo simulators (spec §10).
 
 Device resolution, per-draw seeding, the SymPy → PyTorch printer behind
-:func:`attnlimits.verify.rmt_montecarlo.torch_activation`, and the memory budget that sizes draw batches.
-Shared by the simulators of both results (:mod:`attnlimits.verify.rmt_montecarlo`, :mod:`attnlimits.verify.slr`), the claims
+:func:`attnlimits.verify.rmt.montecarlo.torch_activation`, and the memory budget that sizes draw batches.
+Shared by the simulators of both results (:mod:`attnlimits.verify.rmt.montecarlo`, :mod:`attnlimits.verify.slr`), the claims
 and the CLI (:func:`resolve_device` is the project's device rule, ``"auto"``).
 """
 from __future__ import annotations

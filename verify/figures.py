@@ -125,7 +125,7 @@ def _rmt_theory(c: float, gammas, snr: float) -> dict:
 def _rmt_mc(n: int, c: float, gammas, snr: float, draws: int, seed: int, device: str):
     import sympy
 
-    from attnlimits.verify.rmt_montecarlo import simulate_attention
+    from attnlimits.verify.rmt.montecarlo import simulate_attention
 
     p = max(2, int(round(c * n)))
     t = sympy.Symbol("t")

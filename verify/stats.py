@@ -1,6 +1,6 @@
 r"""Monte Carlo estimates: mean and standard error over independent draws (spec §10).
 
-Shared by the Monte Carlo simulators of both results (:mod:`attnlimits.verify.rmt_montecarlo`,
+Shared by the Monte Carlo simulators of both results (:mod:`attnlimits.verify.rmt.montecarlo`,
 :mod:`attnlimits.verify.slr`) and by the claims. NumPy only.
 
 With :math:`N` draws :math:`x_1,\dots,x_N`, the estimate is :math:`\bar x` with standard error

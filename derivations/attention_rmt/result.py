@@ -29,8 +29,8 @@ _ACTIVATION = Param("activation", "str", default="tanh",
 RMT_COMMAND = Command(
     name="",
     help="limiting interpolation error of attention vs ridge regression",
-    run="attnlimits.verify.rmt_commands:run_rmt",
-    formatter="attnlimits.verify.rmt_commands:format_rmt",
+    run="attnlimits.verify.rmt.commands:run_rmt",
+    formatter="attnlimits.verify.rmt.commands:format_rmt",
     description=(
         "Limiting interpolation error E(gamma) of nonlinear attention (docs/attention_rmt.md §6)\n"
         "and of ridge regression (Proposition 2, §7) for p/n -> c.  Tokens X = mu y^T + Z with\n"
@@ -62,7 +62,7 @@ RMT_COMMAND = Command(
     expensive=("gamma",),
 )
 
-_EXPLORE = "attnlimits.verify.explore.properties_rmt"
+_EXPLORE = "attnlimits.verify.rmt.properties"
 
 #: Properties of the result (``attnlimits explore``, docs/explore.md).
 PROPERTIES = (
@@ -96,11 +96,11 @@ RESULT = Result(
     title="Interpolation error of nonlinear attention vs ridge regression (p/n -> c)",
     references=REFERENCES,
     commands=(RMT_COMMAND,),
-    claims="attnlimits.verify.claims.attention_rmt",
+    claims="attnlimits.verify.rmt.claims",
     model="attnlimits.derivations.attention_rmt.equations:model",
     properties=PROPERTIES,
     items="attnlimits.derivations.attention_rmt.items:ITEMS",
-    export="attnlimits.verify.rmt_commands:export_rmt",
+    export="attnlimits.verify.rmt.commands:export_rmt",
     export_parameters=(
         _ACTIVATION,
         Param("backend", "choice", default="numpy", choices=("numpy", "mpmath"), help="numpy (default) or mpmath"),

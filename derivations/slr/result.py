@@ -287,7 +287,7 @@ REPLICA_COMMAND = Command(
 )
 
 
-_EXPLORE = "attnlimits.verify.explore.properties_slr"
+_EXPLORE = "attnlimits.verify.slr.properties"
 
 #: Properties of the result (``attnlimits explore``, docs/explore.md): statements over a domain.
 PROPERTIES = (
@@ -329,7 +329,7 @@ RESULT = Result(
     references=REFERENCES,
     commands=(POPULATION_COMMAND, REPLICA_COMMAND, TRAIN_COMMAND, BAYES_OPTIMAL_COMMAND, AMP_COMMAND,
               POSTERIOR_COMMAND, PHASE_COMMAND),
-    claims=("attnlimits.verify.claims.slr_population", "attnlimits.verify.claims.slr_finite", "attnlimits.verify.claims.slr_bayes_optimal"),
+    claims=("attnlimits.verify.slr.claims.population", "attnlimits.verify.slr.claims.finite", "attnlimits.verify.slr.claims.bayes_optimal"),
     doc="docs/slr.md",
     properties=PROPERTIES,
     items="attnlimits.derivations.slr.items:ITEMS",

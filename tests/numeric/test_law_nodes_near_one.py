@@ -5,7 +5,7 @@ float64 was 2e-5 off at c = 0.9999 while stating an error of 1e-6)."""
 import mpmath
 import pytest
 
-from attnlimits.verify.explore.properties_rmt import _rmt_inprocess
+from attnlimits.verify.rmt.properties import _rmt_inprocess
 
 
 @pytest.mark.parametrize("c", [pytest.param(0.9999, marks=pytest.mark.slow), 1.004])

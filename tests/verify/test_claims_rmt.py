@@ -1,4 +1,4 @@
-"""Claims of the attention-vs-ridge result (verify/claims/attention_rmt.py; docs/attention_rmt.md §12)."""
+"""Claims of the attention-vs-ridge result (verify/rmt/claims.py; docs/attention_rmt.md §12)."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attnlimits.verify.claims import REGISTRY, Context, run_claims, select
-from attnlimits.verify.claims import attention_rmt as A
+from attnlimits.verify.rmt import claims as A
 
 V_CLAIMS = [f"V{i}" for i in range(1, 21)]
 EXTRA_CLAIMS = ["mixed-geometry", "ID-parseval", "ID-backends", "ID-derivative"]
@@ -106,7 +106,7 @@ def test_monte_carlo_runs_are_shared_through_the_context(monkeypatch):
         calls.append((args, kwargs))
         return object()
 
-    import attnlimits.verify.rmt_montecarlo as mc
+    import attnlimits.verify.rmt.montecarlo as mc
 
     monkeypatch.setattr(mc, "simulate_attention", fake_simulate)
     size = REGISTRY["V7"].quick

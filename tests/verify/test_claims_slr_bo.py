@@ -1,4 +1,4 @@
-"""C19-order's 1/α rate on GAMP runs (attnlimits.verify.claims.slr_bayes_optimal._gamp_rate), issue 29.
+"""C19-order's 1/α rate on GAMP runs (attnlimits.verify.slr.claims.bayes_optimal._gamp_rate), issue 29.
 
 The fast tests replace GAMP by a seeded synthetic excess (no simulation); the claim itself runs at --quick in
 the slow test (≈ 20 s on 2 cores)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from attnlimits.verify.claims import REGISTRY, Context, run_claims, select
-from attnlimits.verify.claims import slr_bayes_optimal as B
+from attnlimits.verify.slr.claims import bayes_optimal as B
 
 
 def _fake(excess_of_alpha):

@@ -1,9 +1,9 @@
-"""Structure of the finite-α SLR claims (attnlimits.verify.claims.slr_finite); the claims themselves run in
+"""Structure of the finite-α SLR claims (attnlimits.verify.slr.claims.finite); the claims themselves run in
 ``attnlimits verify`` (and the slow all-claims test)."""
 import pytest
 
 from attnlimits.verify.claims import base
-from attnlimits.verify.claims import slr_finite as F
+from attnlimits.verify.slr.claims import finite as F
 
 
 def test_registered_with_quick_and_full_sizes():

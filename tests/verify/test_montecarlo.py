@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attnlimits.verify._torchutil import resolve_device
-from attnlimits.verify.rmt_montecarlo import (
+from attnlimits.verify.rmt.montecarlo import (
     AttentionMCResult,
     attention_kernel,
     draw_tokens,

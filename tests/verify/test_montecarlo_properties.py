@@ -12,7 +12,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from attnlimits.symbolic.hermite import hermite_coefficients
-from attnlimits.verify.rmt_montecarlo import attention_kernel, draw_tokens, probe_error_curve, probe_error_explicit, simulate_attention
+from attnlimits.verify.rmt.montecarlo import attention_kernel, draw_tokens, probe_error_curve, probe_error_explicit, simulate_attention
 
 ACTS = ["tanh", "relu", "he2", "sin", "identity"]
 K_SE = 4.0  # confidence level of the statistical property: 4 standard errors

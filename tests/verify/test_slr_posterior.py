@@ -209,7 +209,7 @@ def test_phase_command_parses():
 
 
 def test_new_claims_registered():
-    import attnlimits.verify.claims.slr_bayes_optimal  # noqa: F401
+    import attnlimits.verify.slr.claims.bayes_optimal  # noqa: F401
     from attnlimits.verify.claims.base import REGISTRY
 
     for name in ("C19-post", "C19-phase", "C19-phase-max"):

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from attnlimits.verify.claims import base
-from attnlimits.verify.claims import slr_finite  # noqa: F401  (registers the claims)
+from attnlimits.verify.slr.claims import finite as slr_finite  # noqa: F401  (registers the claims)
 from attnlimits.verify.slr.susceptibility import _objective, erm_susceptibility
 
 

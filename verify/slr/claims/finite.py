@@ -32,7 +32,7 @@ import numpy as np
 
 from attnlimits.verify.comparison import combine
 
-from .base import Check, Claim, PlotSeries, PlotSpec, register
+from attnlimits.verify.claims.base import Check, Claim, PlotSeries, PlotSpec, register
 
 __all__ = ["R5", "RS_TUNED", "TUNE_RULE", "erm", "rs_point", "rs_tuned", "rs_tuned_entry"]
 
@@ -368,7 +368,7 @@ def _c15(ctx, size):
         PlotSeries("RS (informed branch)", *series_rs, kind="line"),
         PlotSeries(f"ERM D={size['D']}, mean ± sd", *series_erm, kind="points")])
     params["open_finding_outside_R5"] = OPEN_FINDING
-    from .base import ClaimResult
+    from attnlimits.verify.claims.base import ClaimResult
 
     return ClaimResult("C15", "", "", checks, [plot], params, notes=open_finding_note())
 
@@ -419,7 +419,7 @@ def _c16(ctx, size):
     """
     from attnlimits.verify.comparison import fit_rate
 
-    from ._rates import rate_checks
+    from attnlimits.verify.claims._rates import rate_checks
 
     p = R5
     alpha = size["alpha"]

@@ -35,7 +35,7 @@ import numpy as np
 
 from attnlimits.verify.comparison import combine
 
-from .base import Check, Claim, PlotSeries, PlotSpec, register
+from attnlimits.verify.claims.base import Check, Claim, PlotSeries, PlotSpec, register
 
 __all__ = ["R6", "bo_curve_cached"]
 
@@ -208,7 +208,7 @@ def _gamp_rate(ctx, size, L, nu, eb):
     from attnlimits.verify.comparison import fit_rate
     from attnlimits.verify.stats import mean_se
 
-    from ._rates import rate_checks
+    from attnlimits.verify.claims._rates import rate_checks
 
     D, seeds, als = int(size["gamp_D"]), int(size["gamp_seeds"]), tuple(size["gamp_alphas"])
     ys, es, dofs, conv = [], [], [], True
@@ -503,7 +503,7 @@ def _run_max_order(ctx, size):
     from attnlimits.verify.comparison import fit_rate
     from attnlimits.verify.slr import bayes_risk
 
-    from ._rates import rate_checks
+    from attnlimits.verify.claims._rates import rate_checks
 
     checks, plots = [], []
     L = 2

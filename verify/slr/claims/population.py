@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from .base import Check, Claim, PlotSeries, PlotSpec, register
+from attnlimits.verify.claims.base import Check, Claim, PlotSeries, PlotSpec, register
 
 __all__ = ["SEED_OFFSETS", "population_optimum", "bayes_value"]
 
@@ -534,7 +534,7 @@ def _c11_mc_rates(ctx, size):
     from attnlimits.verify.comparison import fit_rate
     from attnlimits.verify.slr import projection_risk
 
-    from ._rates import rate_checks
+    from attnlimits.verify.claims._rates import rate_checks
 
     checks, series = [], []
     n_lin = int(size.get("rate_n", size["n"]))
@@ -713,7 +713,7 @@ def _run_C22(ctx, size):
     from attnlimits.verify.comparison import fit_rate
     from attnlimits.verify.slr import predecessor_manifold_risk_mc
 
-    from ._rates import rate_checks
+    from attnlimits.verify.claims._rates import rate_checks
 
     mc_ds = tuple(size.get("rate_ds", (1e4, 1e5, 1e6, 1e7, 1e8)))
     ys, es, dofs = [], [], []

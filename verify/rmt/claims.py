@@ -10,7 +10,7 @@ Every claim compares three things:
    precision (tables of §11/§12 are given to 4 decimals: tolerance ``5e-4``).  These checks are
    deterministic, need no Monte Carlo, carry labels starting with ``"spec: "`` and no SE;
    :func:`spec_checks` runs them alone.
-2. **MC vs theory** — the PyTorch simulator of :mod:`attnlimits.verify.rmt_montecarlo` against the engine, by
+2. **MC vs theory** — the PyTorch simulator of :mod:`attnlimits.verify.rmt.montecarlo` against the engine, by
    the rule of :mod:`attnlimits.verify.comparison`: a p-value from Student t with ``draws − 1``
    degrees of freedom, decided with the run's family by Holm.  The theory side is always the
    engine's value, never the spec's number, so no flat tolerance applies (the ± bands of §12 are
@@ -37,8 +37,8 @@ from typing import Callable
 
 import numpy as np
 
-from ._properties import property_claim
-from .base import Check, Claim, PlotSeries, PlotSpec, register
+from attnlimits.verify.claims._properties import property_claim
+from attnlimits.verify.claims.base import Check, Claim, PlotSeries, PlotSpec, register
 
 __all__ = ["SPEC_TOLERANCE", "ACTIVATIONS", "spec_checks", "SPEC_CHECKS",
            "theory_curve", "hermite", "solve_noise_kernel_stieltjes"]
@@ -126,8 +126,8 @@ def _settings_key(settings: dict) -> tuple:
 
 def _mc(ctx, act: str, n: int, p: int, gammas, *, mu=None, settings=None, draws: int, seed: int,
         diagonal: str = "zero", estimator: str = "quadratic", ridge: bool = True):
-    """:func:`attnlimits.verify.rmt_montecarlo.simulate_attention`, cached under all its arguments."""
-    from attnlimits.verify.rmt_montecarlo import simulate_attention
+    """:func:`attnlimits.verify.rmt.montecarlo.simulate_attention`, cached under all its arguments."""
+    from attnlimits.verify.rmt.montecarlo import simulate_attention
 
     settings = {"w0": {}} if settings is None else settings
     key = ("mc", act, int(n), int(p), _tuple(gammas), _tuple(mu), _settings_key(settings), int(draws),
@@ -286,7 +286,7 @@ def _spec_V1(ctx):
 
 
 def _run_V1(ctx, size):
-    from attnlimits.verify.rmt_montecarlo import probe_error_explicit
+    from attnlimits.verify.rmt.montecarlo import probe_error_explicit
 
     checks, rows = [], []
     n = size["n"]
@@ -596,7 +596,7 @@ def _v6_rate_checks(sizes, runs):
     """√γ law on simulation: per-draw corrected log–log slope over :data:`_V6_RATE_GAMMAS`, averaged
     over draws at the largest n (points of one draw share it, so the slope is fitted per draw), in a
     band that must contain 1/2 and exclude 0 (no decay, as for c < 1) and 1 (an analytic E ∝ γ)."""
-    from ._rates import rate_checks, slope_stats
+    from attnlimits.verify.claims._rates import rate_checks, slope_stats
 
     idx = [_idx(_RI_GAMMAS, g) for g in _V6_RATE_GAMMAS]
     per_n = [slope_stats(_v6_slope(_V6_RATE_GAMMAS, r.errors["w0"][:, idx])) for r in runs]
@@ -1049,7 +1049,7 @@ def _spec_V19(ctx):
 
 
 def _run_V19(ctx, size):
-    from attnlimits.verify.rmt_montecarlo import noise_kernel_stieltjes
+    from attnlimits.verify.rmt.montecarlo import noise_kernel_stieltjes
     from attnlimits.verify.stats import mean_se
 
     checks = _spec_V19(ctx)
@@ -1238,7 +1238,7 @@ def _run_parseval(ctx, size):
     return checks, [], {"activations": ["tanh", "sin", "relu"], "relu_orders": list(ks)}
 
 
-#: ID-backends is the property ``rmt-mpmath-equals-float64`` (:mod:`attnlimits.verify.explore.properties_rmt`)
+#: ID-backends is the property ``rmt-mpmath-equals-float64`` (:mod:`attnlimits.verify.rmt.properties`)
 #: at these points: aligned, random, general (key and query at different angles) and anti-aligned weights.
 _BACKEND_POINTS = (
     {"activation": "tanh", "c": 0.5, "gamma": 0.1, "snr": 1.0, "wk": 1.0, "wq": 1.0},
@@ -1281,7 +1281,7 @@ SPEC_CHECKS: dict[str, Callable] = {
 
 def spec_checks(name: str, ctx=None) -> list[Check]:
     """The deterministic theory-vs-spec checks of claim ``name`` (no Monte Carlo)."""
-    from .base import Context
+    from attnlimits.verify.claims.base import Context
 
     return SPEC_CHECKS[name](ctx or Context("quick"))
 

@@ -20,7 +20,7 @@ def rmt_vs_simulation(point, *, size, seed):
     import sympy
     from attnlimits.symbolic.activations import BUILTIN_ACTIVATIONS
     from attnlimits.symbolic.result import discover_results, resolve
-    from attnlimits.verify.rmt_montecarlo import simulate_attention
+    from attnlimits.verify.rmt.montecarlo import simulate_attention
 
     act, c, gamma, snr = point["activation"], point["c"], point["gamma"], point["snr"]
     cmd = discover_results()["rmt"].command("")
@@ -99,7 +99,7 @@ def exported_equals_inprocess(point, *, size, seed):
     import tempfile
     from pathlib import Path
 
-    from attnlimits.verify.rmt_commands import export_rmt
+    from attnlimits.verify.rmt.commands import export_rmt
 
     act = point["activation"]
     if act not in _EXPORTED:

@@ -71,7 +71,7 @@ def gamp_vs_state_evolution(point, *, size, seed):
     """GAMP on generated spiked-SLR data reaches the BO state evolution: its test error within 3 SE plus
     the finite-D allowance c/√D of claim C19-AMP (c = 0.1, measured), over ``seeds`` independent runs."""
     import numpy as np
-    from attnlimits.verify.claims.slr_bayes_optimal import AMP_TEST_ERROR_C
+    from attnlimits.verify.slr.claims.bayes_optimal import AMP_TEST_ERROR_C
     from attnlimits.verify.slr.amp import gamp_on_generated
 
     D = int(size.get("D", 300))
