@@ -1,4 +1,4 @@
-"""Benchmark of the Monte Carlo simulators of :mod:`attnlimits.verify.rmt_montecarlo` (spec §10).
+"""Benchmark of the Monte Carlo simulators of :mod:`attnlimits.verify.rmt.montecarlo` (spec §10).
 
 (a) A grid of 50 ridge parameters γ from ONE eigendecomposition of G = ΦᵀΦ/n per draw versus one
     Cholesky factorisation + solve per γ: wall time of both (solver only, on the same G; and the
@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
 import sympy as sp
 import torch
 
 from attnlimits.verify._torchutil import resolve_device
-from attnlimits.verify.rmt_montecarlo import (
+from attnlimits.verify.rmt.montecarlo import (
     attention_kernel,
     draw_tokens,
     probe_error_curve,
@@ -33,62 +32,39 @@ from attnlimits.verify.rmt_montecarlo import (
     probe_errors_cholesky,
     simulate_attention,
 )
-from _timing import best_of  # benchmarks/_timing.py (this script's folder is on sys.path)
+from _timing import alternate, ratio_line, timed  # benchmarks/_timing.py (this script's folder is on sys.path)
 
 
-def _sync(dev: torch.device) -> None:
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
+_MS = dict(spec="9.1f", sep="  ", scale=1e3, labels=True, unit="ms")  # "min … median … max … ms"
 
 
-def _timed(fn, dev, repeats: int = 1):
-    """Best wall time over ``repeats`` calls (device synchronised), and the last output."""
-    return best_of(fn, repeats, sync=lambda: _sync(dev))
-
-
-def _alternate(fa, fb, dev, repeats: int):
-    """Time ``fa`` and ``fb`` alternately ``repeats`` times; lists of wall times and last outputs."""
-    ta, tb, oa, ob = [], [], None, None
-    for _ in range(repeats):
-        for fn, ts, which in ((fa, ta, "a"), (fb, tb, "b")):
-            _sync(dev)
-            t0 = time.perf_counter()
-            out = fn()
-            _sync(dev)
-            ts.append(time.perf_counter() - t0)
-            if which == "a":
-                oa = out
-            else:
-                ob = out
-    return ta, tb, oa, ob
-
-
-def _mmm(ts) -> str:
-    return f"min {np.min(ts) * 1e3:9.1f}  median {np.median(ts) * 1e3:9.1f}  max {np.max(ts) * 1e3:9.1f} ms"
+def _sync(dev: torch.device):
+    """The device sync of the timings (None on the CPU)."""
+    return (lambda: torch.cuda.synchronize(dev)) if dev.type == "cuda" else None
 
 
 def _routes(f, n, p, gammas, Phi, y, mu, settings, args, dev) -> dict:
     """Section (c): p×p versus n×n route."""
     r = args.route_repeats
     print(f"\n(c) error curve, p×p route vs n×n route ({r} alternating repeats, threads={torch.get_num_threads()}):")
-    ta, tb, ea, eb = _alternate(
-        lambda: probe_error_curve_features(Phi, y, gammas, route="pxp"),
-        lambda: probe_error_curve_features(Phi, y, gammas, route="nxn"), dev, r)
+    (ta, tb), (ea, eb) = alternate(
+        [lambda: probe_error_curve_features(Phi, y, gammas, route="pxp"),
+         lambda: probe_error_curve_features(Phi, y, gammas, route="nxn")], r, sync=_sync(dev))
     d_curve = float((ea - eb).abs().max())
-    print(f"    one Φ, p×p (ΦΦᵀ/n)     : {_mmm(ta)}")
-    print(f"    one Φ, n×n (ΦᵀΦ/n)     : {_mmm(tb)}")
-    print(f"    ratio n×n/p×p (median) : {np.median(tb) / np.median(ta):9.2f}x    max |ΔE| {d_curve:.1e}")
+    print(f"    one Φ, p×p (ΦΦᵀ/n)     : {ta.mmm(**_MS)}")
+    print(f"    one Φ, n×n (ΦᵀΦ/n)     : {tb.mmm(**_MS)}")
+    print(ratio_line("    ratio n×n/p×p (median) : ", tb, ta, spec="9.2f") + f"    max |ΔE| {d_curve:.1e}")
     kw = dict(mu=mu, settings=settings, draws=args.draws, seed=args.seed, device=dev)
-    sa, sb, ra, rb = _alternate(
-        lambda: simulate_attention(f, n, p, gammas, route="pxp", **kw),
-        lambda: simulate_attention(f, n, p, gammas, route="nxn", **kw), dev, max(1, r // 2))
+    (sa, sb), (ra, rb) = alternate(
+        [lambda: simulate_attention(f, n, p, gammas, route="pxp", **kw),
+         lambda: simulate_attention(f, n, p, gammas, route="nxn", **kw)], max(1, r // 2), sync=_sync(dev))
     d_sim = max(float(np.max(np.abs(ra.errors["aligned"] - rb.errors["aligned"]))),
                 float(np.max(np.abs(ra.ridge - rb.ridge))))
-    print(f"    whole run, p×p         : {_mmm(sa)}")
-    print(f"    whole run, n×n         : {_mmm(sb)}")
-    print(f"    ratio n×n/p×p (median) : {np.median(sb) / np.median(sa):9.2f}x    max |ΔE| {d_sim:.1e}")
-    return {"route_curve_pxp": ta, "route_curve_nxn": tb, "route_curve_diff": d_curve,
-            "route_sim_pxp": sa, "route_sim_nxn": sb, "route_sim_diff": d_sim}
+    print(f"    whole run, p×p         : {sa.mmm(**_MS)}")
+    print(f"    whole run, n×n         : {sb.mmm(**_MS)}")
+    print(ratio_line("    ratio n×n/p×p (median) : ", sb, sa, spec="9.2f") + f"    max |ΔE| {d_sim:.1e}")
+    return {"route_curve_pxp": list(ta.walls), "route_curve_nxn": list(tb.walls), "route_curve_diff": d_curve,
+            "route_sim_pxp": list(sa.walls), "route_sim_nxn": list(sb.walls), "route_sim_diff": d_sim}
 
 
 def main(argv=None) -> dict:
@@ -134,54 +110,53 @@ def main(argv=None) -> dict:
         return routes
 
     # ---- (a) solver only, on one draw's G -------------------------------------------------
-    t_eig, e_eig = _timed(lambda: probe_error_curve(G, y, gammas, solver="eigh"), dev, repeats=3)
-    t_chol, e_chol = _timed(lambda: probe_error_curve(G, y, gammas, solver="cholesky"), dev,
-                            repeats=3)
+    # timings here: the best (min) of the repeats, device synchronised
+    t_eig, e_eig = timed(lambda: probe_error_curve(G, y, gammas, solver="eigh"), 3, sync=_sync(dev))
+    t_chol, e_chol = timed(lambda: probe_error_curve(G, y, gammas, solver="cholesky"), 3, sync=_sync(dev))
     diff_solver = float((e_eig - e_chol).abs().max())
     print("\n(a) 50-point gamma grid on one G (n×n):")
-    print(f"    one eigendecomposition : {t_eig * 1e3:9.1f} ms")
-    print(f"    Cholesky per gamma     : {t_chol * 1e3:9.1f} ms")
-    print(f"    ratio chol/eig         : {t_chol / t_eig:9.2f}x")
+    print(f"    one eigendecomposition : {t_eig.min * 1e3:9.1f} ms")
+    print(f"    Cholesky per gamma     : {t_chol.min * 1e3:9.1f} ms")
+    print(ratio_line("    ratio chol/eig         : ", t_chol, t_eig, stat="min", spec="9.2f"))
     print(f"    max |E_eig - E_chol|   : {diff_solver:.2e}")
 
     # ---- (a') whole simulation, all draws, attention + ridge -----------------------------
     kw = dict(mu=mu, settings=settings, draws=args.draws, seed=args.seed, device=dev)
-    t_sim_eig, r_eig = _timed(lambda: simulate_attention(f, n, p, gammas, **kw),
-                           dev, repeats=args.repeats)
-    t_sim_chol, r_chol = _timed(lambda: probe_errors_cholesky(f, n, p, gammas, **kw),
-                           dev, repeats=args.repeats)
+    t_sim_eig, r_eig = timed(lambda: simulate_attention(f, n, p, gammas, **kw), args.repeats, sync=_sync(dev))
+    t_sim_chol, r_chol = timed(lambda: probe_errors_cholesky(f, n, p, gammas, **kw), args.repeats,
+                               sync=_sync(dev))
     diff_sim = max(
         float(np.max(np.abs(r_eig.errors["aligned"] - r_chol.errors["aligned"]))),
         float(np.max(np.abs(r_eig.ridge - r_chol.ridge))),
     )
     print(f"    whole run ({args.draws} draws, attention + ridge):")
-    print(f"    eigendecomposition     : {t_sim_eig:9.2f} s")
-    print(f"    Cholesky per gamma     : {t_sim_chol:9.2f} s")
-    print(f"    ratio chol/eig         : {t_sim_chol / t_sim_eig:9.2f}x")
+    print(f"    eigendecomposition     : {t_sim_eig.min:9.2f} s")
+    print(f"    Cholesky per gamma     : {t_sim_chol.min:9.2f} s")
+    print(ratio_line("    ratio chol/eig         : ", t_sim_chol, t_sim_eig, stat="min", spec="9.2f"))
     print(f"    max |difference|       : {diff_sim:.2e}")
 
     # ---- (b) batched draws vs one draw at a time ------------------------------------------
-    t_one, r_one = _timed(lambda: simulate_attention(f, n, p, gammas, batch=1, **kw),
-                           dev, repeats=args.repeats)
-    t_all, r_all = _timed(lambda: simulate_attention(f, n, p, gammas, batch=None, **kw),
-                           dev, repeats=args.repeats)
+    t_one, r_one = timed(lambda: simulate_attention(f, n, p, gammas, batch=1, **kw), args.repeats,
+                         sync=_sync(dev))
+    t_all, r_all = timed(lambda: simulate_attention(f, n, p, gammas, batch=None, **kw), args.repeats,
+                         sync=_sync(dev))
     diff_batch = max(
         float(np.max(np.abs(r_one.errors["aligned"] - r_all.errors["aligned"]))),
         float(np.max(np.abs(r_one.ridge - r_all.ridge))),
     )
-    rate_one, rate_all = args.draws / t_one, args.draws / t_all
+    rate_one, rate_all = args.draws / t_one.min, args.draws / t_all.min
     print(f"\n(b) throughput, {args.draws} draws (batch used: {r_all.meta['batch']}):")
-    print(f"    one draw at a time     : {rate_one:9.2f} draws/s  ({t_one:.2f} s)")
-    print(f"    batched                : {rate_all:9.2f} draws/s  ({t_all:.2f} s)")
-    print(f"    ratio batched/single   : {rate_all / rate_one:9.2f}x")
+    print(f"    one draw at a time     : {rate_one:9.2f} draws/s  ({t_one.min:.2f} s)")
+    print(f"    batched                : {rate_all:9.2f} draws/s  ({t_all.min:.2f} s)")
+    print(ratio_line("    ratio batched/single   : ", t_one, t_all, stat="min", spec="9.2f"))  # = rate ratio
     print(f"    max |difference|       : {diff_batch:.2e}")
     est = r_all.estimate("aligned")
     print(f"\n    E_att(gamma=1e-3 / 1e2, aligned): {est.mean[0]:.4f}±{est.se[0]:.4f}"
           f" / {est.mean[-1]:.4f}±{est.se[-1]:.4f}")
     return {
         **routes,
-        "t_eig": t_eig, "t_chol": t_chol, "diff_solver": diff_solver,
-        "t_sim_eig": t_sim_eig, "t_sim_chol": t_sim_chol, "diff_sim": diff_sim,
+        "t_eig": t_eig.min, "t_chol": t_chol.min, "diff_solver": diff_solver,
+        "t_sim_eig": t_sim_eig.min, "t_sim_chol": t_sim_chol.min, "diff_sim": diff_sim,
         "rate_one": rate_one, "rate_all": rate_all, "diff_batch": diff_batch,
     }
 

@@ -58,7 +58,6 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUME
     os.environ[_var] = str(_THREADS)
 
 import statistics  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scipy.optimize import root  # noqa: E402
@@ -66,10 +65,12 @@ from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 
 from attnlimits.derivations import attention_rmt as R  # noqa: E402
 from attnlimits.numeric import compile_model  # noqa: E402
+from _timing import alternate, ratio  # noqa: E402  (benchmarks/_timing.py: this script's folder is on sys.path)
 
 A1, NU = 0.6057055096021588, 0.3942944903978412  # tanh (see `attnlimits hermite --activation tanh`)
 KAPPA = 0.0
 AGREE = 1e-8  # the two sides must give the same Ē to this absolute accuracy
+_MS = dict(spec="8.1f", sep=" ", scale=1e3)  # min, median, max in ms
 
 
 # ------------------------------------------------------------------------------------------------
@@ -206,15 +207,6 @@ def weak_curve(mod, c, gammas, snr, *, n_nodes, h):
 # ------------------------------------------------------------------------------------------------
 
 
-def _stats(ts):
-    return min(ts), statistics.median(ts), max(ts)
-
-
-def _fmt(ts):
-    lo, med, hi = _stats(ts)
-    return f"{lo * 1e3:8.1f} {med * 1e3:8.1f} {hi * 1e3:8.1f}"
-
-
 def run_setting(mod, c, snr, gammas, args, error_estimate):
     kw = dict(a1=A1, nu=NU, kappa=KAPPA, snr=snr, wk=[1], wq=[1])
     gl = [float(g) for g in gammas]
@@ -234,14 +226,10 @@ def run_setting(mod, c, snr, gammas, args, error_estimate):
         return weak_curve(mod, c, gl, snr, n_nodes=args.nodes, h=args.h)
 
     sides = [("generated", gen), ("scipy hybr", base)] + ([("weak", weak)] if args.weak else [])
-    times = {name: [] for name, _ in sides}
-    results = {}
-    for rep in range(args.repeats):
-        seq = sides if rep % 2 == 0 else sides[::-1]  # alternate, flipping the order
-        for name, fn in seq:
-            t0 = time.perf_counter()
-            results[name] = fn()
-            times[name].append(time.perf_counter() - t0)
+    # alternate, flipping the order between repeats
+    ts, outs = alternate([fn for _, fn in sides], args.repeats, flip=True)
+    times = {name: t for (name, _), t in zip(sides, ts)}
+    results = {name: out for (name, _), out in zip(sides, outs)}
 
     recs = results["generated"]
     E_gen = np.array([r["E_attention"] for r in recs])
@@ -263,25 +251,25 @@ def run_setting(mod, c, snr, gammas, args, error_estimate):
     print(f"\nc={c:g} snr={snr:g}, {len(gl)} gammas in [{gl[0]:g}, {gl[-1]:g}], error estimate {est}, "
           f"nodes={args.nodes}, {args.repeats} repeats (alternating)")
     print(f"  {'side':<62} {'min':>8} {'median':>8} {'max':>8}  [ms]")
-    print(f"  {'generated (default curve(); Hermite-predicted chord/Newton)':<62} {_fmt(times['generated'])}")
+    print(f"  {'generated (default curve(); Hermite-predicted chord/Newton)':<62} {times['generated'].mmm(**_MS)}")
     print(f"  {'strong baseline: scipy root hybr, warm start, ' + args.derivative + ' dE':<62} "
-          f"{_fmt(times['scipy hybr'])}")
+          f"{times['scipy hybr'].mmm(**_MS)}")
     if args.weak:
-        print(f"  {'WEAK baseline (old; cold damped + central diff, no err. est.)':<62} {_fmt(times['weak'])}")
-    gmin, gmed, gmax = _stats(times["generated"])
-    bmin, bmed, bmax = _stats(times["scipy hybr"])
-    print(f"  ratio hybr/generated: median {bmed / gmed:.2f}x (min/min {bmin / gmin:.2f}x, "
-          f"max/max {bmax / gmax:.2f}x);  max |E_gen - E_hybr| = {diff:.1e} (<= {AGREE:g} checked)")
+        print(f"  {'WEAK baseline (old; cold damped + central diff, no err. est.)':<62} {times['weak'].mmm(**_MS)}")
+    gen_t, base_t = times["generated"], times["scipy hybr"]
+    print(f"  ratio hybr/generated: median {ratio(base_t, gen_t):.2f}x (min/min {ratio(base_t, gen_t, 'min'):.2f}x, "
+          f"max/max {ratio(base_t, gen_t, 'max'):.2f}x);  max |E_gen - E_hybr| = {diff:.1e} (<= {AGREE:g} checked)")
     if args.weak:
-        wmin, wmed, _ = _stats(times["weak"])
-        print(f"  ratio WEAK/generated: median {wmed / gmed:.1f}x;  max |E_gen - E_weak| = {diff_weak:.1e}")
+        print(f"  ratio WEAK/generated: median {ratio(times['weak'], gen_t):.1f}x;  "
+              f"max |E_gen - E_weak| = {diff_weak:.1e}")
     if line_err:
         print(line_err)
     its = [r["iterations"] for r in recs]
     print(f"  work per bulk solve: generated {statistics.mean(its):.1f} iterations (fine sweep); "
           f"hybr {CALLS['nfev'] / CALLS['solves']:.1f} residual + {CALLS['njev'] / CALLS['solves']:.1f} "
           f"Jacobian evaluations ({CALLS['solves']} solves per curve)")
-    return {"c": c, "snr": snr, "error_estimate": error_estimate, "times": times, "diff": diff}
+    return {"c": c, "snr": snr, "error_estimate": error_estimate,
+            "times": {name: list(t.walls) for name, t in times.items()}, "diff": diff}
 
 
 def main():

@@ -23,12 +23,9 @@ from scipy import integrate
 from attnlimits.derivations.slr.kernels import slr_kernels
 from attnlimits.numeric.slr import bayes_risk as NB
 from attnlimits.verify.slr import theory as TH
-from _timing import best_of  # benchmarks/_timing.py (this script's folder is on sys.path)
+from _timing import ratio, timed  # benchmarks/_timing.py (this script's folder is on sys.path)
 
 K = slr_kernels()
-
-
-_best = best_of  # the benchmarks' one timing helper (benchmarks/_timing.py)
 
 
 def _baseline_f64(nu, tol=1e-12):
@@ -69,17 +66,17 @@ def main(argv=None) -> dict:
     print("-" * len(hdr))
     for nu in args.nus:
         ref = TH.bayes_risk("spiked", nu, 2, dps=40).value
-        t_s, v_s = _best(lambda: TH.bayes_risk("spiked", nu, 2).value, args.repeats)
-        t_p, v_p = _best(lambda: _baseline_f64(nu), args.repeats)
-        m_s, w_s = _best(lambda: TH.bayes_risk("spiked", nu, 2, dps=args.dps).value, args.mp_repeats)
-        m_p, w_p = _best(lambda: _baseline_mp(nu, args.dps), args.mp_repeats)
-        row = dict(nu=nu, value=float(ref), f64_ms=t_s * 1e3, f64_err=_rel(v_s, ref), f64_plain_ms=t_p * 1e3,
-                   f64_plain_err=_rel(v_p, ref), mp_ms=m_s * 1e3, mp_err=_rel(w_s, ref), mp_plain_ms=m_p * 1e3,
-                   mp_plain_err=_rel(w_p, ref))
+        t_s, v_s = timed(lambda: TH.bayes_risk("spiked", nu, 2).value, args.repeats)
+        t_p, v_p = timed(lambda: _baseline_f64(nu), args.repeats)
+        m_s, w_s = timed(lambda: TH.bayes_risk("spiked", nu, 2, dps=args.dps).value, args.mp_repeats)
+        m_p, w_p = timed(lambda: _baseline_mp(nu, args.dps), args.mp_repeats)
+        row = dict(nu=nu, value=float(ref), f64_ms=t_s.min * 1e3, f64_err=_rel(v_s, ref),
+                   f64_plain_ms=t_p.min * 1e3, f64_plain_err=_rel(v_p, ref), mp_ms=m_s.min * 1e3,
+                   mp_err=_rel(w_s, ref), mp_plain_ms=m_p.min * 1e3, mp_plain_err=_rel(w_p, ref))
         rows.append(row)
         print(f"{nu:5g} {float(ref):12.6e} | {row['f64_ms']:10.3f} {row['f64_err']:8.1e} | {row['f64_plain_ms']:10.3f}"
-              f" {row['f64_plain_err']:8.1e} {t_p / t_s:6.2f} | {row['mp_ms']:9.1f} {row['mp_err']:8.1e} |"
-              f" {row['mp_plain_ms']:9.1f} {row['mp_plain_err']:8.1e} {m_p / m_s:6.2f}")
+              f" {row['f64_plain_err']:8.1e} {ratio(t_p, t_s, 'min'):6.2f} | {row['mp_ms']:9.1f} {row['mp_err']:8.1e} |"
+              f" {row['mp_plain_ms']:9.1f} {row['mp_plain_err']:8.1e} {ratio(m_p, m_s, 'min'):6.2f}")
     print("ratio = baseline time / bayes_risk time; err = |value - value_40| / value_40")
 
     print("\n(b) L=3 (u-representation): time (ms) and relative error vs the 40-digit value")
@@ -89,12 +86,13 @@ def main(argv=None) -> dict:
     print("-" * len(hdr))
     for model, nu in (("spiked", 5.0), ("max", 2.0)):
         ref = TH.bayes_risk(model, nu, 3, dps=40).value
-        t_l, v_l = _best(lambda: TH.bayes_risk(model, nu, 3).value, args.repeats)
-        t_n, v_n = _best(lambda: NB._bayes_risk_nested_quad(K, model, nu, 3)[0], 1)
-        m_l, w_l = _best(lambda: TH.bayes_risk(model, nu, 3, dps=args.dps).value, 1)
-        rows.append(dict(model=model, nu=nu, L=3, lattice_ms=t_l * 1e3, nested_ms=t_n * 1e3, mp_ms=m_l * 1e3))
-        print(f"{model:>7} {nu:5g} {float(ref):12.6e} | {t_l * 1e3:11.3f} {_rel(v_l, ref):8.1e} | {t_n * 1e3:11.1f}"
-              f" {_rel(v_n, ref):8.1e} | {m_l * 1e3:10.1f} {_rel(w_l, ref):8.1e}")
+        t_l, v_l = timed(lambda: TH.bayes_risk(model, nu, 3).value, args.repeats)
+        t_n, v_n = timed(lambda: NB._bayes_risk_nested_quad(K, model, nu, 3)[0], 1)
+        m_l, w_l = timed(lambda: TH.bayes_risk(model, nu, 3, dps=args.dps).value, 1)
+        rows.append(dict(model=model, nu=nu, L=3, lattice_ms=t_l.min * 1e3, nested_ms=t_n.min * 1e3,
+                         mp_ms=m_l.min * 1e3))
+        print(f"{model:>7} {nu:5g} {float(ref):12.6e} | {t_l.min * 1e3:11.3f} {_rel(v_l, ref):8.1e} | "
+              f"{t_n.min * 1e3:11.1f} {_rel(v_n, ref):8.1e} | {m_l.min * 1e3:10.1f} {_rel(w_l, ref):8.1e}")
     return {"rows": rows}
 
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import time
 
 import numpy as np
+
+from _timing import Timing, clock, ratio_line  # benchmarks/_timing.py (this script's folder is on sys.path)
 
 
 def baseline_point(mod, alpha, nu, delta, L, rng, *, iterations=40, samples=200_000, damping=0.5):
@@ -74,9 +75,9 @@ def main(argv=None):
     law = ((L, 1.0),)
     sub = alphas if args.baseline_points is None else alphas[:: max(1, len(alphas) // args.baseline_points)]
     rng = np.random.default_rng(0)
-    t0 = time.perf_counter()
-    base = [baseline_point(mod, a, nu, delta, L, rng) for a in sub]
-    t_base = (time.perf_counter() - t0) * len(alphas) / len(sub)
+    with clock() as c:
+        base = [baseline_point(mod, a, nu, delta, L, rng) for a in sub]
+    t_base = c.wall * len(alphas) / len(sub)
     se_base = statistics.median(s for _, s in base)
     print(f"baseline (40 it x 2e5 fresh samples): {t_base:.2f} s for {len(alphas)} points "
           f"(measured on {len(sub)}), median SE {se_base:.2e}, max SE {max(s for _, s in base):.2e}")
@@ -88,14 +89,16 @@ def main(argv=None):
         if statistics.median(ratios) <= 1.0 or pts >= 2 ** 16:
             break
         pts *= 2
-    times = []
-    for _ in range(args.repeats):
+    walls = []
+    for _ in range(args.repeats):  # the rule is made outside the timing
         rule = make_rule([L], points=pts, replicates=8)
-        t0 = time.perf_counter()
-        curve = bo_curve(mod, rule, law, nu, alphas, delta, starts=("uninformed",), population_bayes_risk=bayes_risk)
-        times.append(time.perf_counter() - t0)
+        with clock() as c:
+            curve = bo_curve(mod, rule, law, nu, alphas, delta, starts=("uninformed",),
+                             population_bayes_risk=bayes_risk)
+        walls.append(c.wall)
+    times = Timing.of(walls)
     print(f"frozen rule (Sobol 8 x {pts}, Newton, continuation): min/median/max "
-          f"{min(times):.2f}/{statistics.median(times):.2f}/{max(times):.2f} s, max SE "
+          f"{times.mmm()} s, max SE "
           f"{max(p.E_BO_se for p in curve):.2e}")
     ratios = [curve[alphas.index(a)].E_BO_se / b[1] for a, b in zip(sub, base)]
     print(f"SE ratio frozen/baseline per baseline point: {', '.join(f'{r:.2f}' for r in ratios)}")
@@ -104,7 +107,8 @@ def main(argv=None):
         f"{a:.3g}: {curve[alphas.index(a)].E_BO:.5f} ± {curve[alphas.index(a)].E_BO_se:.1e}, {b[0]:.5f} ± {b[1]:.1e}"
         for a, b in zip(sub, base)))
     print(f"max |frozen - baseline| over the baseline points: {max(diffs):.2e}")
-    print(f"ratio baseline / frozen (median): {t_base / statistics.median(times):.1f}")
+    # the baseline is one run (its median is itself)
+    print(ratio_line("ratio baseline / frozen (median): ", Timing.of([t_base]), times, spec=".1f", unit=""))
 
 
 if __name__ == "__main__":

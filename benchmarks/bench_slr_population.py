@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
-import time
 
 import numpy as np
 from scipy.optimize import minimize
 
 from attnlimits.verify.slr.theory import make_setting, numeric_activation, optimal_population_risk, population_risk
+from _timing import alternate, clock, ratio_line  # benchmarks/_timing.py (this script's folder is on sys.path)
 
 ACTS = ("softmax", "linear_uncentred", "erf_learned", "softplus_norm")
 TARGET = 1e-4
@@ -106,29 +105,19 @@ def _threads():
         return None
 
 
-def _mmm(v):
-    return f"{min(v):.2f}/{statistics.median(v):.2f}/{max(v):.2f}"
-
-
 def strong(args, model, nu, L, st):
     print(f"\nstrong baseline: Nelder-Mead on the same deterministic Gauss-Hermite rule ({args.gh}^{L} points), "
           f"alternating, {args.repeats} repeats, threads={_threads()}; times min/median/max in s")
     print(f"{'activation':<18} {'attnlimits':>16} {'err':>8} | {'GH+NM':>16} {'err':>8} | {'ratio (median)':>14}")
     ta_all, tb_all = [], []
     for a in ACTS:
-        ta, tb, ra, rb = [], [], None, None
-        for _ in range(args.repeats):
-            t0 = time.perf_counter()
-            ra = optimal_population_risk(a, st, tol=1e-6, closed_form=False)
-            ta.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            rb = strong_baseline(a, nu, L, args.gh)
-            tb.append(time.perf_counter() - t0)
+        (ta, tb), (ra, rb) = alternate([lambda: optimal_population_risk(a, st, tol=1e-6, closed_form=False),
+                                        lambda: strong_baseline(a, nu, L, args.gh)], args.repeats)
         ref = population_risk(a, st, ra.argmin["m_k"], extra=ra.argmin.get("c"), n_gh=64)[0]
-        ta_all.append(statistics.median(ta))
-        tb_all.append(statistics.median(tb))
-        print(f"{a:<18} {_mmm(ta):>16} {abs(ra.risk - ref):>8.1e} | {_mmm(tb):>16} {abs(rb - ref):>8.1e} | "
-              f"{statistics.median(tb) / statistics.median(ta):>13.2f}x")
+        ta_all.append(ta.median)
+        tb_all.append(tb.median)
+        print(f"{a:<18} {ta.mmm():>16} {abs(ra.risk - ref):>8.1e} | {tb.mmm():>16} {abs(rb - ref):>8.1e} | "
+              + ratio_line("", tb, ta, spec=">13.2f"))
     print(f"total of medians: attnlimits {sum(ta_all):.2f} s, GH+Nelder-Mead {sum(tb_all):.2f} s: "
           f"{sum(tb_all) / sum(ta_all):.2f}x")
 
@@ -153,13 +142,13 @@ def main():
           f"{'t@1e-4 (s)':>11} | {'ref (64 nodes)':>14}")
     tot_a = tot_b = tot_b_target = 0.0
     for a in ACTS:
-        t0 = time.perf_counter()
-        r = optimal_population_risk(a, st, tol=1e-6, closed_form=False)
-        ta = time.perf_counter() - t0
+        with clock() as ca:
+            r = optimal_population_risk(a, st, tol=1e-6, closed_form=False)
+        ta = ca.wall
         ref = population_risk(a, st, r.argmin["m_k"], extra=r.argmin.get("c"), n_gh=64)[0]
-        t0 = time.perf_counter()
-        v, se = baseline(a, model, nu, L, args.n)
-        tb = time.perf_counter() - t0
+        with clock() as cb:
+            v, se = baseline(a, model, nu, L, args.n)
+        tb = cb.wall
         tb_target = tb * (se / TARGET) ** 2
         tot_a, tot_b, tot_b_target = tot_a + ta, tot_b + tb, tot_b_target + tb_target
         print(f"{a:<18} {r.risk:>10.6f} {r.risk_error:>8.1e} {ta:>7.2f} | {v:>10.6f} {se:>8.1e} {tb:>7.2f} "

@@ -43,12 +43,12 @@ from __future__ import annotations
 import argparse
 import sys
 import math
-import time
 
 import numpy as np
 
 from attnlimits.numeric.slr.rs import RSRule, informed_start, rs_map
 from attnlimits.verify.slr.replica import rs_kernels, rs_problem
+from _timing import Clock, Timing, clock  # benchmarks/_timing.py (this script's folder is on sys.path)
 
 
 def _mc_rule(nu, L, n, rng):
@@ -91,17 +91,6 @@ def baseline_curve(kern, alphas, lam, Delta, nu=2.0, L=2, iters=60, seed=0, prox
                 Es.append(float(kern.modules[L].test_error(x[3], x[4], av["A"], av["B"], Delta, 0.0)[0]))
         out.append((float(np.mean(Es)), float(np.std(Es, ddof=1) / math.sqrt(len(Es)))))
     return out
-
-
-class _Clock:
-    """Wall and CPU seconds of a block."""
-
-    def __enter__(self):
-        self.w, self.c = time.perf_counter(), time.process_time()
-        return self
-
-    def __exit__(self, *exc):
-        self.wall, self.cpu = time.perf_counter() - self.w, time.process_time() - self.c
 
 
 def _load():
@@ -150,15 +139,15 @@ def _map_seconds(kern, n, prox=None, reps=3, seed=123):
     if prox is not None:
         NRm.prox_newton = prox
     try:
-        ts = []
+        clocks = []
         for _ in range(reps):
-            rules = _mc_rule(2.0, 2, n, rng)
-            with _Clock() as c:
+            rules = _mc_rule(2.0, 2, n, rng)  # drawn outside the timing
+            with clock() as c:
                 rs_map(kern, rules, x, 4.0, 0.1, 0.1)
-            ts.append(c.cpu)
+            clocks.append(c)
     finally:
         NRm.prox_newton = orig
-    return float(np.median(ts))
+    return Timing.of([c.wall for c in clocks], [c.cpu for c in clocks]).cpu  # the median CPU seconds
 
 
 def main():
@@ -202,7 +191,7 @@ def _run(args):
 
     def ours_round():
         for points in sizes:
-            with _Clock() as co:
+            with clock() as co:
                 fps_desc = rs_problem("softmax", "spiked", 2.0, 2, points=points, replicates=4).learning_curve(
                     [alphas[i] for i in order], lam, Delta)
             ours[points].append((co, fps_desc))
@@ -214,13 +203,12 @@ def _run(args):
     ours_round()
     runs, cpus, walls = [], [], []
     for k in range(args.baseline_repeats):
-        with _Clock() as ck:
+        with clock() as ck:
             runs.append(baseline_curve(kern, alphas, lam, Delta, iters=args.baseline_iters, seed=k))
         cpus.append(ck.cpu)
         walls.append(ck.wall)
         ours_round()
-    cb = _Clock()
-    cb.cpu, cb.wall = float(np.mean(cpus)), float(np.mean(walls))
+    cb = Clock(wall=float(np.mean(walls)), cpu=float(np.mean(cpus)))  # the mean of the baseline runs
     print("baseline runs CPU s: " + ", ".join(f"{c:.1f}" for c in cpus) + "; attnlimits rounds CPU s: " +
           "; ".join(f"{p} x 4: " + ", ".join(f"{c.cpu:.1f}" for c, _ in ours[p]) for p in sizes))
     E_runs = np.array([[e for e, _ in r] for r in runs])  # (repeats, alphas)
@@ -236,9 +224,7 @@ def _run(args):
 
     measured = []
     for points in sizes:
-        co = _Clock()
-        co.cpu = float(np.median([c.cpu for c, _ in ours[points]]))
-        co.wall = float(np.median([c.wall for c, _ in ours[points]]))
+        co = Timing.of([c.wall for c, _ in ours[points]], [c.cpu for c, _ in ours[points]])  # medians of the rounds
         fps_desc = ours[points][0][1]  # deterministic: every round gives the same fixed points
         fps = [None] * len(alphas)
         for j, i in enumerate(order):
@@ -254,13 +240,13 @@ def _run(args):
             print(f"{a:7.3f} {eb:12.5f} {sb:8.1e} {fp.E_test:13.5f} {fp.E_test_error:8.1e} {fp.evaluations:5d} "
                   f"{fp.seconds:6.2f} {(fp.E_test - eb) / math.hypot(se_base, fp.E_test_error):8.2f}")
         prox = sum(f.prox_seconds for f in fps) / sum(f.seconds for f in fps)
-        print(f"attnlimits ({points} x 4): wall {co.wall:.1f} s, CPU {co.cpu:.1f} s (median of "
+        print(f"attnlimits ({points} x 4): wall {co.median:.1f} s, CPU {co.cpu:.1f} s (median of "
               f"{len(ours[points])} rounds), RMS SE {se_o:.2e} (each SE "
               f"from 4 replicates, 3 dof); prox {100 * prox:.0f}% of wall; {np.mean([f.evaluations for f in fps]):.1f} "
               f"map evaluations (multistart + surrogate) per point", flush=True)
     print(f"\nbaseline (one run): wall {cb.wall:.1f} s, CPU {cb.cpu:.1f} s, RMS SE {se_base:.2e}")
     for points, co, se_o in measured:
-        print(f"ratio at {points} x 4: CPU {cb.cpu / co.cpu:.1f}x, wall {cb.wall / co.wall:.1f}x, at SE "
+        print(f"ratio at {points} x 4: CPU {cb.cpu / co.cpu:.1f}x, wall {cb.wall / co.median:.1f}x, at SE "
               f"{se_o:.2e} vs {se_base:.2e} (ratio {se_o / se_base:.2f})")
     # the cost at the baseline's SE
     lo = [(p, c, s_) for p, c, s_ in measured if s_ >= se_base]
@@ -290,7 +276,7 @@ def _run(args):
     if args.spec_prox_alphas:
         # the recipe exactly as the spec writes it (its grid prox), run at a few α: measured, not derived
         a_sp = [float(a) for a in args.spec_prox_alphas.split(",")]
-        with _Clock() as cs:
+        with clock() as cs:
             sp = baseline_curve(kern, a_sp, lam, Delta, iters=args.baseline_iters, seed=0, prox=_spec_prox_L2)
         per_alpha_sp = cs.cpu / len(a_sp)
         per_alpha_base = cb.cpu / len(alphas)
@@ -314,14 +300,14 @@ def _run(args):
         print(f"\ncost of one fixed point vs L (softmax, spiked nu=2, alpha=4, lam=0.1, {pl} x 4 Sobol, from the "
               "informed start, error estimate included):")
         for L in (2, 3, 5):
-            with _Clock() as ck:
+            with clock() as ck:
                 rs_kernels("softmax", L)
-            with _Clock() as cf:
+            with clock() as cf:
                 fp = rs_problem("softmax", "spiked", 2.0, L, points=pl, replicates=4).learning_curve([4.0], lam, Delta)[0]
             print(f"  L={L}: CPU {cf.cpu:.2f} s, wall {cf.wall:.2f} s ({fp.evaluations} maps, prox "
                   f"{100 * fp.prox_seconds / fp.seconds:.0f}% of wall), E_test={fp.E_test:.4f} ± "
                   f"{fp.E_test_error:.1e}; kernel generation CPU {ck.cpu:.1f} s")
-        with _Clock() as cw:
+        with clock() as cw:
             fps = rs_problem("softmax", "spiked", 2.0, 2, points=pl, replicates=4).learning_curve(
                 [alphas[i] for i in order], lam, Delta)
         print(f"  L=2 along the curve at {pl} x 4 (warm-started from the previous alpha): CPU "

@@ -16,23 +16,16 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import statistics
-import time
 
 import numpy as np
 import torch
 
 from attnlimits.verify.slr.train import _Problem, memory_needed, train_erm
-from _timing import timed  # benchmarks/_timing.py (this script's folder is on sys.path)
+from _timing import clock, ratio_line, timed  # benchmarks/_timing.py (this script's folder is on sys.path)
 
 SET = dict(model="spiked", nu=2.0, L=2, lam=0.1, delta=0.1, device="cpu", test=False)
 
-
-_timed = timed  # the benchmarks' one timing helper (benchmarks/_timing.py)
-
-
-def _fmt(ts):
-    return f"min {min(ts):.2f} / median {statistics.median(ts):.2f} / max {max(ts):.2f} s"
+_MMM = dict(sep=" / ", labels=True, unit="s")  # "min … / median … / max … s"
 
 
 def main():
@@ -45,21 +38,21 @@ def main():
 
     print(f"# 1. batched vs looped seeds: D={D}, α={alpha}, {S} seeds, L-BFGS, 1 thread, {repeats} repeats "
           f"({_load()})")
-    tb, rb = _timed(lambda: train_erm("softmax", alpha=alpha, D=D, seeds=S, **SET), repeats)
-    tl, rl = _timed(lambda: train_erm("softmax", alpha=alpha, D=D, seeds=S, batched=False, **SET), repeats)
-    print(f"batched: {_fmt(tb)}; loop: {_fmt(tl)}; ratio loop/batched (median) "
-          f"{statistics.median(tl) / statistics.median(tb):.2f} ({_load()})")
+    tb, rb = timed(lambda: train_erm("softmax", alpha=alpha, D=D, seeds=S, **SET), repeats)
+    tl, rl = timed(lambda: train_erm("softmax", alpha=alpha, D=D, seeds=S, batched=False, **SET), repeats)
+    print(f"batched: {tb.mmm(**_MMM)}; loop: {tl.mmm(**_MMM)}; "
+          + ratio_line("ratio loop/batched (median) ", tl, tb, unit="") + f" ({_load()})")
     dev = max(abs(a["m_k"] - b["m_k"]) for a, b in zip(rb.seeds, rl.seeds))
     print(f"largest |Δm_k| batched vs loop: {dev:.2e}; iterations per seed {[r['iterations'] for r in rb.seeds]}")
 
     print(f"\n# 2. float32 vs float64 (same data, same start) ({_load()})")
     tested = {k: v for k, v in SET.items() if k != "test"}
     train_erm("softmax", alpha=alpha, D=20, seeds=1, n_test=100, **tested)  # warm-up: generated kernels
-    t64, r64 = _timed(lambda: train_erm("softmax", alpha=alpha, D=D, seeds=2, n_test=4000, **tested), repeats)
-    t32, r32 = _timed(lambda: train_erm("softmax", alpha=alpha, D=D, seeds=2, n_test=4000, dtype="float32",
+    t64, r64 = timed(lambda: train_erm("softmax", alpha=alpha, D=D, seeds=2, n_test=4000, **tested), repeats)
+    t32, r32 = timed(lambda: train_erm("softmax", alpha=alpha, D=D, seeds=2, n_test=4000, dtype="float32",
                                         tol_grad=1e-4, **tested), repeats)
-    print(f"float64: {_fmt(t64)}; float32: {_fmt(t32)}; ratio 64/32 {statistics.median(t64) / statistics.median(t32):.2f} "
-          f"({_load()})")
+    print(f"float64: {t64.mmm(**_MMM)}; float32: {t32.mmm(**_MMM)}; "
+          + ratio_line("ratio 64/32 ", t64, t32, unit="") + f" ({_load()})")
     for a, b in zip(r64.seeds, r32.seeds):
         print(f"  seed {a['seed_index']}: E_test(§6.1) {a['E_test_overlaps']:.5f} vs {b['E_test_overlaps']:.5f} "
               f"(gap {b['E_test_overlaps'] - a['E_test_overlaps']:+.1e}); m_k gap {b['m_k'] - a['m_k']:+.1e}, "
@@ -77,16 +70,15 @@ def main():
         prob = _Problem("softmax", Dv, 0.1, [(X, y)], False, None, torch.float64, torch.device("cpu"), N)
         th = torch.randn(1, 2 * Dv, dtype=torch.float64)
         prob.value_and_grad(th)
-        te, _ = _timed(lambda p=prob: p.value_and_grad(th), 5)
+        te, _ = timed(lambda p=prob: p.value_and_grad(th), 5)
         del X, y, prob
-        c0 = time.process_time()
-        t0 = time.perf_counter()
-        r = train_erm("softmax", alpha=a10, D=Dv, seeds=1, **SET)
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        with clock() as c:
+            r = train_erm("softmax", alpha=a10, D=Dv, seeds=1, **SET)
+        wall, cpu = c.wall, c.cpu
         hwm = _vm_hwm()
         s0 = r.seeds[0]
-        rows.append((Dv, N, min(te), s0["iterations"], s0["evals"], wall, cpu, hwm))
-        print(f"D={Dv}: N={N}, eval {min(te) * 1e3:.1f} ms, L-BFGS {s0['iterations']} it / {s0['evals']} evals "
+        rows.append((Dv, N, te.min, s0["iterations"], s0["evals"], wall, cpu, hwm))
+        print(f"D={Dv}: N={N}, eval {te.min * 1e3:.1f} ms, L-BFGS {s0['iterations']} it / {s0['evals']} evals "
               f"({s0['status']}), run {wall:.1f} s wall / {cpu:.1f} s CPU, data {memory_needed(1, N, 2, Dv) / 2**20:.0f} MiB, "
               f"peak RSS {hwm / 2**20:.0f} MiB ({_load()})", flush=True)
     lD = np.log([r[0] for r in rows])

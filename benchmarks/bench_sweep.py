@@ -33,29 +33,29 @@ import threading
 import time
 from pathlib import Path
 
+from _timing import Timing, clock, ratio, ratio_line  # benchmarks/_timing.py (this script's folder is on sys.path)
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _stats(xs):
-    return f"min {min(xs):.2f} / median {statistics.median(xs):.2f} / max {max(xs):.2f} s"
+_MMM = dict(sep=" / ", labels=True, unit="s")  # "min … / median … / max … s"
 
 
 def _timed_sweep(grid, client, workers, tmp: Path, repeats: int):
+    """The :class:`Timing` of ``repeats`` runs of the sweep (each into a fresh folder; reading its table and
+    removing it are not timed), and the median seconds a point's command ran."""
     from attnlimits.verify.sweep.runner import run_sweep
 
     from attnlimits.verify.sweep.table import ResultsTable
 
-    times, inside = [], []
+    walls, inside = [], []
     for r in range(repeats):
         out = tmp / f"run-{workers}-{r}-{time.monotonic_ns()}"
-        t0 = time.perf_counter()
-        s = run_sweep(grid, out, client=client, workers=workers, progress=False)
-        times.append(time.perf_counter() - t0)
+        with clock() as c:
+            s = run_sweep(grid, out, client=client, workers=workers, progress=False)
+        walls.append(c.wall)
         assert s.done == len(grid), s.line()
         inside.append(statistics.median(r["elapsed_s"] for r in ResultsTable(out).rows()))
         shutil.rmtree(out, ignore_errors=True)
-    _timed_sweep.inside = statistics.median(inside)  # median seconds a point's command ran
-    return times
+    return Timing.of(walls), statistics.median(inside)
 
 
 def _log_count(log: Path) -> dict:
@@ -115,42 +115,40 @@ def main(argv=None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="bench_sweep-"))
     print(f"bench_sweep: {os.cpu_count()} cores visible, load average {os.getloadavg()[0]:.1f}; "
           f"threads pinned to 1 (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')})")
-    t0 = time.perf_counter()
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                           worker_dashboard_address=None, env=dict(THREAD_ENV), silence_logs=logging.CRITICAL)
-    client = Client(cluster)
-    print(f"LocalCluster(2 workers) start-up: {time.perf_counter() - t0:.2f} s (not in the times below)")
+    with clock() as c:
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                               worker_dashboard_address=None, env=dict(THREAD_ENV), silence_logs=logging.CRITICAL)
+        client = Client(cluster)
+    print(f"LocalCluster(2 workers) start-up: {c.wall:.2f} s (not in the times below)")
     try:
         # warm the workers (first import of the toy and the worker module)
         run_sweep(toy_grid('command = "toy"\n[axes]\nx = [1, 2, 3, 4]\n'), tmp / "warm", client=client, progress=False)
 
         g = toy_grid(f'command = "toy"\n[fixed]\nwork = {args.work}\n[axes]\n'
                      f'x = {{ start = 1, stop = {args.points}, step = 1 }}\n')
-        t1 = time.perf_counter()
-        from attnlimits.verify.sweep._toyrun import toy
-        toy(g.points[0])
-        per_point = time.perf_counter() - t1
-        serial = _timed_sweep(g, None, 0, tmp, args.repeats)
-        in_serial = _timed_sweep.inside
-        dask = _timed_sweep(g, client, None, tmp, args.repeats)
-        in_dask = _timed_sweep.inside
+        with clock() as c:
+            from attnlimits.verify.sweep._toyrun import toy
+            toy(g.points[0])
+        per_point = c.wall
+        serial, in_serial = _timed_sweep(g, None, 0, tmp, args.repeats)
+        dask, in_dask = _timed_sweep(g, client, None, tmp, args.repeats)
         print(f"\n1. throughput, {args.points} toy points (~{per_point * 1e3:.0f} ms each here):")
-        print(f"   one process : {_stats(serial)}  ({args.points / statistics.median(serial):.1f} points/s)")
-        print(f"   2 workers   : {_stats(dask)}  ({args.points / statistics.median(dask):.1f} points/s)")
-        print(f"   ratio one-process / 2-workers (median): {statistics.median(serial) / statistics.median(dask):.2f}"
-              "  (ideal 2.00 on two free cores)")
+        print(f"   one process : {serial.mmm(**_MMM)}  ({args.points / serial.median:.1f} points/s)")
+        print(f"   2 workers   : {dask.mmm(**_MMM)}  ({args.points / dask.median:.1f} points/s)")
+        print(ratio_line("   ratio one-process / 2-workers (median): ", serial, dask, unit="")
+              + "  (ideal 2.00 on two free cores)")
         print(f"   median time inside one point's command: one process {in_serial * 1e3:.0f} ms, "
               f"in a worker {in_dask * 1e3:.0f} ms (equal on free cores; larger = CPU contention)")
 
         g0 = toy_grid(f'command = "toy"\n[axes]\nx = {{ start = 1, stop = {args.noop_points}, step = 1 }}\n')
-        s0 = _timed_sweep(g0, None, 0, tmp, args.repeats)
-        d0 = _timed_sweep(g0, client, None, tmp, args.repeats)
+        s0, _ = _timed_sweep(g0, None, 0, tmp, args.repeats)
+        d0, _ = _timed_sweep(g0, client, None, tmp, args.repeats)
         print(f"\n2. per-task overhead, {args.noop_points} no-op points:")
-        print(f"   one process : {_stats(s0)}  -> {statistics.median(s0) / args.noop_points * 1e3:.2f} ms/point "
+        print(f"   one process : {s0.mmm(**_MMM)}  -> {s0.median / args.noop_points * 1e3:.2f} ms/point "
               "(table write + bookkeeping)")
-        print(f"   2 workers   : {_stats(d0)}  -> {statistics.median(d0) / args.noop_points * 1e3:.2f} ms/point")
+        print(f"   2 workers   : {d0.mmm(**_MMM)}  -> {d0.median / args.noop_points * 1e3:.2f} ms/point")
         print(f"   scheduler overhead per task (median difference): "
-              f"{(statistics.median(d0) - statistics.median(s0)) / args.noop_points * 1e3:.2f} ms")
+              f"{(d0.median - s0.median) / args.noop_points * 1e3:.2f} ms")
 
         if args.real:
             res, cmd = G.find_command(args.real)
@@ -163,10 +161,10 @@ def main(argv=None) -> int:
             else:
                 raise SystemExit(f"--real: no benchmark grid written for {args.real!r}")
             gr = G.parse_grid(text)
-            sr = _timed_sweep(gr, None, 0, tmp, 1)
-            dr = _timed_sweep(gr, client, None, tmp, 1)
+            sr, _ = _timed_sweep(gr, None, 0, tmp, 1)
+            dr, _ = _timed_sweep(gr, client, None, tmp, 1)
             print(f"\n1b. throughput, {len(gr)} points of {args.real} (one repeat):")
-            print(f"   one process {sr[0]:.2f} s, 2 workers {dr[0]:.2f} s, ratio {sr[0] / dr[0]:.2f}")
+            print(f"   one process {sr.min:.2f} s, 2 workers {dr.min:.2f} s, ratio {ratio(sr, dr, 'min'):.2f}")
 
         if not args.skip_faults:
             n = args.fault_points

@@ -17,25 +17,29 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import time
 
+from _timing import Timing, ratio_line  # benchmarks/_timing.py (this script's folder is on sys.path)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+#: work -> (set-up, the timed statement)
 WORK = {
-    "eigh": "import numpy as np; r=np.random.default_rng(0); a=r.standard_normal((1000,1000)); a=a+a.T\n"
-            "t=time.perf_counter(); np.linalg.eigh(a); dt=time.perf_counter()-t",
-    "torch-eigh": "import torch; g=torch.Generator().manual_seed(0); a=torch.randn(1000,1000,generator=g,"
-                  "dtype=torch.float64); a=a+a.T\nt=time.perf_counter(); torch.linalg.eigh(a); dt=time.perf_counter()-t",
-    "matmul": "import numpy as np; r=np.random.default_rng(0); a=r.standard_normal((1500,1500))\n"
-              "t=time.perf_counter(); a@a; dt=time.perf_counter()-t",
+    "eigh": ("import numpy as np; r=np.random.default_rng(0); a=r.standard_normal((1000,1000)); a=a+a.T",
+             "np.linalg.eigh(a)"),
+    "torch-eigh": ("import torch; g=torch.Generator().manual_seed(0); a=torch.randn(1000,1000,generator=g,"
+                   "dtype=torch.float64); a=a+a.T", "torch.linalg.eigh(a)"),
+    "matmul": ("import numpy as np; r=np.random.default_rng(0); a=r.standard_normal((1500,1500))", "a@a"),
 }
 
 
 def _time(work: str, threads: int) -> float:
-    code = ("import time, sys\nsys.path.insert(0, %r)\nfrom attnlimits.numeric.threads import apply_threads\n"
-            "apply_threads(%d)\n%s\nprint(dt)") % (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                                    threads, WORK[work])
+    """Wall seconds of the work's statement in a fresh subprocess (timed there with ``_timing.clock``)."""
+    setup, stmt = WORK[work]
+    code = (f"import sys\nsys.path[:0] = [{os.path.dirname(HERE)!r}, {HERE!r}]\n"
+            f"from attnlimits.numeric.threads import apply_threads\nfrom _timing import clock\n"
+            f"apply_threads({threads:d})\n{setup}\nwith clock() as c:\n    {stmt}\nprint(c.wall)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
@@ -57,9 +61,9 @@ def main(argv=None):
                 for _ in range(args.repeats):  # the two settings alternate within the run
                     one.append(_time(work, 1))
                     many.append(_time(work, cores))
-                f = lambda v: f"{min(v):.3f}/{statistics.median(v):.3f}/{max(v):.3f}"  # noqa: E731
-                print(f"{work:<11} {'yes' if load else 'no':<5} {f(one):>24} {f(many):>24} "
-                      f"{statistics.median(many) / statistics.median(one):>6.2f}x")
+                one, many = Timing.of(one), Timing.of(many)
+                print(f"{work:<11} {'yes' if load else 'no':<5} {one.mmm('.3f'):>24} {many.mmm('.3f'):>24} "
+                      + ratio_line("", many, one, spec=">6.2f"))
         finally:
             if hog is not None:
                 hog.kill()

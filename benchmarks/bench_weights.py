@@ -29,14 +29,16 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import types
 from pathlib import Path
 
 import numpy as np
 
+from _timing import Timing, alternate, ratio  # benchmarks/_timing.py (this script's folder is on sys.path)
+
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE_COMMIT = "73757c0"
+_MMM = dict(spec="8.2f", sep=" ", unit="s")  # min, median, max in s
 
 
 def load_baseline() -> types.ModuleType:
@@ -85,31 +87,26 @@ def write_gpt2(folder: Path, *, layers: int = 12, p: int = 768, heads: int = 12,
 
 
 def run_case(name, fn_new, fn_old, repeats):
-    t_new, t_old, c_new, c_old = [], [], [], []
-    out_new = out_old = None
-    for _ in range(repeats):
-        if fn_old is not None:
-            t0, c0 = time.perf_counter(), time.process_time()
-            out_old = fn_old()
-            t_old.append(time.perf_counter() - t0)
-            c_old.append(time.process_time() - c0)
-        t0, c0 = time.perf_counter(), time.process_time()
-        out_new = fn_new()
-        t_new.append(time.perf_counter() - t0)
-        c_new.append(time.process_time() - c0)
-    res = {"case": name, "repeats": repeats, "candidate": _stats(t_new), "candidate_cpu": _stats(c_new)}
+    """Baseline then candidate within each repeat (the candidate alone when ``fn_old`` is None)."""
+    ts, outs = alternate([fn_new] if fn_old is None else [fn_old, fn_new], repeats)
+    t_new, out_new = ts[-1], outs[-1]
+    res = {"case": name, "repeats": repeats, "candidate": _stats(t_new), "candidate_cpu": _stats(t_new, cpu=True)}
     if fn_old is not None:
+        t_old, out_old = ts[0], outs[0]
         res["baseline"] = _stats(t_old)
-        res["baseline_cpu"] = _stats(c_old)
-        res["ratio_median"] = res["baseline"]["median"] / res["candidate"]["median"]
-        res["ratio_median_cpu"] = res["baseline_cpu"]["median"] / res["candidate_cpu"]["median"]
+        res["baseline_cpu"] = _stats(t_old, cpu=True)
+        res["ratio_median"] = ratio(t_old, t_new)
+        res["ratio_median_cpu"] = ratio(t_old, t_new, "cpu")
         res["max_rho_diff"] = _rho_diff(out_old, out_new)
     _print(res)
     return res
 
 
-def _stats(ts):
-    return {"min": float(np.min(ts)), "median": float(np.median(ts)), "max": float(np.max(ts))}
+def _stats(t: Timing, cpu: bool = False) -> dict:
+    """min/median/max of the wall (or CPU) seconds, for the JSON output."""
+    if cpu:
+        t = Timing.of(t.cpus)
+    return {"min": t.min, "median": t.median, "max": t.max}
 
 
 def _rho_diff(a, b) -> float:
@@ -121,10 +118,10 @@ def _rho_diff(a, b) -> float:
 
 def _print(res) -> None:
     c = res["candidate"]
-    line = f"{res['case']:<15} candidate {c['min']:8.2f} {c['median']:8.2f} {c['max']:8.2f} s"
+    line = f"{res['case']:<15} candidate {Timing(**c).mmm(**_MMM)}"
     if "baseline" in res:
         b = res["baseline"]
-        line += (f" | baseline {b['min']:8.2f} {b['median']:8.2f} {b['max']:8.2f} s"
+        line += (f" | baseline {Timing(**b).mmm(**_MMM)}"
                  f" | ratio {res['ratio_median']:6.1f}x | max|drho| {res['max_rho_diff']:.1e}")
     cpu = f"{'':<15} CPU (process_time, median): candidate {res['candidate_cpu']['median']:8.2f} s"
     if "baseline" in res:
