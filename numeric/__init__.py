@@ -13,6 +13,7 @@ from ._portable_solver import (
     ConvergenceError,
     FixedPointResult,
     InvariantError,
+    SolveOptions,
     SystemKernels,
     solve_fixed_point,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "ConvergenceError",
     "FixedPointResult",
     "InvariantError",
+    "SolveOptions",
     "SystemKernels",
     "solve_fixed_point",
 ]

@@ -100,7 +100,8 @@ def build_parser(results=None) -> argparse.ArgumentParser:
         description="Symbolic-numeric derivation and verification of high-dimensional attention theory.\n\n"
                     "results: " + ", ".join(f"{r.name} ({r.title})" for r in results.values()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=_examples(*first, "attnlimits export rmt --activation tanh --backend numpy -o rmt_tanh.py",
+        epilog=_examples(*first, *[r.export_examples[0] for r in results.values() if r.export is not None
+                                   and r.export_examples][:1],
                          "attnlimits hermite --activation relu", "attnlimits verify --quick",
                          "attnlimits sweep grid.toml --out results/", "attnlimits figure --list",
                          "attnlimits explore --list", "attnlimits show rmt bulk_system --activation relu",
@@ -128,11 +129,7 @@ def build_parser(results=None) -> argparse.ArgumentParser:
         help="write a standalone solver (.py) that needs only numpy or mpmath",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Write a standalone, readable Python solver generated from the SymPy equations.",
-        epilog=_examples(
-            "attnlimits export rmt --activation tanh --backend numpy -o rmt_tanh.py",
-            "python rmt_tanh.py --c 0.5 --gamma 0.01,0.1 --snr 1 --wk 1,0 --wq 1,0 --json",
-            "attnlimits export rmt --activation erf --backend mpmath -o rmt_erf_mp.py",
-        ),
+        epilog=_examples(*[ex for r in results.values() if r.export is not None for ex in r.export_examples[:2]]),
     )
     esub = p.add_subparsers(dest="export_result", metavar="RESULT")
     for res in results.values():

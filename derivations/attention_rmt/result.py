@@ -105,6 +105,11 @@ RESULT = Result(
         _ACTIVATION,
         Param("backend", "choice", default="numpy", choices=("numpy", "mpmath"), help="numpy (default) or mpmath"),
     ),
+    export_examples=(
+        "attnlimits export rmt --activation tanh --backend numpy -o rmt_tanh.py",
+        "python rmt_tanh.py --c 0.5 --gamma 0.01,0.1 --snr 1 --wk 1,0 --wq 1,0 --json",
+        "attnlimits export rmt --activation erf --backend mpmath -o rmt_erf_mp.py",
+    ),
     description="Liao, Liu, Hou, Zou, Ling, arXiv:2506.18656 (docs/attention_rmt.md).",
     doc="docs/attention_rmt.md",
 )
