@@ -50,7 +50,7 @@ def load_baseline() -> types.ModuleType:
         ).stdout
     except (OSError, subprocess.CalledProcessError) as exc:
         raise SystemExit(f"cannot read the baseline from git commit {BASELINE_COMMIT}: {exc}") from None
-    src = src.replace("from attnlimits.verify import _safetensors", "from attnlimits.verify.weights import _safetensors")
+    src = src.replace("from verify import _safetensors", "from attnlimits.verify.weights import _safetensors")
     mod = types.ModuleType("_weights_baseline")
     mod.__file__ = f"<git {BASELINE_COMMIT}:verify/weights.py>"
     sys.modules[mod.__name__] = mod
