@@ -42,6 +42,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from .._portable_solver import ConvergenceError
+from ..frozen import fd_jacobian
 
 __all__ = ["load_bo_module", "BORule", "make_rule", "BOPoint", "bo_fixed_point", "bo_curve", "bo_map",
            "SYSTEM_MAX", "InnerRule", "make_inner_rule", "max_locations", "location_scaling", "bomax_map",
@@ -297,13 +298,12 @@ def _bayes(pop_bayes, snr, L):
 
 def _fd_jacobian(G, x, Gx):
     """Forward-difference Jacobian of the 2-D map ``G`` at ``x`` (``Gx = G(x)``), steps inside (0, 1)."""
-    J = np.zeros((2, 2))
-    for j in range(2):
-        hstep = 1e-6 * max(1e-3, min(x[j], 1 - x[j]))
-        xp = x.copy()
-        xp[j] += hstep
-        J[:, j] = (G(xp) - Gx) / hstep
-    return J
+    return fd_jacobian(G, x, Gx, step=_unit_step)
+
+
+def _unit_step(xj):
+    """A difference step that stays inside (0, 1): 1e-6 of the distance to the nearer end (at least 1e-9)."""
+    return 1e-6 * max(1e-3, min(xj, 1 - xj))
 
 
 @dataclass(frozen=True)

@@ -118,3 +118,22 @@ def test_light_modules_import_no_sympy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "", f"building the parser imported {out.stdout.strip()}"
+
+
+def test_the_numeric_engine_does_not_import_a_result():
+    """numeric/'s top-level modules are the engine (fixed points, frozen maps, code generation, export): they never
+    import a result's solvers (numeric/slr/...), which build on them (issue 30, refactor 2)."""
+    bad = []
+    for path in sorted((ROOT / "numeric").glob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                mod = node.module or ""
+                names = [("." * node.level) + mod] + [("." * node.level) + f"{mod}.{a.name}".strip(".") for a in node.names]
+            for n in names:
+                if n.startswith(("attnlimits.numeric.slr", ".slr")):
+                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {n}")
+    assert not bad, "the numeric engine imports a result's solvers:\n" + "\n".join(bad)

@@ -171,9 +171,12 @@ def replica_source(params: dict, name: str = "rs_solver.py") -> tuple:
     hashes = {f"L={Lv}": kern.modules[Lv].SOURCE_HASH for Lv, _ in lengths}
     stubs: set = set()
     chunks = _common_chunks()
+    from attnlimits.numeric import frozen
+
     rs_floors = [rule, prox, rs_map_module, walk, fixed_point, curves]  # bottom up, as they import each other
-    chunks += _embed([(f"the RS solver: {m.__name__.split('.')[-1]} (numeric/slr/rs/{m.__name__.split('.')[-1]}.py)", m)
-                      for m in rs_floors]
+    chunks += _embed([("fixed points of frozen maps: the shared ladder (numeric/frozen.py)", frozen)]
+                     + [(f"the RS solver: {m.__name__.split('.')[-1]} (numeric/slr/rs/{m.__name__.split('.')[-1]}.py)", m)
+                        for m in rs_floors]
                      + [("the command without names (numeric/slr/rs_command.py)", RC)], chunks, stubs)
     kern_lines = [f"#: activation {act}, lengths {[Lv for Lv, _ in lengths]}, extra scalar {extra}",
                   f"ACTIVATION = {act!r}", "KERNEL_SOURCES = {"]
@@ -290,6 +293,7 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
     from attnlimits.numeric.slr import bo_command as BC
     from attnlimits.numeric import _export as X
     from attnlimits.numeric.slr import bayes_risk as NB
+    from attnlimits.numeric import frozen as FZ
     from attnlimits.numeric.slr import bo_state_evolution as NBO
 
     from .bayes_optimal import bo_module_source, lengths_law
@@ -325,13 +329,15 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
         for k in needed:
             hashes[f"population Bayes risk ({k})"] = bundle[k].module("numpy").SOURCE_HASH
         chunks += _embed([("the population Bayes risk E_B^pop (numeric/slr/bayes_risk.py)", NB),
+                          ("fixed points of frozen maps: the shared ladder (numeric/frozen.py)", FZ),
                           ("the BO state evolution (numeric/slr/bo_state_evolution.py)", NBO),
                           ("the command without names (numeric/slr/bo_command.py)", BC)], chunks, stubs)
         # numeric/slr/bayes_risk.py imports mpmath for its mpmath path; this file runs the float64 path only
-        title, text = chunks[-3]
+        i_nb = next(i for i, (t, _) in enumerate(chunks) if t.startswith("the population Bayes risk"))
+        title, text = chunks[i_nb]
         if "\nimport mpmath\n" not in "\n" + text:
             raise X.ExportError("numeric/slr/bayes_risk.py no longer imports mpmath at the top level; update the exporter")
-        chunks[-3] = (title, ("\n" + text).replace("\nimport mpmath\n", "\n" + _MPMATH_STAND_IN, 1).lstrip("\n"))
+        chunks[i_nb] = (title, ("\n" + text).replace("\nimport mpmath\n", "\n" + _MPMATH_STAND_IN, 1).lstrip("\n"))
         kern_lines += ["#: derivations/slr/bayes.py (the SLR kernel bundle's Bayes parts), printed by ModuleBuilder",
                        "BAYES_SOURCES = {"]
         for k, src in bayes_sources.items():
@@ -340,7 +346,8 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
         run_src, kern_what = _BO_RUN, "derivations/slr/bayes_optimal.py and derivations/slr/bayes.py"
         extra_what = "\nthe population Bayes risk E_B^pop it needs is computed by the float64 path of numeric/slr/bayes_risk.py."
     else:
-        chunks += _embed([("the BO state evolution (numeric/slr/bo_state_evolution.py)", NBO),
+        chunks += _embed([("fixed points of frozen maps: the shared ladder (numeric/frozen.py)", FZ),
+                          ("the BO state evolution (numeric/slr/bo_state_evolution.py)", NBO),
                           ("the command without names (numeric/slr/bo_command.py)", BC)], chunks, stubs)
         run_src, kern_what = _BO_MAX_RUN, "derivations/slr/bayes_optimal.py, max-SLR"
         extra_what = ("\nThe test error uses E_B^max(q_k) from the state evolution's own integrals (docs/slr.md §11, "

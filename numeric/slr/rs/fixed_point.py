@@ -14,7 +14,8 @@ import numpy as np
 from ..._portable_solver import ConvergenceError
 from .map import NAMES, FrozenRSMap, fd_jacobian_with_averages, rs_replicon, update_from_averages
 from .rule import SYSTEM, UNKNOWNS, RSKernels, informed_start, prefix_rule, project, residual
-from .walk import LadderOptions, WalkHooks, WalkOptions, ladder, piece_walk
+from ...frozen import LadderOptions, ladder
+from .walk import RS_DOMAIN, WalkHooks, WalkOptions, piece_walk
 
 __all__ = ["RSOptions", "RSFixedPoint", "rs_fixed_point"]
 
@@ -245,7 +246,7 @@ class _Solve:
 
     def climb(self, G, x, tol, options: LadderOptions, label: str | None):
         """A :func:`ladder` from x, counted (and labelled ``label[method]`` unless ``label`` is None)."""
-        r = ladder(G, x, tol, options=options)
+        r = ladder(G, x, tol, options=options, domain=RS_DOMAIN)
         self.evals += r.evaluations
         self.iters += r.iterations
         if label is not None:
