@@ -76,7 +76,8 @@ def plot(data, path):
     for e in data.get("erm", []):
         ax.errorbar(e["alpha"], e["E_test"], yerr=e.get("E_test_se") or 0, fmt="D", color="tab:blue", ms=6)
     if data.get("erm"):
-        ax.plot([], [], "D", color="tab:blue", label=f"ERM D={data['erm'][0]['D']} (L-BFGS, informed)")
+        ax.plot([], [], "D", color="tab:blue",
+                label=data.get("erm_label") or f"ERM D={data['erm'][0]['D']} (L-BFGS, informed)")
     ax2.plot([b["alpha"] for b in eq], [b["replicon"] for b in eq], "--", color="tab:red", label="replicon (equilibrium)")
     ax2.axhline(1.0, color="tab:red", lw=0.8, ls=":")
     ax.set_xscale("log")

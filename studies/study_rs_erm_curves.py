@@ -104,9 +104,12 @@ def main():
     ap.add_argument("--multistart-replicon", type=float, default=0.8)
     ap.add_argument("--half", action="store_true", help="add ERM at D/2 to the finished points (the allowance)")
     ap.add_argument("--table", action="store_true", help="print the comparison tables of the finished curves")
+    ap.add_argument("--plot", help="draw the curve of --activation at --lam (one of each) to this file")
     args = ap.parse_args()
     if args.table:
         return print_tables(args)
+    if args.plot:
+        return plot_curve(args)
     import torch
 
     torch.set_num_threads(1)
@@ -161,6 +164,26 @@ def verdict(p) -> tuple:
     if gap <= 3 * se + (allow or 0.0):
         return allow, "agrees"
     return allow, "rsb" if p["rsb"] else "DISAGREES"
+
+
+def plot_curve(args):
+    """The learning-curve figure of docs/slr.md §10.7 (every RS branch, the equilibrium one bold, the replicon on
+    the right axis) with the equilibrium ERM minimum at D (± SE), drawn by study_rs_branches.plot."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("study_rs_branches", os.path.join(os.path.dirname(__file__),
+                                                                                     "study_rs_branches.py"))
+    sb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sb)
+    data = json.load(open(os.path.join(args.dir, f"{args.activation}_{args.lam}.json")))
+    branches = [{**b, "alpha": float(a)} for a, r in data["rs"].items() for b in r["branches"]]
+    erm = [{"alpha": float(a), "E_test": p["erm"]["E_test"], "E_test_se": p["erm"]["E_test_se"], "D": p["erm"]["D"]}
+           for a, p in sorted(data["points"].items(), key=lambda kv: float(kv[0]))]
+    sb.plot({"activation": data["activation"], "lam": float(args.lam) if args.lam != "star" else float("nan"),
+             "branches": branches, "erm": erm,
+             "erm_label": f"ERM D={erm[0]['D']}, equilibrium minimum (L-BFGS, informed + uninformed starts)"},
+            args.plot)
+    print(f"wrote {args.plot}")
 
 
 def print_tables(args):
