@@ -12,7 +12,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-__all__ = ["Domain", "LadderOptions", "Ladder", "ladder", "fd_jacobian", "relative_residual"]
+__all__ = ["Domain", "Ladder", "LadderOptions", "fd_jacobian", "ladder", "relative_residual"]
 
 
 def relative_residual(g, x):

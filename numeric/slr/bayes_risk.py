@@ -60,9 +60,16 @@ import numpy as np
 from scipy import integrate
 
 __all__ = [
-    "BayesRisk", "AccuracyWarning", "bayes_risk", "bayes_risk_varlen", "max_stein_mean",
-    "expected_max_gaussian", "zeta_erf2_value",
-    "predecessor_manifold_risk", "predecessor_prop3", "MODELS",
+    "MODELS",
+    "AccuracyWarning",
+    "BayesRisk",
+    "bayes_risk",
+    "bayes_risk_varlen",
+    "expected_max_gaussian",
+    "max_stein_mean",
+    "predecessor_manifold_risk",
+    "predecessor_prop3",
+    "zeta_erf2_value",
 ]
 
 MODELS = ("spiked", "max")

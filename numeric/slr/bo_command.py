@@ -24,7 +24,7 @@ from attnlimits.symbolic.result import InputError
 
 from .bo_state_evolution import bo_curve, bomax_fixed_point, make_inner_rule, make_rule
 
-__all__ = ["BO_MODELS", "check_bo_inputs", "bo_points", "bo_rows", "bo_run"]
+__all__ = ["BO_MODELS", "bo_points", "bo_rows", "bo_run", "check_bo_inputs"]
 
 BO_MODELS = ("spiked", "max")
 

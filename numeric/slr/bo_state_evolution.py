@@ -44,10 +44,25 @@ import numpy as np
 from .._portable_solver import ConvergenceError
 from ..frozen import fd_jacobian
 
-__all__ = ["load_bo_module", "BORule", "make_rule", "BOPoint", "bo_fixed_point", "bo_curve", "bo_map",
-           "SYSTEM_MAX", "InnerRule", "make_inner_rule", "max_locations", "location_scaling", "bomax_map",
-           "bomax_fixed_point",
-           "SYSTEM", "START_UNINFORMED", "START_INFORMED"]
+__all__ = [
+    "START_INFORMED",
+    "START_UNINFORMED",
+    "SYSTEM",
+    "SYSTEM_MAX",
+    "BOPoint",
+    "BORule",
+    "InnerRule",
+    "bo_curve",
+    "bo_fixed_point",
+    "bo_map",
+    "bomax_fixed_point",
+    "bomax_map",
+    "load_bo_module",
+    "location_scaling",
+    "make_inner_rule",
+    "make_rule",
+    "max_locations",
+]
 
 SYSTEM = "bayes-optimal state evolution (spiked-SLR, docs/slr.md §11)"
 START_UNINFORMED = 0.01
@@ -82,7 +97,7 @@ class BORule:
     weights: dict
     replicates: int
     description: str
-    finer: "BORule | None" = None
+    finer: BORule | None = None
 
 
 def make_rule(lengths, *, kind: str = "sobol", points: int = 2 ** 13, replicates: int = 8, seed: int = 0,
@@ -468,7 +483,7 @@ class InnerRule:
     nodes: dict
     weights: dict
     description: str
-    finer: "InnerRule | None" = None
+    finer: InnerRule | None = None
 
     @property
     def exact(self) -> bool:

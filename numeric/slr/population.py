@@ -40,9 +40,17 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "Setting", "make_setting", "numeric_activation", "compile_activation", "population_AB", "population_risk",
-    "population_risk_general", "optimal_population_risk", "PopulationOptimum", "SettingError",
     "PopulationError",
+    "PopulationOptimum",
+    "Setting",
+    "SettingError",
+    "compile_activation",
+    "make_setting",
+    "numeric_activation",
+    "optimal_population_risk",
+    "population_AB",
+    "population_risk",
+    "population_risk_general",
 ]
 
 

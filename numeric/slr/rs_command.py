@@ -44,8 +44,18 @@ def branch_mode(value) -> str:
     return v
 
 
-__all__ = ["DEFAULT_LAMBDA_GRID", "BRANCH_MODES", "branch_mode", "length_law", "check_setting", "check_rule_size",
-           "parse_lams", "replica_row", "replica_rows", "replica_run"]
+__all__ = [
+    "BRANCH_MODES",
+    "DEFAULT_LAMBDA_GRID",
+    "branch_mode",
+    "check_rule_size",
+    "check_setting",
+    "length_law",
+    "parse_lams",
+    "replica_row",
+    "replica_rows",
+    "replica_run",
+]
 
 DEFAULT_LAMBDA_GRID = tuple(10.0 ** (k / 2) for k in range(-6, 3))  #: 9 points, 1e-3 … 10
 

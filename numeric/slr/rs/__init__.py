@@ -69,7 +69,24 @@ from .fixed_point import RSFixedPoint, RSOptions, rs_fixed_point
 from .map import FrozenRSMap, rs_map, rs_replicon
 from .rule import UNKNOWNS, RSKernels, RSRule, compile_rs_kernels, informed_start, make_rule, small_overlap_start
 
-__all__ = ["RSKernels", "RSRule", "RSFixedPoint", "RSOptions", "FrozenRSMap", "compile_rs_kernels", "make_rule",
-           "rs_map", "rs_fixed_point", "rs_learning_curve", "rs_tune_lambda", "rs_branches", "rs_branch_search",
-           "rs_select_equilibrium", "rs_replicon", "informed_start", "small_overlap_start", "UNKNOWNS",
-           "LAMBDA_LADDER"]
+__all__ = [
+                     "LAMBDA_LADDER",
+                     "UNKNOWNS",
+                     "FrozenRSMap",
+                     "RSFixedPoint",
+                     "RSKernels",
+                     "RSOptions",
+                     "RSRule",
+                     "compile_rs_kernels",
+                     "informed_start",
+                     "make_rule",
+                     "rs_branch_search",
+                     "rs_branches",
+                     "rs_fixed_point",
+                     "rs_learning_curve",
+                     "rs_map",
+                     "rs_replicon",
+                     "rs_select_equilibrium",
+                     "rs_tune_lambda",
+                     "small_overlap_start",
+]

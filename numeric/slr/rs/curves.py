@@ -11,8 +11,14 @@ from ..._portable_solver import ConvergenceError
 from .fixed_point import RSFixedPoint, rs_fixed_point
 from .rule import SYSTEM, UNKNOWNS, RSKernels, informed_start, small_overlap_start
 
-__all__ = ["rs_learning_curve", "rs_branches", "rs_branch_search", "rs_select_equilibrium", "rs_tune_lambda",
-           "LAMBDA_LADDER"]
+__all__ = [
+    "LAMBDA_LADDER",
+    "rs_branch_search",
+    "rs_branches",
+    "rs_learning_curve",
+    "rs_select_equilibrium",
+    "rs_tune_lambda",
+]
 
 
 def rs_learning_curve(kern: RSKernels, rules, alphas, lam, Delta, *, x0=None, model="spiked", nu=2.0,

@@ -17,7 +17,7 @@ from .rule import SYSTEM, UNKNOWNS, RSKernels, informed_start, prefix_rule, proj
 from ...frozen import LadderOptions, ladder
 from .walk import RS_DOMAIN, WalkHooks, WalkOptions, piece_walk
 
-__all__ = ["RSOptions", "RSFixedPoint", "rs_fixed_point"]
+__all__ = ["RSFixedPoint", "RSOptions", "rs_fixed_point"]
 
 
 @dataclass(frozen=True)

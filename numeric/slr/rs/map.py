@@ -13,7 +13,7 @@ from ..._portable_solver import ConvergenceError
 from .prox import chunked, columns, pd_and_inverse_diagonal, prox_affine, prox_newton, unpack_sym
 from .rule import SYSTEM, UNKNOWNS, RSKernels, RSRule, subrule
 
-__all__ = ["rs_map", "rs_replicon", "update_from_averages", "channel_averages", "FrozenRSMap", "NAMES", "fd_jacobian_with_averages"]
+__all__ = ["NAMES", "FrozenRSMap", "channel_averages", "fd_jacobian_with_averages", "rs_map", "rs_replicon", "update_from_averages"]
 
 
 _INTEGRANDS = ("gg_k", "gg_v", "dg_k", "dg_v", "gx_k", "gx_v", "gxi_k", "gxi_v")

@@ -12,7 +12,7 @@ import numpy as np
 from ..._portable_solver import ConvergenceError
 from .rule import SYSTEM
 
-__all__ = ["ProxOptions", "prox_newton", "prox_affine", "chunked", "columns", "unpack_sym", "pd_and_inverse_diagonal"]
+__all__ = ["ProxOptions", "chunked", "columns", "pd_and_inverse_diagonal", "prox_affine", "prox_newton", "unpack_sym"]
 
 
 _START_T = (0.25, -0.25, 0.5, -0.5, 1.0, -1.0, 1.5, -1.5, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0, 5.0, -5.0, 7.0, -7.0,

@@ -11,8 +11,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["UNKNOWNS", "SYSTEM", "RSKernels", "RSRule", "compile_rs_kernels", "make_rule", "prefix_rule", "subrule",
-           "informed_start", "small_overlap_start", "project", "residual"]
+__all__ = [
+    "SYSTEM",
+    "UNKNOWNS",
+    "RSKernels",
+    "RSRule",
+    "compile_rs_kernels",
+    "informed_start",
+    "make_rule",
+    "prefix_rule",
+    "project",
+    "residual",
+    "small_overlap_start",
+    "subrule",
+]
 
 
 UNKNOWNS = ("m_k", "q_k", "V_k", "m_v", "q_v", "V_v")

@@ -14,7 +14,7 @@ from .rule import project, residual
 #: the RS unknowns' domain (q ≥ m², V > 0) and relative residual, for the shared ladder
 RS_DOMAIN = Domain(project, residual)
 
-__all__ = ["Walk", "WalkOptions", "WalkHooks", "piece_walk", "RS_DOMAIN"]
+__all__ = ["RS_DOMAIN", "Walk", "WalkHooks", "WalkOptions", "piece_walk"]
 
 
 @dataclass(frozen=True)
