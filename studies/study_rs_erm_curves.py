@@ -162,8 +162,8 @@ def verdict(p) -> tuple:
     allow = None if half is None else 2.5 * abs(p["erm"]["E_test"] - half["E_test"])
     gap = abs(p["erm"]["E_test"] - p["rs_E_test"])
     if gap <= 3 * se + (allow or 0.0):
-        return allow, "agrees"
-    return allow, "rsb" if p["rsb"] else "DISAGREES"
+        return allow, "agrees (rsb)" if p["rsb"] else "agrees"
+    return allow, "rsb: the finding" if p["rsb"] else "DISAGREES"
 
 
 def plot_curve(args):
@@ -200,7 +200,9 @@ def print_tables(args):
             p = data["points"][key]
             allow, v = verdict(p)
             lam = data["rs"][key]["lam"]
-            print(f"| {float(key):.3g} | {lam:.3g} | {p['rs_E_test']:.4f} ± {p['rs_se']:.4f} | {p['replicon']:.2f} | "
+            eq = next(b for b in data["rs"][key]["branches"] if b["phase"] == "equilibrium")
+            rep = f"{p['replicon']:.2f} ± {eq['replicon_error']:.2f}"
+            print(f"| {float(key):.3g} | {lam:.3g} | {p['rs_E_test']:.4f} ± {p['rs_se']:.4f} | {rep} | "
                   f"{p['n_branches']} | {p['erm']['E_test']:.4f} ± {p['erm']['E_test_se']:.4f} | {p['z']:+.1f} | "
                   f"{'—' if allow is None else f'{allow:.4f}'} | {v} |")
 
