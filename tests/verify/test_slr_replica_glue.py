@@ -90,3 +90,14 @@ def test_rs_all_branches_name_level():
     assert [ph for _, _, ph in rows].count("equilibrium") == 1
     with pytest.raises(InputError, match="alpha"):
         V.rs_problem("linear_centred", "spiked", 2.0, 2).all_branches([0.0], 1.0)
+
+
+def test_rs_problem_resolves_names_once():
+    rs = V.rs_problem("linear_centred", "spiked", 2, 2, points=128)
+    assert rs.activation == "linear_centred" and rs.nu == 2.0 and rs.rules[0].points == 128
+    assert V.rs_problem("linear_centred", "spiked", 2, 2, points=128).kern is rs.kern  # compiled once (cached)
+    fp = rs.fixed_point(10.0, 1.0, 0.1)
+    curve = rs.learning_curve([10.0], 1.0, 0.1)
+    assert curve[0].E_test == fp.E_test  # the same solver at the same point
+    with pytest.raises(Exception):
+        rs.nu = 3.0  # frozen: a resolved setting does not change under its users
