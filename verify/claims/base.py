@@ -75,6 +75,41 @@ class Check:
     p_adjusted: float | None = None
     holm_threshold: float | None = None
 
+    # --- the check kinds every claims module builds (one construction each) -----------------------
+
+    @classmethod
+    def spec(cls, label: str, documented: float, engine: float, tol: float, note: str = "") -> "Check":
+        """Deterministic: the engine reproduces a number the documentation states, within its quoted precision."""
+        return cls(f"spec: {label}", theory=float(documented), value=float(engine), se=None, tolerance=tol,
+                   tolerance_reason="quoted", note=note)
+
+    @classmethod
+    def mc(cls, label: str, theory: float, est, i=None, *, k: float = K_DEFAULT, allowance: float = 0.0,
+           kind: str = "abs", note: str = "") -> "Check":
+        """Monte Carlo mean ± SE (entry ``i`` of an :class:`attnlimits.verify.stats.MCEstimate`) against a theory
+        value; the SE has ``draws − 1`` degrees of freedom (Student t), normal without draws."""
+        import numpy as np
+
+        mean, se = np.asarray(est.mean), np.asarray(est.se)
+        n = int(getattr(est, "n_draws", 0) or 0)
+        return cls(label, theory=float(theory), value=float(mean if i is None else mean[i]),
+                   se=float(se if i is None else se[i]), k=k, allowance=allowance, kind=kind, note=note,
+                   dof=n - 1 if n >= 2 else None)
+
+    @classmethod
+    def holds(cls, label: str, ok: bool, note: str = "") -> "Check":
+        """A qualitative statement: value 1 if it holds, else 0 (theory 1, tolerance 0)."""
+        return cls(label, 1.0, 1.0 if ok else 0.0, None, 0.0, note=note)
+
+    @classmethod
+    def sign(cls, label: str, est, i, sign: int, note: str = "") -> "Check":
+        """``sign·mean − 3·SE ≥ 0``: the Monte Carlo establishes the sign of entry ``i`` at 3 SE."""
+        import numpy as np
+
+        m, s = float(np.asarray(est.mean)[i]), float(np.asarray(est.se)[i])
+        return cls(label, theory=0.0, value=sign * m - 3.0 * s, se=None, tolerance=0.0, kind="lower",
+                   note=note or f"{'+' if sign > 0 else '−'}(MC mean) − 3·SE must be ≥ 0")
+
     def comparison(self):
         from attnlimits.verify.comparison import Comparison
 

@@ -156,10 +156,9 @@ def _idx(gammas, g) -> int:
 
 def _spec(label: str, spec_value: float, engine_value: float, tol: float = SPEC_TOLERANCE,
           note: str = "") -> Check:
-    """Deterministic check: the engine reproduces the number stated in the spec."""
-    return Check(f"spec: {label}", theory=float(spec_value), value=float(engine_value),
-                 se=None, tolerance=tol, tolerance_reason="quoted",
-                 note=note or "engine value vs the documented prediction (docs/attention_rmt.md)")
+    """:meth:`Check.spec` with this result's quoted precision and page."""
+    return Check.spec(label, spec_value, engine_value, tol,
+                      note or "engine value vs the documented prediction (docs/attention_rmt.md)")
 
 
 def _dof(est):
@@ -170,19 +169,11 @@ def _dof(est):
 
 def _mc_check(label: str, theory: float, est, i=None, band: float = 0.0, *, allowance: float = 0.0,
               kind: str = "abs", note: str = "") -> Check:
-    """MC (mean ± SE of an :class:`MCEstimate`, entry ``i``) vs the engine's theory value.
-
-    The SE has ``draws − 1`` degrees of freedom (Student t). ``band`` is the ± of §12 for the
-    quoted numbers: recorded in the note, not applied (MC is compared with the engine, not with a
-    quoted number, so only its SE counts)."""
-    mean = np.asarray(est.mean)
-    se = np.asarray(est.se)
-    m = float(mean if i is None else mean[i])
-    s = float(se if i is None else se[i])
+    """:meth:`Check.mc`; ``band`` is the ± of §12 for the quoted numbers: recorded in the note, not applied (MC is
+    compared with the engine, not with a quoted number, so only its SE counts)."""
     if band:
         note = (note + "; " if note else "") + f"§12 band ±{band:g} of the quoted numbers not applied to MC"
-    return Check(label, theory=float(theory), value=m, se=s, allowance=allowance, kind=kind, note=note,
-                 dof=_dof(est))
+    return Check.mc(label, theory, est, i, allowance=allowance, kind=kind, note=note)
 
 
 def _extrapolated_check(label: str, theories, ests, sizes, i=None, *, rate: float = 1.0, band: float = 0.0,
@@ -225,14 +216,6 @@ def _correction_plot(title: str, fits: list) -> PlotSpec:
                                  group=str(k)))
     rate = fits[0][1].rate if fits else 1.0
     return PlotSpec(title, f"n^-{rate:g}", "MC − theory", series, xscale="linear")
-
-
-def _strict_sign(label: str, est, i, sign: int, note: str = "") -> Check:
-    """``sign·mean − 3·SE > 0``: the MC establishes the sign at 3 SE."""
-    m, s = float(np.asarray(est.mean)[i]), float(np.asarray(est.se)[i])
-    bound = sign * m - 3.0 * s
-    return Check(label, theory=0.0, value=bound, se=None, tolerance=0.0, kind="lower",
-                 note=note or f"{'+' if sign > 0 else '−'}(MC mean) − 3·SE must be ≥ 0")
 
 
 def _dense(gammas, lo_cap=1e-5, hi_cap=1e4, num=36) -> list:
@@ -668,7 +651,7 @@ def _run_V14(ctx, size):
                                 0.005))
         checks.append(_ri_check(f"E_RR c={c:g} γ=10, n → ∞", rr[i], sizes, [r.estimate("ridge") for r in runs], i,
                                 0.005))
-        checks.append(_strict_sign(f"MC sign of E_att − E_RR, c={c:g}", res.paired_difference("w0", "ridge"),
+        checks.append(Check.sign(f"MC sign of E_att − E_RR, c={c:g}", res.paired_difference("w0", "ridge"),
                                    i, sign))
         plots.append(_gamma_plot(ctx, f"V14: large-γ crossover, c = {c:g}, μ = 0",
                                  [("attention theory", "tanh", c, {}, "att"), ("ridge theory", "tanh", c, {}, "ridge")],
@@ -897,7 +880,7 @@ def _run_V13(ctx, size):
     i = _idx(gs, 1.0)
     diff = res.paired_difference("w0", "ridge")
     checks.append(_mc_check("E_att − E_RR (paired), γ=1", att[i] - rr[i], diff, i, 0.01))
-    checks.append(_strict_sign("MC reversal: E_att − E_RR < 0 at 3 SE", diff, i, -1))
+    checks.append(Check.sign("MC reversal: E_att − E_RR < 0 at 3 SE", diff, i, -1))
     plot = _gamma_plot(ctx, "V13: reversal at c = 1/4, SNR 1",
                        [("attention theory", "tanh", 0.25, {"snr": 1.0}, "att"),
                         ("ridge theory", "tanh", 0.25, {"snr": 1.0}, "ridge")],
@@ -994,7 +977,7 @@ def _run_V18(ctx, size):
     a1_, _ = theory_curve(ctx, "tanh", 1.0, _V18_GAMMAS, snr=1.0, wk=[1], wq=[1])
     checks.append(_mc_check("aligned − w0 (paired), γ=3", a1_[i] - a0[i], res.paired_difference("aligned", "w0"),
                             i, 0.015))
-    checks.append(_strict_sign("MC: alignment lowers E at 3 SE", res.paired_difference("aligned", "w0"), i, -1))
+    checks.append(Check.sign("MC: alignment lowers E at 3 SE", res.paired_difference("aligned", "w0"), i, -1))
     plot = _gamma_plot(ctx, "V18: c = 1, SNR 1: alignment flips the sign of E_att − E_RR",
                        [("theory w=0", "tanh", 1.0, {"snr": 1.0}, "att"),
                         ("theory aligned", "tanh", 1.0, {"snr": 1.0, "wk": [1], "wq": [1]}, "att"),
@@ -1358,7 +1341,7 @@ def _run_headline_random(ctx, size):
         d = res.paired_difference("w0", "ridge")
         for g in (1e-2, 1e-1):
             i = _idx(_RI_GAMMAS, g)
-            checks.append(_strict_sign(f"MC tanh c={c:g} γ={g:g}: E_att − E_RR > 0 (paired, n={res.meta.get('n')}, 3 SE)", d, i, +1,
+            checks.append(Check.sign(f"MC tanh c={c:g} γ={g:g}: E_att − E_RR > 0 (paired, n={res.meta.get('n')}, 3 SE)", d, i, +1,
                                        note=f"MC {float(d.mean[i]):+.4f} ± {float(d.se[i]):.4f}"))
     for act in size["mc_acts"]:
         for c in (0.5, 2.0):
@@ -1368,7 +1351,7 @@ def _run_headline_random(ctx, size):
             d = res.paired_difference("w0", "ridge")
             att, rr = theory_curve(ctx, act, c, _HR_MC_GAMMAS)
             for i, g in enumerate(_HR_MC_GAMMAS):
-                checks.append(_strict_sign(f"MC {act} c={c:g} γ={g:g}: E_att − E_RR > 0 (paired, n={n}, 3 SE)", d, i,
+                checks.append(Check.sign(f"MC {act} c={c:g} γ={g:g}: E_att − E_RR > 0 (paired, n={n}, 3 SE)", d, i,
                                            +1, note=f"MC {float(d.mean[i]):+.4f} ± {float(d.se[i]):.4f}; theory "
                                                     f"{float(att[i] - rr[i]):+.4f}"))
     def at_01(act, c):  # the gap at γ = 0.1, on both grids
@@ -1420,7 +1403,7 @@ def _run_headline_aligned(ctx, size):
             checks.append(Check(f"theory c={c:g}: at SNR 0 {name} = w=0 (weights irrelevant, §8 A)", float(att0[0]),
                                 float(curves[name][0][0]), se=None, tolerance=1e-9, tolerance_reason="numerical"))
         e0, e1, e2 = (curves[n][0][1:] for n, _ in _HA_WEIGHTS)
-        checks.append(_true_rmt(f"theory c={c:g}: E(ρ=2) < E(unit) < E(w=0) at every SNR ∈ (0, 32]",
+        checks.append(Check.holds(f"theory c={c:g}: E(ρ=2) < E(unit) < E(w=0) at every SNR ∈ (0, 32]",
                                 bool(np.all(e2 < e1) and np.all(e1 < e0)),
                                 note="w=0 − ρ=2: " + ", ".join(f"{d:+.3f}" for d in e0 - e2)))
         cross = {}
@@ -1432,7 +1415,7 @@ def _run_headline_aligned(ctx, size):
             checks.append(Check(f"theory c={c:g}, {name}: attention beats ridge from SNR* = {cross[name]:g} on "
                                 f"(grid up to 32)", 32.0, cross[name], se=None, kind="upper",
                                 note="E_att − E_RR: " + ", ".join(f"{s:g}: {d:+.3f}" for s, d in zip(_HA_SNRS, gap))))
-        checks.append(_true_rmt(f"theory c={c:g}: SNR*(ρ=2) ≤ SNR*(unit) < SNR*(w=0) (alignment lowers the "
+        checks.append(Check.holds(f"theory c={c:g}: SNR*(ρ=2) ≤ SNR*(unit) < SNR*(w=0) (alignment lowers the "
                                 f"crossover)", cross["aligned ρ=2"] <= cross["aligned unit"] < cross["w=0"],
                                 note=", ".join(f"{k}: {v:g}" for k, v in cross.items())))
         crossings[f"c={c:g}"] = cross
@@ -1452,16 +1435,11 @@ def _run_headline_aligned(ctx, size):
         d = res.paired_difference(nm, "ridge")
         checks.append(_mc_check(f"MC c=1 SNR {snr:g} γ={_HA_GAMMA:g}: E_att − E_RR ({nm}) vs theory", float(att[0] - rr[0]),
                                 d, 0))
-        checks.append(_strict_sign(f"MC c=1 SNR {snr:g}: {'ridge beats w=0' if sign > 0 else 'aligned beats ridge'} "
+        checks.append(Check.sign(f"MC c=1 SNR {snr:g}: {'ridge beats w=0' if sign > 0 else 'aligned beats ridge'} "
                                    f"(3 SE)", d, 0, sign))
     plot = PlotSpec(f"Alignment vs SNR: E_att − E_RR at γ = {_HA_GAMMA:g} (tanh)", "SNR", "E_att − E_RR", series,
                     xscale="linear")
     return checks, [plot], {"snrs": list(_HA_SNRS), "gamma": _HA_GAMMA, "crossover_snr": crossings, **_mc_params(res)}
-
-
-def _true_rmt(label: str, ok: bool, note: str = "") -> Check:
-    """A qualitative theory statement as a deterministic check (1 if it holds)."""
-    return Check(label, theory=1.0, value=1.0 if ok else 0.0, se=None, note=note)
 
 
 # --- Proposition 1: the bulk traces q0 … q5 against simulated traces -----------------------------------

@@ -133,25 +133,13 @@ def _stein(nu, eb):
     return float(population_module().stein_mean(nu, eb)[0])
 
 
-def _spec(label, spec_value, engine_value, tol, note=""):
-    return Check(f"spec: {label}", float(spec_value), float(engine_value), None, tol, note=note,
-                 tolerance_reason="quoted")
-
-
 def _mc(label, theory, est, band, *, k=3.0, allowance=0.0, note=""):
-    """MC mean ± SE vs theory by the rule of :mod:`attnlimits.verify.comparison` (SE with ``draws − 1``
-    degrees of freedom; large samples make it normal). ``band`` is the ± the spec states for the
-    claim: recorded in the note, not applied — the theory is the engine's value, not a quoted number."""
-    n = int(getattr(est, "n_draws", 0) or 0)
+    """:meth:`Check.mc` (SE with ``draws − 1`` degrees of freedom; large samples make it normal). ``band`` is the ±
+    the spec states for the claim: recorded in the note, not applied — the theory is the engine's value, not a
+    quoted number."""
     if band:
         note = (note + "; " if note else "") + f"spec band ±{band:g} not applied to MC (compared by SE)"
-    return Check(label, float(theory), float(est.mean), float(est.se), 0.0, k=k, allowance=allowance, note=note,
-                 dof=n - 1 if n >= 2 else None)
-
-
-def _true(label, ok: bool, note=""):
-    """A qualitative statement as a check: value 1 if it holds, else 0 (theory 1, tolerance 0)."""
-    return Check(label, 1.0, 1.0 if ok else 0.0, None, 0.0, note=note)
+    return Check.mc(label, theory, est, k=k, allowance=allowance, note=note)
 
 
 def _fmt_nu(nu):
@@ -198,7 +186,7 @@ def _run_C2(ctx, size):
         checks += [
             _mc(f"{tag}: E p_ε* − E‖p‖² (paired)", 0.0, r["nishimori_diff"], 2e-3),
             _mc(f"{tag}: E p_ε* vs 1 − E_B (quadrature)", 1 - eb, r["p_true"], 2e-3),
-            _spec(f"{tag}: E p_ε* ≈ {approx}", approx, 1 - eb, 1e-3, "spec states 3 digits"),
+            Check.spec(f"{tag}: E p_ε* ≈ {approx}", approx, 1 - eb, 1e-3, "spec states 3 digits"),
         ]
         params[tag] = {"n": size["n"]}
     return checks, [], params
@@ -232,7 +220,7 @@ def _run_C3(ctx, size):
             continue
         for nu, val in table.items():
             eb, err = bayes_value(ctx, model, float(nu), L)
-            checks.append(_spec(f"E_B {model} L={L} ν={nu:g} = {val:g}", val, eb, _half_unit(val) + err))
+            checks.append(Check.spec(f"E_B {model} L={L} ν={nu:g} = {val:g}", val, eb, _half_unit(val) + err))
     for i, (model, L, nu) in enumerate((("spiked", 2, 2.0), ("spiked", 3, 2.0), ("max", 2, 2.0), ("max", 3, 2.0))):
         r = bayes_mc(model, nu, L, size["n"], _seed(ctx, "C3", i), **_mc_kw(ctx))
         eb = bayes_value(ctx, model, nu, L)[0]
@@ -297,7 +285,7 @@ def _run_C5(ctx, size):
     est = direct_risk("softmax", k, v, model="spiked", nu=nu, L=L, n=size["n"], D=D,
                       generator=_seed(ctx, "C5", 1), teacher=(ks, vs), **_mc_kw(ctx))
     checks = [
-        _spec("1 − 2m_vA + q_vB at (√2, 2.5, 0.8, 0.64) = 0.4167", 0.4167, theory, 5e-4,
+        Check.spec("1 − 2m_vA + q_vB at (√2, 2.5, 0.8, 0.64) = 0.4167", 0.4167, theory, 5e-4,
               "documented value (docs/slr.md §15 C5) is MC-based (ref 0.4167 ± 0.0017); converged quadrature 0.416531"),
         _mc("direct MC at D = 500 vs the §6.2 formula", theory, est, 0.006),
     ]
@@ -340,7 +328,7 @@ def _run_C6(ctx, size):
     for (L, nu), vals in _R4_SPIKED.items():
         for v, spec_val in zip(_LIN, vals):
             r, _ = _linear(v, "spiked", L, nu)
-            checks.append(_spec(f"{v} spiked L={L} ν={nu} = {spec_val}", spec_val, r, 5e-6))
+            checks.append(Check.spec(f"{v} spiked L={L} ν={nu} = {spec_val}", spec_val, r, 5e-6))
     mc_settings = [(2, 1), (3, 2)] if ctx.mode == "quick" else list(_R4_SPIKED)
     for i, (L, nu) in enumerate(mc_settings):
         for j, v in enumerate(_LIN):
@@ -362,10 +350,10 @@ def _run_C7(ctx, size):
         for v, spec_val in zip(_LIN, _R4_MAX_INF[L]):
             r, _ = _linear(v, "max", L, mu=mu)
             series[v].append(r)
-            checks.append(_spec(f"{v} max ν=∞ L={L} = {spec_val}", spec_val, r, 1e-5))
+            checks.append(Check.spec(f"{v} max ν=∞ L={L} = {spec_val}", spec_val, r, 1e-5))
     for v in _LIN[:2]:
-        checks.append(_true(f"{v}: increasing in L (L = {Ls})", all(a < b for a, b in zip(series[v], series[v][1:]))))
-    checks.append(_true("all variants → 1: E(L=100) > 0.92", all(series[v][-1] > 0.92 for v in _LIN)))
+        checks.append(Check.holds(f"{v}: increasing in L (L = {Ls})", all(a < b for a, b in zip(series[v], series[v][1:]))))
+    checks.append(Check.holds("all variants → 1: E(L=100) > 0.92", all(series[v][-1] > 0.92 for v in _LIN)))
     pts = {v: [] for v in _LIN}
     for i, L in enumerate((2, 3, 5)):
         mu = _mu(ctx, INF, L)
@@ -392,7 +380,7 @@ def _run_C8(ctx, size):
         checks.append(_mc(f"Stein residual E[χ*_ε* − ν(1 − ‖p‖²)], max L={L} ν={nu:g}", 0.0, r["stein_diff"], 3e-3))
         for v, spec_val in zip(_LIN, _R4_MAX_FINITE[(L, int(nu))]):
             rr, _ = _linear(v, "max", L, mu=_stein(nu, eb))
-            checks.append(_spec(f"{v} max L={L} ν={nu:g} = {spec_val}", spec_val, rr, 5e-6))
+            checks.append(Check.spec(f"{v} max L={L} ν={nu:g} = {spec_val}", spec_val, rr, 5e-6))
     return checks, [], {"n": size["n"]}
 
 
@@ -441,13 +429,13 @@ def _run_C10(ctx, size):
                     if err > 1e-5:
                         checks.append(Check(f"quadrature error {model} L={L} ν={nu:g} < 1e-5", (0.0, 1e-5), err,
                                             None, 0.0, kind="interval"))
-                checks.append(_true(f"E_B < every linear variant, {model} L={L} ν={nu:g}",
+                checks.append(Check.holds(f"E_B < every linear variant, {model} L={L} ν={nu:g}",
                                     all(_linear(v, model, L, nu, mu)[0] - eb > 10 * max(err, 1e-12) for v in _LIN)))
     gap, where = smallest["max"]
-    checks.append(_spec(f"smallest max-SLR gap 3.0e-4 (at {where})", 3.0e-4, gap, 5e-5))
-    checks.append(_true("smallest max-SLR gap at L=2, ν=0.5, linear_centred", where == (2, 0.5, "linear_centred")))
+    checks.append(Check.spec(f"smallest max-SLR gap 3.0e-4 (at {where})", 3.0e-4, gap, 5e-5))
+    checks.append(Check.holds("smallest max-SLR gap at L=2, ν=0.5, linear_centred", where == (2, 0.5, "linear_centred")))
     gap, where = smallest["spiked"]
-    checks.append(_spec(f"smallest spiked gap 2.0e-3 (at {where})", 2.0e-3, gap, 5e-4))
+    checks.append(Check.spec(f"smallest spiked gap 2.0e-3 (at {where})", 2.0e-3, gap, 5e-4))
     return checks, [], {}
 
 
@@ -462,15 +450,15 @@ def _run_C11(ctx, size):
     eb3 = [bayes_value(ctx, "spiked", nu, 3)[0] for nu in nus]
     rates = [-math.log(e) / nu for e, nu in zip(eb2, nus)]
     for nu, r, spec_r in zip(nus, rates, (0.422, 0.352, 0.325, 0.310)):
-        checks.append(_spec(f"−log E_B/ν at ν={nu:g} (L=2) = {spec_r}", spec_r, r, 1e-3))
-    checks.append(_true("−log E_B/ν decreasing toward 1/4", all(a > b > 0.25 for a, b in zip(rates, rates[1:]))))
+        checks.append(Check.spec(f"−log E_B/ν at ν={nu:g} (L=2) = {spec_r}", spec_r, r, 1e-3))
+    checks.append(Check.holds("−log E_B/ν decreasing toward 1/4", all(a > b > 0.25 for a, b in zip(rates, rates[1:]))))
     from attnlimits.derivations import slr as S
 
     asym_expr = S.spiked_asymptotic()  # (L−1)(√π/2)ν^(−1/2)e^(−ν/4), derived (§9)
     asym = lambda nu, L: float(asym_expr.subs({S.nu: nu, S.L: L}))  # noqa: E731
     for nu, e, spec_r in zip((8.0, 16.0, 32.0), (eb2[0], eb2[1], eb2[3]), (0.809, 0.884, 0.934)):
-        checks.append(_spec(f"exact/asymptotic at ν={nu:g} (L=2) = {spec_r}", spec_r, e / asym(nu, 2), 1e-3 * spec_r))
-    checks.append(_spec("E_B(L=3)/E_B(L=2) at ν=32 = 1.98", 1.98, eb3[-1] / eb2[-1], 5e-3))
+        checks.append(Check.spec(f"exact/asymptotic at ν={nu:g} (L=2) = {spec_r}", spec_r, e / asym(nu, 2), 1e-3 * spec_r))
+    checks.append(Check.spec("E_B(L=3)/E_B(L=2) at ν=32 = 1.98", 1.98, eb3[-1] / eb2[-1], 5e-3))
     # fitted exponential rate: −log E_B = a ν + b log ν + c on ν = 8..32 → a ≈ 1/4 (derived), b ≈ 1/2
     X = np.column_stack([nus, np.log(nus), np.ones(4)])
     a, b, _ = np.linalg.lstsq(X, -np.log(eb2), rcond=None)[0]
@@ -483,7 +471,7 @@ def _run_C11(ctx, size):
             checks.append(Check(f"theory: log–log slope of {v} (L={L}) vs ν on [1e2, 1e4]", -1.0,
                                 _fit_slope(np.log(big), ys), None, 0.02, tolerance_reason="numerical"))
             lim = float(nu_limit(v, L))
-            checks.append(_spec(f"ν E({v}, L={L}) → {lim:g} (§9)", lim, big[-1] * _linear(v, "spiked", L, big[-1])[0],
+            checks.append(Check.spec(f"ν E({v}, L={L}) → {lim:g} (§9)", lim, big[-1] * _linear(v, "spiked", L, big[-1])[0],
                                 2e-3 * lim))
     rate_checks_, rate_series = _c11_mc_rates(ctx, size)
     checks += rate_checks_
@@ -597,11 +585,11 @@ def _run_C12(ctx, size):
                                 note=f"± {vals[act][L].risk_error:.1e} (QMC)"))
     for L in Ls:
         r = [vals[a][L].risk for a in ("softmax", "softplus_norm", "erf_learned", "linear_uncentred")]
-        checks.append(_true(f"L={L}: softmax < softplus_norm < erf_learned ≤ linear_uncentred",
+        checks.append(Check.holds(f"L={L}: softmax < softplus_norm < erf_learned ≤ linear_uncentred",
                             r[0] < r[1] < r[2] <= r[3] + 1e-4, note=", ".join(f"{x:.4f}" for x in r)))
     sp_gaps = [vals["softplus_norm"][L].risk for L in Ls]
-    checks.append(_true("softplus_norm gap to softmax grows with L", sp_gaps[0] < sp_gaps[1] < sp_gaps[2]))
-    checks.append(_true("softmax optimum is the limit m_k → ∞ (flag)", all(vals["softmax"][L].limit for L in Ls)))
+    checks.append(Check.holds("softplus_norm gap to softmax grows with L", sp_gaps[0] < sp_gaps[1] < sp_gaps[2]))
+    checks.append(Check.holds("softmax optimum is the limit m_k → ∞ (flag)", all(vals["softmax"][L].limit for L in Ls)))
     pts = []
     for i, L in enumerate(Ls):
         a = vals["softplus_norm"][L].argmin
@@ -642,16 +630,16 @@ def _run_C13(ctx, size):
         sb = opt["softplus_norm_bias"]
         checks.append(Check(f"{tag}: softplus_norm_bias = softmax = E_B", eb, sb.risk, None, tol,
                             note=f"b = {sb.argmin.get('b', float('nan')):.3g}; limit flag {sb.limit}"))
-        checks.append(_true(f"{tag}: softplus_norm_bias flagged as a limit (b → −∞)", sb.limit))
-        checks.append(_true(f"{tag}: linear_uncentred ≤ linear_pure",
+        checks.append(Check.holds(f"{tag}: softplus_norm_bias flagged as a limit (b → −∞)", sb.limit))
+        checks.append(Check.holds(f"{tag}: linear_uncentred ≤ linear_pure",
                             opt["linear_uncentred"].risk <= opt["linear_pure"].risk + 1e-9))
-        checks.append(_true(f"{tag}: erf_learned ≤ erf_fixed (c = 0)",
+        checks.append(Check.holds(f"{tag}: erf_learned ≤ erf_fixed (c = 0)",
                             opt["erf_learned"].risk <= opt["erf_fixed"].risk + 2 * opt["erf_fixed"].risk_error + 1e-9))
-        checks.append(_true(f"{tag}: every activation ≥ E_B",
+        checks.append(Check.holds(f"{tag}: every activation ≥ E_B",
                             all(o.risk >= eb - 3 * o.risk_error - 1e-9 for o in opt.values())))
-        checks.append(_true(f"{tag}: (observed) erf_learned ≤ linear_uncentred",
+        checks.append(Check.holds(f"{tag}: (observed) erf_learned ≤ linear_uncentred",
                             opt["erf_learned"].risk <= opt["linear_uncentred"].risk + 1e-9))
-        checks.append(_spec(f"{tag}: erf_fixed (c=0) = {_R2_ERF_FIXED[(model, nu, L)]}", _R2_ERF_FIXED[(model, nu, L)],
+        checks.append(Check.spec(f"{tag}: erf_fixed (c=0) = {_R2_ERF_FIXED[(model, nu, L)]}", _R2_ERF_FIXED[(model, nu, L)],
                             opt["erf_fixed"].risk, tol))
     return checks, [], {}
 
@@ -679,7 +667,7 @@ def _run_C20(ctx, size):
 
     theory = _val(bayes.predecessor_prop3(0.5, 0.1, 10))[0]
     est = predecessor_ls_risk(size["d"], 10, 0.5, 0.1, size["n"], _seed(ctx, "C20"), **_mc_kw(ctx))
-    return [_spec("[M] Prop. 3 at γ² = .5, ε = .1, L = 10 = 0.48368", 0.48368, theory, 5e-6),
+    return [Check.spec("[M] Prop. 3 at γ² = .5, ε = .1, L = 10 = 0.48368", 0.48368, theory, 5e-6),
             _mc(f"least squares on Σ X_ℓ, d = {size['d']}, n = {size['n']}", theory, est, 0.005)], [], dict(size)
 
 
@@ -690,7 +678,7 @@ def _run_C21(ctx, size):
     theory = _val(bayes.predecessor_manifold_risk(400, 10, 0.5, 0.1, 0.6, 0.8))[0]
     est = predecessor_manifold_risk_mc(400, 10, 0.5, 0.1, 0.6, 0.8, size["n"], _seed(ctx, "C21"),
                                        method=size["method"], **_mc_kw(ctx))
-    return [_spec("[M] manifold risk (d=400, L=10, γ²=.5, λ=.1, κ=.6, ν_M=.8) = 0.29364", 0.29364, theory, 5e-6),
+    return [Check.spec("[M] manifold risk (d=400, L=10, γ²=.5, λ=.1, κ=.6, ν_M=.8) = 0.29364", 0.29364, theory, 5e-6),
             _mc(f"MC ({size['method']}, {size['n']} sequences)", theory, est, 0.003)], [], dict(size)
 
 
@@ -700,12 +688,12 @@ def _run_C22(ctx, size):
     ds = (1e2, 1e4, 1e6, 1e8)
     vals = [_val(bayes.predecessor_manifold_risk(d, 10, 0.5, d ** -0.25, 1.0, 1.0))[0] for d in ds]
     # tolerance: half a unit in the last digit the spec states
-    checks = [_spec(f"[M] risk at (k*, v*), λ = d^(-1/4), d = {d:.0e}: {s}", s, v, _half_unit(s))
+    checks = [Check.spec(f"[M] risk at (k*, v*), λ = d^(-1/4), d = {d:.0e}: {s}", s, v, _half_unit(s))
               for d, v, s in zip(ds, vals, (0.9594, 0.11235, 0.011436, 0.0011457))]
     slope = _fit_slope(np.log(ds[1:]), np.log(vals[1:]))
     checks.append(Check("theory: fitted slope of log E vs log d (d = 1e4 … 1e8)", -0.5, slope, None, 0.05,
                         tolerance_reason="quoted"))
-    checks.append(_true("risk decreases to 0 (Bayes ε² excluded)", all(a > b for a, b in zip(vals, vals[1:]))))
+    checks.append(Check.holds("risk decreases to 0 (Bayes ε² excluded)", all(a > b for a, b in zip(vals, vals[1:]))))
     # the rate on Monte Carlo (issue 29): the excess risk simulated at each d (projected sequences:
     # exact law, cost independent of d), fitted as log E = a + b log d + c d^(-1/2) — the local slope
     # of the formula is −0.4962 on [1e4, 1e6] and −0.4997 on [1e6, 1e8], a relative O(d^(-1/2))
@@ -743,7 +731,7 @@ def _run_C23(ctx, size):
     est = projection_risk("softmax", math.sqrt(5), 5.0, 1.0, 1.0, model="spiked", nu=5.0, L={1: 1 / 3, 2: 1 / 3, 3: 1 / 3},
                           n=size["n"], generator=_seed(ctx, "C23"), **_mc_kw(ctx))
     return [
-        _spec("average Bayes risk over U{1,2,3}, spiked ν=5 = 0.07655", 0.07655, eb, 5e-6),
+        Check.spec("average Bayes risk over U{1,2,3}, spiked ν=5 = 0.07655", 0.07655, eb, 5e-6),
         Check("shared softmax optimum = average Bayes risk", eb, r.risk, None, 2e-3),
         Check("shared argmin m_k = √5 (independent of L)", math.sqrt(5), r.argmin["m_k"], None, 0.01),
         _mc("MC at k = √5 k*, v = v*, L ~ U{1,2,3}", eb, est, 2e-3),
@@ -759,10 +747,10 @@ def _run_C24(ctx, size):
     for i, L in enumerate((2, 3, 5)):
         st = _setting("max", INF, L)
         vals = [population_risk("softmax", st, m, **_qmc(ctx))[0] for m in grid]
-        checks.append(_true(f"L={L}: E decreasing in m_k on {grid}", all(a > b for a, b in zip(vals, vals[1:])),
+        checks.append(Check.holds(f"L={L}: E decreasing in m_k on {grid}", all(a > b for a, b in zip(vals, vals[1:])),
                             note=", ".join(f"{v:.4f}" for v in vals)))
         checks.append(Check(f"L={L}: E(m_k = 64) small (→ 0)", (0.0, 0.01), vals[-1], None, 0.0, kind="interval"))
-        checks.append(_true(f"L={L}: optimiser flags the limit m_k → ∞",
+        checks.append(Check.holds(f"L={L}: optimiser flags the limit m_k → ∞",
                             population_optimum(ctx, "softmax", "max", INF, L).limit))
         from attnlimits.verify.slr.theory import population_AB, population_module
 
