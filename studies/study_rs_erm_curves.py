@@ -39,6 +39,15 @@ def _fp_row(origin, f, phase):
             "flags": list(f.flags)}
 
 
+def _save(data, path):
+    """Write atomically (a temporary file beside it, then os.replace): a stop mid-write never leaves a truncated
+    file, and the resumable study reads only whole ones."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as fh:
+        json.dump(data, fh, indent=1)
+    os.replace(tmp, path)
+
+
 def rs_curve(act, lam, alphas, points):
     from attnlimits.numeric.slr.rs import rs_select_equilibrium
     from attnlimits.verify.slr.replica import rs_problem
@@ -126,7 +135,7 @@ def main():
                 t0 = time.time()
                 data["rs"] = rs_curve(act, lam, alphas, args.points)
                 data["rs_wall_s"] = time.time() - t0
-                json.dump(data, open(path, "w"), indent=1)
+                _save(data, path)
             for a in alphas:
                 key = str(a)
                 if args.half:
@@ -135,7 +144,7 @@ def main():
                         continue
                     rs = data["rs"][key]
                     pt["erm_half"] = erm_point(act, a, rs["lam"], pt["erm"]["D"] // 2, args.seeds, pt["erm"]["multistart"])
-                    json.dump(data, open(path, "w"), indent=1)
+                    _save(data, path)
                     print(f"{act} λ={lam} α={a:g}: ERM D/2 {pt['erm_half']['E_test']:.4f} (D {pt['erm']['E_test']:.4f})",
                           file=sys.stderr, flush=True)
                     continue
@@ -146,7 +155,7 @@ def main():
                 multi = len(rs["branches"]) > 1 or eq["replicon"] >= args.multistart_replicon
                 erm = erm_point(act, a, rs["lam"], args.D, args.seeds, multi)
                 data["points"][key] = {"erm": erm, **compare(rs, erm)}
-                json.dump(data, open(path, "w"), indent=1)
+                _save(data, path)
                 p = data["points"][key]
                 print(f"{act} λ={lam} α={a:g}: RS {p['rs_E_test']:.4f}±{p['rs_se']:.4f} (replicon "
                       f"{p['replicon']:.2f}, {p['n_branches']} br) ERM {erm['E_test']:.4f}±{erm['E_test_se']:.4f} "
