@@ -106,3 +106,111 @@ def test_registered_claims_are_documented(module, page):
     doc = (ROOT / "docs" / page).read_text(encoding="utf-8")
     undocumented = sorted({c for c in ids if not re.search(r"(^|[|`*\s(])" + re.escape(c) + r"($|[|`\s),])", doc, re.M)})
     assert not undocumented, f"claims missing from docs/{page}: {undocumented}"
+
+
+# --------------------------------------------------------------------------------------------
+# The docs are checked, not only written: every path a doc names exists, the command table of
+# docs/cli.md is the command line, and every claim count is the registry's.
+# --------------------------------------------------------------------------------------------
+
+#: the documents a user reads
+DOC_FILES = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md"),
+                    *(p for p in (ROOT / "tools" / "README.md", ROOT / "studies" / "README.md",
+                                  ROOT / "benchmarks" / "README.md") if p.is_file())])
+#: folders of the repository: a backticked token starting with one of them names a file that must exist
+TOP = ("derivations", "symbolic", "numeric", "verify", "tests", "benchmarks", "studies", "tools", "docs",
+       "attnlimits", "examples", ".ci")
+#: placeholders of a pattern rather than a path (``plots/<claim>.png``, ``docs/gallery/NAME.csv``)
+_PLACEHOLDER = re.compile(r"[<>*{}$]|NAME|\bN\b|\.\.\.|…")
+_TOKEN = re.compile(r"`([^`\s]+)`|\]\(([^)\s#]+)(?:#[^)]*)?\)")
+
+
+def _named_paths(doc: Path):
+    """(line, token, path) for every repository path ``doc`` names: backticked tokens that start with a
+    top-level folder, bare file names of the doc's own folder (``study_bo_phase.py``) and relative
+    markdown links."""
+    for i, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+        for m in _TOKEN.finditer(line):
+            tok, link = m.group(1), m.group(2)
+            if link is not None:
+                if re.match(r"[a-z]+:", link):  # https:, mailto:
+                    continue
+                yield i, link, (doc.parent / link)
+                continue
+            tok = tok.rstrip(".,:;").split("::")[0]
+            if _PLACEHOLDER.search(tok) or tok.startswith(("-", "/", "~", "http")):
+                continue
+            head = tok.split("/")[0]
+            if head in TOP and "/" in tok:
+                # ``verify/report.py:905`` → the file; ``tests/verify/test_io.py::test_x`` too
+                yield i, tok, ROOT / tok.split(":")[0]
+            elif "/" not in tok and re.fullmatch(r"[\w-]+\.py", tok) and doc.parent.name in ("studies", "tools",
+                                                                                          "benchmarks"):
+                # a bare script name in the README of a folder of scripts names a script of that folder
+                yield i, tok, doc.parent / tok
+
+
+@pytest.mark.parametrize("doc", DOC_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_named_paths_exist(doc):
+    missing = [f"{doc.relative_to(ROOT)}:{i}: {tok}" for i, tok, path in _named_paths(doc) if not path.exists()]
+    assert not missing, "docs name files that do not exist:\n" + "\n".join(missing)
+
+
+def test_named_paths_detects_a_stale_path(tmp_path):
+    """The path check can fail: a doc naming a removed module is caught, a pattern is not."""
+    doc = tmp_path / "docs" / "page.md"
+    doc.parent.mkdir()
+    doc.write_text("see `verify/no_such_module.py` and `plots/<claim>.png` and [x](missing.md)\n", encoding="utf-8")
+    found = [tok for _, tok, path in _named_paths(doc) if not path.exists()]
+    assert found == ["verify/no_such_module.py", "missing.md"], found
+
+
+def _cli_commands() -> set[str]:
+    """Every command of the command line, from the parser itself: ``rmt``, ``slr population``, ``export rmt``…"""
+    from attnlimits.verify.cli import build_parser, leaf_parsers
+
+    return set(leaf_parsers(build_parser()))
+
+
+def test_every_command_takes_threads():
+    """The README promises ``--threads N`` on every command."""
+    from attnlimits.verify.cli import build_parser, leaf_parsers
+
+    refused = [name for name, p in leaf_parsers(build_parser()).items()
+               if not any("--threads" in a.option_strings for a in p._actions)]
+    assert not refused, refused
+
+
+def _cli_table(text: str) -> set[str]:
+    return set(re.findall(r"(?m)^\| `attnlimits ([a-z][\w -]*?)` \|", text))
+
+
+def test_cli_table_is_the_command_line():
+    """docs/cli.md's table names every command of the parser and no other; a group (``slr``, ``export``,
+    ``sweep``) counts through its subcommands."""
+    commands = _cli_commands()
+    table = _cli_table((ROOT / "docs" / "cli.md").read_text(encoding="utf-8"))
+    assert len(commands) >= 10, commands  # the parser was walked
+    missing = sorted(commands - table)
+    unknown = sorted(table - commands)
+    assert not missing, f"commands missing from docs/cli.md's table: {missing}"
+    assert not unknown, f"docs/cli.md's table names commands that do not exist: {unknown}"
+
+
+def test_cli_table_check_can_fail():
+    table = _cli_table("| `attnlimits rmt` | x | y |\n| `attnlimits slr population` | x | y |\n")
+    assert table == {"rmt", "slr population"}
+
+
+_COUNT = re.compile(r"\b(\d+)\s+(?:registered\s+)?claims\b")
+
+
+def test_claim_counts_are_the_registry():
+    """A number of claims stated in a doc is the number registered."""
+    from attnlimits.verify.claims import load_claims
+
+    n = len(load_claims())
+    wrong = [f"{doc.relative_to(ROOT)}:{i}: {m.group(0)}" for doc in DOC_FILES
+             for i, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1)
+             for m in _COUNT.finditer(line) if int(m.group(1)) > 20 and int(m.group(1)) != n]
+    assert not wrong, f"{n} claims are registered; docs say otherwise:\n" + "\n".join(wrong)

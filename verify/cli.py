@@ -38,9 +38,11 @@ def _version() -> str:
         return "unknown"
 
 
+_THREADS_HELP = "threads for BLAS and torch (default $ATTNLIMITS_THREADS, else 1 on machines with <= 4 cores)"
+
+
 def _add_common(p, *, json_option=True):
-    p.add_argument("--threads", default=None, metavar="N",
-                   help="threads for BLAS and torch (default $ATTNLIMITS_THREADS, else 1 on machines with <= 4 cores)")
+    p.add_argument("--threads", default=None, metavar="N", help=_THREADS_HELP)
     if json_option:
         out = p.add_mutually_exclusive_group()
         out.add_argument("--json", action="store_true", help="print JSON (one object per row)")
@@ -268,7 +270,27 @@ def build_parser(results=None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     _add_common(p, json_option=False)
     p.set_defaults(_handler=_cmd_hermite)
+    for leaf in leaf_parsers(parser).values():  # every command takes --threads, as the README says
+        if not any("--threads" in a.option_strings for a in leaf._actions):
+            leaf.add_argument("--threads", default=None, metavar="N", help=_THREADS_HELP)
     return parser
+
+
+def leaf_parsers(parser) -> dict:
+    """Every command of ``parser`` by its full name (``rmt``, ``slr population``, ``export rmt``…) → its
+    parser: the commands a user can run, for the docs' command table and the common options."""
+    out = {}
+
+    def walk(p, prefix):
+        subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            out[prefix] = p
+            return
+        for name, child in subs[0].choices.items():
+            walk(child, f"{prefix} {name}".strip())
+
+    walk(parser, "")
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
