@@ -87,6 +87,40 @@ def _add_command(sub, cmd, result, name):
     return p
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a "did you mean" for a mistyped command, choice or option (its subcommands' parsers
+    are of the same class)."""
+
+    def error(self, message):
+        import difflib
+        import re
+
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if m:
+            choices = re.findall(r"'([^']*)'", m.group(2))
+            near = difflib.get_close_matches(m.group(1), choices, n=1)
+            if near:
+                message += f"; did you mean '{near[0]}'?"
+        super().error(message)
+
+
+def unknown_option_message(parser, extras) -> str:
+    """One line for options a command does not take, with the closest option it does take."""
+    import difflib
+
+    known = sorted({o for a in parser._actions for o in a.option_strings if o.startswith("--")})
+    parts = []
+    for tok in extras:
+        if not tok.startswith("-"):
+            continue
+        name = tok.split("=", 1)[0]
+        near = difflib.get_close_matches(name, known, n=1)
+        parts.append(f"{name} (did you mean {near[0]}?)" if near else name)
+    if not parts:
+        return f"unexpected arguments: {' '.join(extras)}"
+    return "unknown option" + ("s" if len(parts) > 1 else "") + ": " + ", ".join(parts)
+
+
 def build_parser(results=None) -> argparse.ArgumentParser:
     """The argument parser; ``results`` (name → :class:`attnlimits.symbolic.result.Result`) defaults to the registry."""
     from attnlimits.symbolic.result import discover_results
@@ -97,7 +131,7 @@ def build_parser(results=None) -> argparse.ArgumentParser:
         cmd = res.commands[0] if res.commands else None
         if cmd is not None and cmd.examples:
             first.append(cmd.examples[0])
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="attnlimits",
         description="Symbolic-numeric derivation and verification of high-dimensional attention theory.\n\n"
                     "results: " + ", ".join(f"{r.name} ({r.title})" for r in results.values()),
@@ -638,6 +672,16 @@ def _join_negative_values(argv: list[str]) -> list[str]:
     return join(argv)
 
 
+def _leaf_of(parser, args):
+    """The parser of the command ``args`` were parsed for (the top-level one when none was chosen)."""
+    words = [getattr(args, k, None) for k in ("command", "subcommand", "export_result")]
+    name = " ".join(w for w in words if w)
+    leaves = leaf_parsers(parser)
+    while name and name not in leaves:
+        name = name.rsplit(" ", 1)[0] if " " in name else ""
+    return leaves.get(name, parser)
+
+
 def main(argv=None) -> int:
     try:
         return _main(argv)
@@ -649,7 +693,12 @@ def main(argv=None) -> int:
 def _main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(_join_negative_values(argv))
+    args, extras = parser.parse_known_args(_join_negative_values(argv))
+    if extras:
+        leaf = _leaf_of(parser, args)
+        print(leaf.format_usage().rstrip(), file=sys.stderr)
+        print(f"{leaf.prog}: error: {unknown_option_message(leaf, extras)}", file=sys.stderr)
+        return 2
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
