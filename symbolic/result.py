@@ -39,7 +39,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["Param", "Command", "Item", "Result", "InputError", "REQUIRED", "resolve", "discover_results",
+__all__ = ["Param", "Command", "Item", "Panel", "Result", "InputError", "REQUIRED", "resolve", "discover_results",
            "register_result", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "attnlimits.results"
@@ -265,6 +265,23 @@ class Item:
 
 
 @dataclass(frozen=True)
+class Panel:
+    """A figure panel a result declares (``attnlimits figure NAME``).
+
+    ``make`` names ``"module:function"`` called as ``make(out, mode, seed, device)`` (``mode`` is
+    ``"quick"`` or ``"full"``) and returning ``(fig, ax, rows, note)``: the matplotlib figure, the axes
+    that carry the legend, the tidy rows of the panel's CSV and a one-line note of the sizes and seeds.
+    ``quick_minutes`` is the measured time of the quick size on two cores (shown by ``figure --list``).
+    """
+
+    name: str
+    title: str
+    source: str
+    make: str
+    quick_minutes: float = 1.0
+
+
+@dataclass(frozen=True)
 class Result:
     """A registered result: name, title, references, commands, claims module, generated model.
 
@@ -295,6 +312,8 @@ class Result:
     items: tuple | str = ()
     #: the documentation page, relative to the project root (``"docs/<result>.md"``)
     doc: str | None = None
+    #: :class:`Panel` declarations (``attnlimits figure``)
+    figures: tuple = ()
 
     def item_list(self) -> tuple:
         """The result's :class:`Item` declarations (imports the named module when ``items`` is a string)."""

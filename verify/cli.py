@@ -607,8 +607,9 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_figure(args) -> int:
-    from attnlimits.verify.figures import FIGURES, make_figure
+    from attnlimits.verify.figures import all_figures, make_figure
 
+    FIGURES = all_figures()
     if args.list or not args.names:
         for f in FIGURES.values():
             print(f"{f.name:<18} {f.title}\n{'':<18} {f.source}; quick: about {f.quick_minutes:g} min on 2 cores")

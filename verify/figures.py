@@ -33,7 +33,7 @@ import numpy as np
 
 from attnlimits.symbolic.result import InputError, discover_results
 
-__all__ = ["FIGURES", "Figure", "make_figure"]
+__all__ = ["FIGURES", "Figure", "all_figures", "axes", "make_figure"]
 
 _ACTS = ("softmax", "linear_uncentred", "linear_centred", "erf_learned", "softplus_norm")
 _COLORS = {"ridge": "k", "w0": "C0", "aligned": "C3", "softmax": "C3", "linear_uncentred": "C0",
@@ -54,7 +54,9 @@ def _run(result: str, command: str, **params) -> list[dict]:
     return list(cmd.function()(cmd.parse(params), progress=None))
 
 
-def _axes(title: str, xlabel: str, ylabel: str, logx=False, logy=False, residual=False):
+def axes(title: str, xlabel: str, ylabel: str, logx=False, logy=False, residual=False):
+    """A panel's figure and axes in the style of every panel (``residual=True`` adds the (sim − theory)/SE
+    axes below): ``(fig, ax, rax)``; for a plug-in's :class:`attnlimits.symbolic.result.Panel` too."""
     import matplotlib
 
     matplotlib.use("Agg", force=False) if not os.environ.get("MPLBACKEND") else None
@@ -139,7 +141,7 @@ def _rmt_mc(n: int, c: float, gammas, snr: float, draws: int, seed: int, device:
 def _rmt_panel(name, out, mode, seed, device, *, x, xlabel, title, theory_x, sim_x, fixed, logx):
     """A panel whose x is one of gamma / c / snr; theory on ``theory_x``, simulation on ``sim_x``."""
     size = {"quick": {"n": 256, "draws": 4}, "full": {"n": fixed.get("n_paper", 2048), "draws": 8}}[mode]
-    fig, ax, rax = _axes(title, xlabel, "interpolation error E", logx=logx, residual=True)
+    fig, ax, rax = axes(title, xlabel, "interpolation error E", logx=logx, residual=True)
     rows = []
 
     def theory_at(xv):
@@ -221,7 +223,7 @@ def _fig_rmt_1c(out, mode, seed, device):
 # softmax paper: population risks, finite-sample curve
 # ---------------------------------------------------------------------------------------------
 def _population_curve(name, xs, x, fixed, mode, title, xlabel, logx):
-    fig, ax, _ = _axes(title, xlabel, "optimal population risk (excess)", logx=logx)
+    fig, ax, _ = axes(title, xlabel, "optimal population risk (excess)", logx=logx)
     rows, per_act, bayes = [], {a: [] for a in _ACTS}, []
     for xv in xs:
         kw = {"model": "spiked", "nu": fixed.get("nu"), "L": [fixed.get("L")], "activation": list(_ACTS)}
@@ -264,7 +266,7 @@ def _fig_slr_finite(out, mode, seed, device):
     alphas = [1.0, 2.0, 4.0, 10.0, 20.0]
     acts = ("softmax", "linear_uncentred")
     size = {"quick": {"D": 200, "seeds": 2, "points": 1024}, "full": {"D": 2000, "seeds": 8, "points": 4096}}[mode]
-    fig, ax, rax = _axes("Test error vs α, spiked SLR, ν = 2, L = 2, Δ = 0.1 (arXiv:2509.21936)",
+    fig, ax, rax = axes("Test error vs α, spiked SLR, ν = 2, L = 2, Δ = 0.1 (arXiv:2509.21936)",
                          "sample ratio α = N/D", "test error E_test (excess)", logx=True, residual=True)
     rows = []
     dense = list(np.round(np.logspace(0, math.log10(20), 12), 4))
@@ -323,19 +325,35 @@ FIGURES = {f.name: f for f in (
 )}
 
 
+def all_figures() -> dict:
+    """Every panel: the papers' own (:data:`FIGURES`) and those the registered results declare
+    (``Result.figures``, :class:`attnlimits.symbolic.result.Panel`)."""
+    from attnlimits.symbolic.result import resolve
+
+    out = dict(FIGURES)
+    for res in discover_results().values():
+        for panel in getattr(res, "figures", ()):
+            if panel.name in out:
+                raise ValueError(f"figure {panel.name!r} of result {res.name!r} is declared twice")
+            out[panel.name] = Figure(panel.name, panel.title, panel.source,
+                                     (lambda dotted: lambda *a: resolve(dotted)(*a))(panel.make), panel.quick_minutes)
+    return out
+
+
 def make_figure(name: str, out, *, mode: str = "quick", seed: int = 0, device: str = "auto",
                 progress: Callable | None = None) -> tuple[Path, list[dict]]:
     """Draw panel ``name`` into ``out`` (``NAME.png`` and ``NAME.csv``); return the PNG path and rows."""
-    if name not in FIGURES:
-        raise InputError(f"no figure {name!r}; figures: {', '.join(FIGURES)}")
+    figures = all_figures()
+    if name not in figures:
+        raise InputError(f"no figure {name!r}; figures: {', '.join(figures)}")
     if mode not in ("quick", "full"):
         raise InputError(f"mode must be quick or full, got {mode!r}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     if progress:
-        progress(f"figure {name} ({mode}): {FIGURES[name].title}")
-    fig, ax, rows, note = FIGURES[name].make(out, mode, seed, device)
+        progress(f"figure {name} ({mode}): {figures[name].title}")
+    fig, ax, rows, note = figures[name].make(out, mode, seed, device)
     png = _finish(fig, ax, out, name, rows, note + f"; made by: attnlimits figure {name}"
                   + (" --full" if mode == "full" else "") + f" (seed {seed})")
     if progress:
