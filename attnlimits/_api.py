@@ -420,7 +420,7 @@ def verify_claims(names: Sequence[str] = (), *, tags: Sequence[str] = (), mode: 
     """
     import time
 
-    from attnlimits.verify.claims import Context, citation, run_claims
+    from attnlimits.verify.claims import Context
     from attnlimits.verify.comparison import LEVEL
 
     if mode not in ("quick", "full"):
@@ -433,7 +433,7 @@ def verify_claims(names: Sequence[str] = (), *, tags: Sequence[str] = (), mode: 
     try:
         _check_device(device)
         if out is not None:
-            _check_out_dir(out)
+            _check_out_dir(out, subdirs=("plots",), files=("report.md", "results.json", "results.csv"))
     except CLIError as exc:
         raise InputError(str(exc)) from None
     from attnlimits.verify._torchutil import resolve_device
@@ -449,6 +449,19 @@ def verify_claims(names: Sequence[str] = (), *, tags: Sequence[str] = (), mode: 
         ctx = Context(mode, device=dev, seed=int(seed), progress=say, cache_dir=cache)
     except ValueError as exc:
         raise InputError(f"cache: {exc}") from None
+    import contextlib
+
+    from attnlimits.verify._io import OutputLock
+
+    with OutputLock(out, "attnlimits.verify_claims", option="out") if out is not None else contextlib.nullcontext():
+        return _verify_claims_run(selected, ctx, level, mode, dev, seed, t0, out)
+
+
+def _verify_claims_run(selected, ctx, level, mode, dev, seed, t0, out):
+    import time
+
+    from attnlimits.verify.claims import citation, run_claims
+
     res = run_claims(selected, ctx, level=level)
     meta = {"mode": mode, "device": dev, "seed": int(seed), "level": level,
             "elapsed_s": round(time.perf_counter() - t0, 1),
