@@ -12,7 +12,6 @@ True
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from attnlimits.symbolic.result import InputError, discover_results
 from attnlimits.verify.comparison import LEVEL
