@@ -216,10 +216,11 @@ class OutputLock:
                               f"(pid {pid} on {host}, started {other.get('started', '?')}, "
                               f"{other.get('command', '?')})", file=self.stream or sys.stderr, flush=True)
                     continue
-                who = (f"{other.get('command', 'an attnlimits run')} (pid {pid} on {host}, started "
-                       f"{other.get('started', '?')})" if other else f"the run that wrote {self.path}")
+                cmd = str(other.get("command", "an attnlimits run"))
+                cmd = cmd if len(cmd) <= 60 else cmd[:57] + "..."
+                who = f"{cmd} (pid {pid} on {host}, started {other.get('started', '?')})" if other else "another run"
                 raise InputError(f"{self.option} {self.out} is in use by {who}; wait for it to end or choose "
-                                 f"another folder (if that run is gone, delete {self.path})") from None
+                                 f"another folder (if that run is gone, delete {LOCK} there)") from None
             except OSError as exc:
                 raise InputError(f"{self.option} {self.out}: cannot create the lock {self.path.name} "
                                  f"({exc.strerror or exc})") from None

@@ -337,9 +337,9 @@ def make_figure(name: str, out, *, mode: str = "quick", seed: int = 0, device: s
     # before any work: the folder writable, the two files not folders; then the folder locked
     out = check_output_folder(out, files=(f"{name}.png", f"{name}.csv"))
     t0 = time.perf_counter()
-    if progress:
-        progress(f"figure {name} ({mode}): {FIGURES[name].title}")
     with OutputLock(out, f"attnlimits figure {name}"):
+        if progress:
+            progress(f"figure {name} ({mode}): {FIGURES[name].title}")
         fig, ax, rows, note = FIGURES[name].make(out, mode, seed, device)
         png = _finish(fig, ax, out, name, rows, note + f"; made by: attnlimits figure {name}"
                       + (" --full" if mode == "full" else "") + f" (seed {seed})")

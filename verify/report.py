@@ -629,7 +629,9 @@ def _plot_claim(result: Any, path: Path) -> Path:
                 title = title[: 40 * ncols + 29] + "…"
             fig.suptitle(title, fontsize=10)
             fig.tight_layout()
-            fig.savefig(path, dpi=110)
+            from attnlimits.verify._io import save_figure
+
+            save_figure(fig, path, dpi=110)  # atomically; a link in its place is replaced, not written through
     finally:
         fig.clear()
     return path
