@@ -600,7 +600,7 @@ def _cmd_weights(args) -> int:
     layers = _int_list(args.layers, "--layers")
     if args.heads is not None and args.heads < 1:
         raise CLIError(f"--heads must be a positive integer, got {args.heads}")
-    _check_out_dir(args.out)
+    _check_out_dir(args.out, files=("weights.csv", "weights.json", "weights.png"))
     try:
         rep = analyze_checkpoint(
             args.checkpoint, ranks=ranks, fold_layernorm=args.fold_layernorm, per_head=not args.no_per_head,
