@@ -420,7 +420,7 @@ def verify_claims(names: Sequence[str] = (), *, tags: Sequence[str] = (), mode: 
     """
     import time
 
-    from attnlimits.verify.claims import Context, citation, run_claims
+    from attnlimits.verify.claims import Context
     from attnlimits.verify.comparison import LEVEL
 
     if mode not in ("quick", "full"):
@@ -433,7 +433,7 @@ def verify_claims(names: Sequence[str] = (), *, tags: Sequence[str] = (), mode: 
     try:
         _check_device(device)
         if out is not None:
-            _check_out_dir(out)
+            _check_out_dir(out, subdirs=("plots",), files=("report.md", "results.json", "results.csv"))
     except CLIError as exc:
         raise InputError(str(exc)) from None
     from attnlimits.verify._torchutil import resolve_device
@@ -449,6 +449,19 @@ def verify_claims(names: Sequence[str] = (), *, tags: Sequence[str] = (), mode: 
         ctx = Context(mode, device=dev, seed=int(seed), progress=say, cache_dir=cache)
     except ValueError as exc:
         raise InputError(f"cache: {exc}") from None
+    import contextlib
+
+    from attnlimits.verify._io import OutputLock
+
+    with OutputLock(out, "attnlimits.verify_claims", option="out") if out is not None else contextlib.nullcontext():
+        return _verify_claims_run(selected, ctx, level, mode, dev, seed, t0, out)
+
+
+def _verify_claims_run(selected, ctx, level, mode, dev, seed, t0, out):
+    import time
+
+    from attnlimits.verify.claims import citation, run_claims
+
     res = run_claims(selected, ctx, level=level)
     meta = {"mode": mode, "device": dev, "seed": int(seed), "level": level,
             "elapsed_s": round(time.perf_counter() - t0, 1),
@@ -473,10 +486,12 @@ def figure(name: str, out="attnlimits-figures", *, full: bool = False, seed: int
 
 
 def explore(properties: Sequence[str] = (), *, budget: int = 100, seed: int = 0, out="attnlimits-explore",
-            time_limit: float | None = None, level: float | None = None, csv: bool = False, progress=True) -> Table:
+            time_limit: float | None = None, level: float | None = None, csv: bool = False, fresh: bool = False,
+            progress=True) -> Table:
     """Property-based verification (``attnlimits explore``): search each named property's domain for
     where its theory fails; return a :class:`Table` of every point tried (``table.params`` holds the
-    statuses, the counterexamples and the files written).  See docs/explore.md.
+    statuses, the counterexamples and the files written).  A points table already in ``out`` is added
+    to (``fresh=True``: a new one).  See docs/explore.md.
 
     >>> import attnlimits as al
     >>> "slr-bo-monotone" in al.explore_properties()
@@ -486,7 +501,7 @@ def explore(properties: Sequence[str] = (), *, budget: int = 100, seed: int = 0,
     from attnlimits.verify.explore import explore as _explore
 
     res = _explore(list(properties), budget=budget, seed=seed, out=out, time_limit=time_limit,
-                   level=LEVEL if level is None else level, csv=csv, progress=_progress_fn(progress))
+                   level=LEVEL if level is None else level, csv=csv, fresh=fresh, progress=_progress_fn(progress))
     params = {"budget": budget, "seed": seed, "files": res.files, "failed": res.failed,
               "status": {r.prop.name: r.status for r in res.runs},
               "counterexamples": {r.prop.name: r.counterexample for r in res.runs if r.counterexample}}
@@ -537,6 +552,9 @@ def export(result: str, output, **params) -> str:
     values = {p.name: p.parse(params.get(p.name)) for p in res.export_parameters}
     if not str(output).strip():
         raise InputError("output must name a file")
+    from attnlimits.verify._io import check_output_file
+
+    check_output_file(output, option="output", suffixes=())  # before the solver is generated
     return resolve(res.export)(values, str(output))
 
 

@@ -208,29 +208,18 @@ def _stub_source(stubs) -> str:
 
 def write_atomic(path, text: str):
     """Write an exported file atomically: a temporary file in the same folder, then a rename over
-    ``path``, so that a write failing partway (disk full, Ctrl-C) leaves the previous file intact.
-    An ``OSError`` names the path in one line."""
-    import os
-    import tempfile
+    ``path`` (:func:`attnlimits.symbolic._files.write_text_atomic`), so that a write failing partway
+    (disk full, Ctrl-C) leaves the previous file intact; the file honours the umask (0644 under the
+    usual 022: readable by the colleague it is meant for).  An ``OSError`` names the path in one line."""
     from pathlib import Path
 
+    from attnlimits.symbolic._files import write_text_atomic
+
     path = Path(path)
-    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".tmp-{path.stem}-", suffix=path.suffix, dir=path.parent or ".")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-        tmp = None
+        return write_text_atomic(path, text)
     except OSError as exc:
         raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-    return path
 
 
 def assemble(docstring: str, chunks, *, stubs=(), main: str | None = None) -> str:

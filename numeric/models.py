@@ -199,20 +199,17 @@ def cached_json(namespace: str, key: str, compute):
 
 
 def write_text_atomic(path: Path, text: str) -> bool:
-    """Write ``text`` to ``path`` through a temporary file and ``os.replace`` (a reader sees the whole
-    file or none), creating the folder; best effort for caches: ``False`` (and no file left behind)
-    where the folder is not writable."""
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    """Write ``text`` to ``path`` through a temporary file and ``os.replace``
+    (:func:`attnlimits.symbolic._files.write_text_atomic`: a reader sees the whole file or none, the
+    file honours the umask), creating the folder; best effort for caches: ``False`` (and no file
+    left behind) where the folder is not writable."""
+    from attnlimits.symbolic._files import write_text_atomic as write
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text)
-        os.replace(tmp, path)
+        write(path, text)
         return True
     except OSError:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
         return False
 
 

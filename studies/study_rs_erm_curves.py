@@ -40,12 +40,11 @@ def _fp_row(origin, f, phase):
 
 
 def _save(data, path):
-    """Write atomically (a temporary file beside it, then os.replace): a stop mid-write never leaves a truncated
-    file, and the resumable study reads only whole ones."""
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as fh:
-        json.dump(data, fh, indent=1)
-    os.replace(tmp, path)
+    """Write atomically (the package's one writer: a temporary file beside it, then os.replace): a stop
+    mid-write never leaves a truncated file, and the resumable study reads only whole ones."""
+    from attnlimits.symbolic._files import write_text_atomic
+
+    write_text_atomic(path, json.dumps(data, indent=1))
 
 
 def rs_curve(act, lam, alphas, points):

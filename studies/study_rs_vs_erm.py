@@ -49,10 +49,9 @@ def _load(path):
 
 
 def _save(path, data):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump(data, fh, indent=1, default=float)
-    os.replace(tmp, path)
+    from attnlimits.symbolic._files import write_text_atomic
+
+    write_text_atomic(path, json.dumps(data, indent=1, default=float))
 
 
 def _load_avg():

@@ -458,6 +458,9 @@ def _run_export(args) -> int:
     params = {p.name: p.parse(values.get(p.name)) for p in res.export_parameters}
     if not str(args.output).strip():
         raise InputError("-o/--output must name a file")
+    from attnlimits.verify._io import check_output_file
+
+    check_output_file(args.output, option="-o/--output", suffixes=())  # before the solver is generated
     print(resolve(res.export)(params, args.output))
     return 0
 
@@ -505,30 +508,21 @@ def _check_device(text: str) -> str:
     return str(text)
 
 
-def _check_out_dir(path, option="--out"):
-    """Refuse an output folder that cannot be written before any work is done (creating it)."""
-    import os
-    from pathlib import Path
+def _check_out_dir(path, option="--out", *, subdirs=(), files=()):
+    """Refuse an output folder that cannot be written before any work is done (creating it):
+    :func:`attnlimits.verify._io.check_output_folder` (a real write probed; ``subdirs`` that are links
+    out of the folder and planned ``files`` that are folders refused), as a :class:`CLIError`."""
+    from attnlimits.symbolic.result import InputError
+    from attnlimits.verify._io import check_output_folder
 
-    if path is None or not str(path).strip():
-        raise CLIError(f"{option} must name a folder")
-    out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise CLIError(f"{option} {path} exists and is not a folder")
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CLIError(f"{option} {path}: cannot create the folder ({exc.strerror or exc})") from None
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise CLIError(f"{option} {path}: the folder is not writable")
-    return out
+        return check_output_folder(path, option=option, subdirs=subdirs, files=files)
+    except InputError as exc:
+        raise CLIError(str(exc)) from None
 
 
 def _cmd_verify(args) -> int:
-    import time
-
-    from attnlimits.verify.claims import Context, citation, run_claims, select
-    from attnlimits.verify.report import format_table, terminal_width, write_report
+    from attnlimits.verify.claims import select
 
     try:
         claims = select(args.claims, args.tag)
@@ -545,8 +539,23 @@ def _cmd_verify(args) -> int:
     if not 0 < level < 1:
         raise CLIError(f"--level must lie strictly between 0 and 1, got {args.level}")
     _check_device(args.device)
-    if not args.no_report:
-        _check_out_dir(args.out)
+    lock = None
+    if not args.no_report:  # the report's folder checked and locked before any claim runs
+        from attnlimits.verify._io import OutputLock
+
+        _check_out_dir(args.out, subdirs=("plots",), files=("report.md", "results.json", "results.csv"))
+        lock = OutputLock(args.out, " ".join(["attnlimits verify", *args.claims]))
+    if lock is None:
+        return _verify_run(args, claims, mode, level)
+    with lock:
+        return _verify_run(args, claims, mode, level)
+
+
+def _verify_run(args, claims, mode, level) -> int:
+    import time
+
+    from attnlimits.verify.claims import Context, citation, run_claims
+    from attnlimits.verify.report import format_table, terminal_width, write_report
     from attnlimits.verify._torchutil import resolve_device
 
     try:
@@ -618,7 +627,7 @@ def _cmd_figure(args) -> int:
     if unknown:
         raise CLIError(f"no figure {unknown[0]!r}; figures: {', '.join(FIGURES)}")
     _check_device(args.device)
-    _check_out_dir(args.out)
+    _check_out_dir(args.out, files=[f"{n}{ext}" for n in args.names for ext in (".png", ".csv")])
     from attnlimits.verify._torchutil import resolve_device
 
     try:
@@ -648,7 +657,7 @@ def _cmd_weights(args) -> int:
     layers = _int_list(args.layers, "--layers")
     if args.heads is not None and args.heads < 1:
         raise CLIError(f"--heads must be a positive integer, got {args.heads}")
-    _check_out_dir(args.out)
+    _check_out_dir(args.out, files=("weights.csv", "weights.json", "weights.png"))
     try:
         rep = analyze_checkpoint(
             args.checkpoint, ranks=ranks, fold_layernorm=args.fold_layernorm, per_head=not args.no_per_head,

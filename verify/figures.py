@@ -31,6 +31,7 @@ from typing import Callable
 
 import numpy as np
 
+from attnlimits.symbolic._files import atomic_write
 from attnlimits.symbolic.result import InputError, discover_results
 
 __all__ = ["FIGURES", "Figure", "all_figures", "axes", "make_figure"]
@@ -99,12 +100,13 @@ def _finish(fig, ax, out: Path, name: str, rows: list[dict], note: str) -> Path:
 
     png = save_figure(fig, out / f"{name}.png", dpi=130)
     cols = list(dict.fromkeys(k for r in rows for k in r))
-    tmp = out / f".tmp-{name}.csv"
-    with open(tmp, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=cols)
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(tmp, out / f"{name}.csv")
+
+    def write_csv(tmp):
+        with open(tmp, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=cols)
+            w.writeheader()
+            w.writerows(rows)
+    atomic_write(out / f"{name}.csv", write_csv)
     return png
 
 
@@ -348,14 +350,18 @@ def make_figure(name: str, out, *, mode: str = "quick", seed: int = 0, device: s
         raise InputError(f"no figure {name!r}; figures: {', '.join(figures)}")
     if mode not in ("quick", "full"):
         raise InputError(f"mode must be quick or full, got {mode!r}")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    from attnlimits.verify._io import OutputLock, check_output_folder, record_files
+
+    # before any work: the folder writable, the two files not folders; then the folder locked
+    out = check_output_folder(out, files=(f"{name}.png", f"{name}.csv"))
     t0 = time.perf_counter()
-    if progress:
-        progress(f"figure {name} ({mode}): {figures[name].title}")
-    fig, ax, rows, note = figures[name].make(out, mode, seed, device)
-    png = _finish(fig, ax, out, name, rows, note + f"; made by: attnlimits figure {name}"
-                  + (" --full" if mode == "full" else "") + f" (seed {seed})")
+    with OutputLock(out, f"attnlimits figure {name}"):
+        if progress:
+            progress(f"figure {name} ({mode}): {figures[name].title}")
+        fig, ax, rows, note = figures[name].make(out, mode, seed, device)
+        png = _finish(fig, ax, out, name, rows, note + f"; made by: attnlimits figure {name}"
+                      + (" --full" if mode == "full" else "") + f" (seed {seed})")
+        record_files(out, "figure", [f"{name}.png", f"{name}.csv"], merge=True)
     if progress:
         progress(f"figure {name}: {time.perf_counter() - t0:.1f} s -> {png}")
     return png, rows

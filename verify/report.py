@@ -629,7 +629,9 @@ def _plot_claim(result: Any, path: Path) -> Path:
                 title = title[: 40 * ncols + 29] + "…"
             fig.suptitle(title, fontsize=10)
             fig.tight_layout()
-            fig.savefig(path, dpi=110)
+            from attnlimits.verify._io import save_figure
+
+            save_figure(fig, path, dpi=110)  # atomically; a link in its place is replaced, not written through
     finally:
         fig.clear()
     return path
@@ -868,6 +870,15 @@ def _drawn_for(path: Path, result) -> bool:
     return result is None or stored is result.plots
 
 
+#: the entry of the output folder's manifest (:data:`attnlimits.verify._io.MANIFEST`) listing the report's files
+MANIFEST_KEY = "verify"
+
+
+def _inside(out: Path, path: Path) -> bool:
+    root, real = out.resolve(), path.resolve()
+    return real == root or root in real.parents
+
+
 def write_report(results: Sequence, out_dir: str | os.PathLike, *, meta: Mapping | None = None) -> Path:
     """Write ``report.md``, ``results.json``, ``results.csv`` and ``plots/<claim>.png`` into ``out_dir``.
 
@@ -876,6 +887,10 @@ def write_report(results: Sequence, out_dir: str | os.PathLike, *, meta: Mapping
     results : list of ClaimResult
     out_dir : path
         Created with its parents if missing; existing files of the same names are overwritten.
+        The files written are listed in ``out_dir/.attnlimits-manifest.json``; a figure in ``plots/``
+        is removed only when that manifest lists it from an earlier report and this one does not
+        draw it (named on stderr) — other files in the folder are never touched.  ``plots`` a link
+        to a folder outside ``out_dir``: ``OSError``, nothing written through it.
     meta : dict
         Run metadata shown in the report and stored in the JSON: ``mode``, ``device``, ``seed``,
         ``command`` (string or argv list), ``elapsed_s`` (or ``elapsed``) and anything else.
@@ -897,6 +912,8 @@ def write_report(results: Sequence, out_dir: str | os.PathLike, *, meta: Mapping
     A plot that cannot be drawn (malformed series) does not abort the report: the claim's section
     says why, and the JSON has ``"plot": null`` for it.
     """
+    from attnlimits.verify._io import record_files, remove_previous, write_text
+
     meta = dict(meta or {})
     out = Path(out_dir)
     env = meta.pop("environment", None) or environment_info()
@@ -907,10 +924,13 @@ def write_report(results: Sequence, out_dir: str | os.PathLike, *, meta: Mapping
     try:
         out.mkdir(parents=True, exist_ok=True)
         planned = {f"plots/{safe[i]}.png" for i, r in enumerate(results) if r.plots}
-        for stale in (out / "plots").glob("*.png") if (out / "plots").is_dir() else ():
-            if f"plots/{stale.name}" not in planned or not _drawn_for(stale, None):
-                stale.unlink()  # a rerun into the same folder must not leave the previous run's figures
-        if any(r.plots for r in results):
+        if planned and not _inside(out, out / "plots"):  # nothing written through a link out of the folder
+            raise OSError(f"plots is a link to {(out / 'plots').resolve()}, outside the folder; nothing is written "
+                          "through it")
+        # a rerun into the same folder must not leave the previous run's figures, and must not touch
+        # anything else: only the figures the manifest lists as written by an earlier report go
+        remove_previous(out, MANIFEST_KEY, planned, under="plots")
+        if planned:
             (out / "plots").mkdir(exist_ok=True)
         for i, r in enumerate(results):
             if not r.plots:
@@ -933,8 +953,6 @@ def write_report(results: Sequence, out_dir: str | os.PathLike, *, meta: Mapping
                "claims": [_claim_dict(r, plots.get(i)) for i, r in enumerate(results)]}
         # every file atomically (temporary + replace): a write failing partway keeps the previous file;
         # results.json lists the files of this run (the folder may hold others)
-        from attnlimits.verify._io import write_text
-
         doc["files"] = ["report.md", "results.json", "results.csv", *sorted(plots.values())]
         write_text(out / "results.json", json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
         buf = io.StringIO(newline="")
@@ -944,6 +962,7 @@ def write_report(results: Sequence, out_dir: str | os.PathLike, *, meta: Mapping
         write_text(out / "results.csv", buf.getvalue())
         md_path = out / "report.md"
         write_text(md_path, _markdown(results, meta, env, plots, plot_errors, safe))
+        record_files(out, MANIFEST_KEY, doc["files"])
     except OSError as exc:
         reason = exc.strerror or str(exc)
         if exc.filename and os.fspath(exc.filename) != os.fspath(out):

@@ -101,11 +101,11 @@ def test_rerun_into_the_same_report_folder_leaves_no_stale_plot(tmp_path):
     from attnlimits.verify.report import write_report
 
     plots = tmp_path / "plots"
-    plots.mkdir()
-    (plots / "OLD.png").write_bytes(b"not a png")
     spec = PlotSpec("t", "x", "y", [PlotSeries("s", [1, 2], [1, 2])])
+    write_report([ClaimResult("OLD", "t", "pass", plots=[spec])], tmp_path)  # the earlier run's figure
+    (plots / "MINE.png").write_bytes(b"the user's own file")  # never written by a report: never removed
     write_report([ClaimResult("NEW", "t", "pass", plots=[spec])], tmp_path)
-    assert sorted(p.name for p in plots.iterdir()) == ["NEW.png"]
+    assert sorted(p.name for p in plots.iterdir()) == ["MINE.png", "NEW.png"]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

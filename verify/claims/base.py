@@ -428,7 +428,6 @@ class DiskCache:
 
     def put(self, key, value) -> bool:
         import json
-        import os
 
         import numpy as np
 
@@ -449,25 +448,17 @@ class DiskCache:
                                "version": version, "arrays": bool(arrays), "value": data})
         except (CacheFormatError, TypeError, ValueError):
             return False  # not data: kept for this run only
+        from attnlimits.symbolic._files import atomic_write, write_text_atomic
+
         path, npz = self._path(key), self._path(key, ".npz")
-        tmps = []
-        try:
+        try:  # each file atomically (the shared writer: no partial file, the umask honoured)
             if arrays:
-                tmp = npz.with_name(npz.name + f".tmp{os.getpid()}")
-                tmps.append(tmp)
-                with open(tmp, "wb") as fh:
-                    np.savez(fh, **arrays)
-                os.replace(tmp, npz)
-            tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-            tmps.append(tmp)
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, path)
+                def write_npz(tmp):
+                    with open(tmp, "wb") as fh:
+                        np.savez(fh, **arrays)
+                atomic_write(npz, write_npz)
+            write_text_atomic(path, text)
         except OSError:
-            for t in tmps:
-                try:
-                    t.unlink()
-                except OSError:
-                    pass
             return False
         return True
 

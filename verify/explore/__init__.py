@@ -12,7 +12,6 @@ True
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from attnlimits.symbolic.result import InputError, discover_results
 from attnlimits.verify.comparison import LEVEL
@@ -40,10 +39,12 @@ class ExploreInterrupted(KeyboardInterrupt):
 
 class ExploreResult:
     """The runs of one ``explore`` call: ``runs`` (one :class:`.driver.PropertyRun` per property),
-    ``rows`` (every point tried), ``files`` (what was written) and ``failed`` (confirmed failures)."""
+    ``rows`` (every point tried), ``files`` (what was written), ``failed`` (confirmed failures) and
+    ``previous`` (the rows of earlier runs kept in the folder's points table)."""
 
-    def __init__(self, runs, files, level, seed, budget):
+    def __init__(self, runs, files, level, seed, budget, previous=()):
         self.runs, self.files, self.level, self.seed, self.budget = runs, files, level, seed, budget
+        self.previous = list(previous)
 
     @property
     def rows(self) -> list:
@@ -64,11 +65,18 @@ class ExploreResult:
 
 
 def explore(names=(), *, budget: int = 100, seed: int = 0, out="attnlimits-explore", time_limit: float | None = None,
-            level: float = LEVEL, csv: bool = False, progress=None) -> ExploreResult:
+            level: float = LEVEL, csv: bool = False, progress=None, fresh: bool = False) -> ExploreResult:
     """Explore the named properties (all when ``names`` is empty); write the table, maps and report.md
-    to ``out``; return an :class:`ExploreResult`.  ``time_limit`` (seconds) bounds the whole run."""
+    to ``out``; return an :class:`ExploreResult`.  ``time_limit`` (seconds) bounds the whole run.
+
+    ``out`` is checked before any point is evaluated (writable, ``hypothesis-db`` not a link out of
+    it) and locked for the run (a concurrent run into it refuses).  A points table already in ``out``
+    (from an earlier run) is kept: this run's rows are added to it and report.md covers both;
+    ``fresh=True`` starts a new table instead (the earlier run's maps are removed)."""
+    from attnlimits.verify._io import OutputLock, check_output_folder, record_files, remove_previous
+
     from .driver import _Interrupted, explore_property
-    from .output import write_outputs
+    from .output import read_previous, table_name, write_outputs
 
     known = properties()
     names = list(names) or list(known)
@@ -80,18 +88,30 @@ def explore(names=(), *, budget: int = 100, seed: int = 0, out="attnlimits-explo
         raise InputError(f"--level must lie in (0, 1), got {level}")
     if int(budget) < 1:
         raise InputError("--budget must be >= 1")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    deadline = None if time_limit is None else time.monotonic() + float(time_limit)
-    runs = []
-    try:
-        for name in names:
-            runs.append(explore_property(known[name], budget=int(budget), seed=int(seed), level=level,
-                                         n_properties=len(names), database=out / "hypothesis-db" / name,
-                                         deadline=deadline, progress=progress))
-    except _Interrupted as stop:
-        runs.append(stop.run)
-        files = write_outputs(runs, out, level=level, seed=seed, budget=budget, csv=csv, interrupted=True)
-        raise ExploreInterrupted(ExploreResult(runs, files, level, seed, budget)) from None
-    files = write_outputs(runs, out, level=level, seed=seed, budget=budget, csv=csv)
-    return ExploreResult(runs, files, level, seed, budget)
+    out = check_output_folder(out, subdirs=("hypothesis-db",), files=(table_name(csv), "report.md"),
+                              create_subdirs=True)
+    with OutputLock(out, "attnlimits explore " + " ".join(names)):
+        previous = [] if fresh else read_previous(out, csv)
+        if fresh:
+            keep = [table_name(csv), "report.md"] + [f"map-{n}.png" for n in names]
+            remove_previous(out, MANIFEST_KEY, keep)
+        deadline = None if time_limit is None else time.monotonic() + float(time_limit)
+        runs = []
+        kw = dict(level=level, seed=seed, budget=budget, csv=csv, previous=previous)
+        try:
+            for name in names:
+                runs.append(explore_property(known[name], budget=int(budget), seed=int(seed), level=level,
+                                             n_properties=len(names), database=out / "hypothesis-db" / name,
+                                             deadline=deadline, progress=progress))
+        except _Interrupted as stop:
+            runs.append(stop.run)
+            files = write_outputs(runs, out, interrupted=True, **kw)
+            record_files(out, MANIFEST_KEY, files, merge=not fresh)
+            raise ExploreInterrupted(ExploreResult(runs, files, level, seed, budget, previous)) from None
+        files = write_outputs(runs, out, **kw)
+        record_files(out, MANIFEST_KEY, files, merge=not fresh)
+    return ExploreResult(runs, files, level, seed, budget, previous)
+
+
+#: the entry of the output folder's manifest (:data:`attnlimits.verify._io.MANIFEST`) listing explore's files
+MANIFEST_KEY = "explore"

@@ -22,6 +22,7 @@ def add_parser(sub, examples, handler_errors):
                     "discrepancy, shrinks a failure to the simplest failing point and confirms it on fresh draws\n"
                     "(family-wise false-alarm rate <= --level for a correct theory; the rule is in report.md).\n"
                     "Writes points.parquet (points.csv with --csv), map-<property>.png and report.md to --out;\n"
+                    "a rerun into the same --out adds its points to the table there (--fresh: a new table);\n"
                     "known failures are kept in --out/hypothesis-db and replayed first on a rerun. Exit 1 when a\n"
                     "failure is confirmed, 130 on Ctrl-C (finished points kept). Docs: docs/explore.md.",
         epilog=examples(*EXAMPLES))
@@ -33,6 +34,8 @@ def add_parser(sub, examples, handler_errors):
     p.add_argument("--time", type=float, default=None, metavar="SECONDS", help="stop the whole run after this long")
     p.add_argument("--level", type=float, default=None, help="family-wise false-alarm level (default: 0.01)")
     p.add_argument("--csv", action="store_true", help="write points.csv instead of points.parquet")
+    p.add_argument("--fresh", action="store_true",
+                   help="start a new points table in --out (default: add this run's points to the one there)")
     p.add_argument("--at", default=None, metavar="K=V,...",
                    help="evaluate one property at one point (the reproduce command of report.md) and print the row")
     p.set_defaults(_handler=_run)
@@ -93,13 +96,10 @@ def _run(args) -> int:
     from pathlib import Path
 
     out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"--out {args.out}: {exc.strerror or exc}") from None
-    try:
+    try:  # explore() checks and locks --out before the first point
         res = explore(args.properties, budget=args.budget, seed=args.seed, out=out, time_limit=args.time,
-                      level=level, csv=args.csv, progress=lambda m: print(m, file=sys.stderr, flush=True))
+                      level=level, csv=args.csv, fresh=args.fresh,
+                      progress=lambda m: print(m, file=sys.stderr, flush=True))
     except ExploreInterrupted as stop:
         print(f"attnlimits explore: interrupted; {len(stop.result.rows)} finished points written to {out}",
               file=sys.stderr)
@@ -108,5 +108,7 @@ def _run(args) -> int:
         ce = "" if run.counterexample is None else " at " + ", ".join(
             f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in run.counterexample.items())
         print(f"{run.prop.name:<20} {run.status:<12} {len(run.rows):>4} points {run.seconds:7.1f} s{ce}")
+    if res.previous:
+        print(f"kept {len(res.previous)} point(s) of earlier runs in the table (--fresh starts a new one)")
     print(f"report: {out / 'report.md'}")
     return 1 if res.failed else 0

@@ -17,6 +17,7 @@ import math
 from pathlib import Path
 
 from attnlimits.symbolic.properties import Choice, domain_text
+from attnlimits.symbolic.result import InputError
 from attnlimits.verify.explore.driver import MAX_CONFIRMATIONS
 
 __all__ = ["write_outputs", "reproduce_command"]
@@ -31,20 +32,61 @@ def _fmt(v):
     return f"{v:.6g}" if isinstance(v, float) else str(v)
 
 
-def write_outputs(runs, out: Path, *, level, seed, budget, csv=False, interrupted=False) -> list:
+def table_name(csv: bool) -> str:
+    """The file name of the points table: ``points.csv`` with ``--csv``, else ``points.parquet``."""
+    return "points.csv" if csv else "points.parquet"
+
+
+def read_previous(out: Path, csv: bool) -> list:
+    """The rows of the points table an earlier run left in ``out`` (empty when there is none), to be
+    kept: a rerun adds to the table.  A file of that name that is not a readable table is refused
+    (:class:`InputError`): it is not ours to overwrite."""
+    import pandas as pd
+
+    path = Path(out) / table_name(csv)
+    if not path.exists():
+        return []
+    try:
+        df = pd.read_csv(path) if csv else pd.read_parquet(path)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file: refused in one line
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"--out {out}: {path.name} is there but is not a points table ({msg}); move it away, "
+                         f"or start a new table with --fresh") from None
+    if "property" not in df.columns:
+        raise InputError(f"--out {out}: {path.name} is there but has no 'property' column (not an explore table); "
+                         f"move it away, or start a new table with --fresh")
+    df = df.astype(object).where(df.notna(), None)
+    return df.to_dict("records")
+
+
+def write_outputs(runs, out: Path, *, level, seed, budget, csv=False, interrupted=False, previous=()) -> list:
+    """Write the points table (``previous`` rows of earlier runs first, then this run's), a map per
+    property and report.md into ``out``; return the paths written."""
+    import datetime as _dt
+
     from attnlimits.verify._io import write_text
 
     out = Path(out)
     files = []
-    rows = [r for run in runs for r in run.rows]
-    files.append(_write_table(rows, out, csv))
+    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    rows = [{**r, "run_seed": seed, "run_written": started} for run in runs for r in run.rows]
+    files.append(_write_table(list(previous) + rows, out, csv))
     for run in runs:
         png = _write_map(run, out)
         if png is not None:
             files.append(png)
     files.append(write_text(out / "report.md", _report(runs, level=level, seed=seed, budget=budget,
-                                                        interrupted=interrupted)))
+                                                        interrupted=interrupted, previous=previous)))
     return [str(f) for f in files]
+
+
+def _column(values):
+    """One column of the table in one type: numbers (with gaps) as floats, anything else mixed as text."""
+    vals = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+        return None  # numeric with gaps: pandas makes it a float column
+    return [v if v is None or isinstance(v, str) else json.dumps(v) if isinstance(v, (list, dict)) else str(v)
+            for v in values]
 
 
 def _write_table(rows, out: Path, csv: bool) -> Path:
@@ -54,8 +96,8 @@ def _write_table(rows, out: Path, csv: bool) -> Path:
     df = pd.DataFrame(rows)
     for col in df.columns:  # parameters of several properties share no type: text where mixed
         if df[col].dtype == object:
-            df[col] = df[col].map(lambda v: v if v is None or isinstance(v, str) else json.dumps(v)
-                                  if isinstance(v, (list, dict)) else str(v))
+            fixed = _column(list(df[col]))
+            df[col] = pd.to_numeric(df[col]) if fixed is None else fixed
     if csv:
         return _atomic(out / "points.csv", lambda tmp: df.to_csv(tmp, index=False))
     return _atomic(out / "points.parquet", lambda tmp: df.to_parquet(tmp, index=False))
@@ -117,7 +159,7 @@ def _write_map(run, out: Path):
     return save_figure(fig, out / f"map-{prop.name}.png")
 
 
-def _report(runs, *, level, seed, budget, interrupted) -> str:
+def _report(runs, *, level, seed, budget, interrupted, previous=()) -> str:
     k = len(runs)
     lines = ["# attnlimits explore", "",
              f"Seed {seed}, budget {budget} points per property, family-wise level {level:g} over {k} "
@@ -168,4 +210,36 @@ def _report(runs, *, level, seed, budget, interrupted) -> str:
         errs = [r for r in run.rows if r.get("verdict") in ("error", "slow") and r.get("message")]
         if errs:
             lines += ["", "First errors:", ""] + [f"- {r.get('message')}" for r in errs[:5]]
+    lines += _previous_section(previous, len([r for run in runs for r in run.rows]))
     return "\n".join(lines) + "\n"
+
+
+def _previous_section(previous, n_now: int) -> list:
+    """The earlier runs whose points the table keeps: per property, their points, verdicts and seeds,
+    and the points that screened as failing (the table has every row)."""
+    if not previous:
+        return []
+    lines = ["", "## Earlier runs in this folder", "",
+             f"The points table keeps {len(previous)} point(s) of earlier runs before this run's {n_now} "
+             "(columns `run_seed` and `run_written` tell the runs apart; `--fresh` starts a new table). The "
+             "verdicts above are this run's; the earlier points:", "",
+             "| property | points | verdicts | seeds |", "|---|---|---|---|"]
+    by: dict = {}
+    for r in previous:
+        by.setdefault(str(r.get("property")), []).append(r)
+    for name, rows in by.items():
+        counts: dict = {}
+        for r in rows:
+            counts[r.get("verdict")] = counts.get(r.get("verdict"), 0) + 1
+        seeds = sorted({_fmt(r.get("run_seed")) for r in rows if r.get("run_seed") is not None}) or ["-"]
+        lines.append(f"| {name} | {len(rows)} | " + ", ".join(f"{v}: {n}" for v, n in sorted(counts.items(), key=str))
+                     + f" | {', '.join(seeds)} |")
+    bad = [r for r in previous if r.get("verdict") in ("fail", "error")]
+    if bad:
+        lines += ["", f"{len(bad)} earlier point(s) screened as failing or raised; the first:", ""]
+        for r in bad[:5]:
+            skip = {"property", "phase", "check", "value", "reference", "se", "z", "p", "verdict", "message",
+                    "seconds", "run_seed", "run_written"}
+            params = ", ".join(f"`{k_}={_fmt(v)}`" for k_, v in r.items() if k_ not in skip and v is not None)
+            lines.append(f"- {r.get('property')} ({r.get('phase')}, {r.get('verdict')}): {params}")
+    return lines

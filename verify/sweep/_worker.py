@@ -12,7 +12,6 @@ import math
 import os
 import socket
 import sys
-import tempfile
 import time
 import traceback
 import uuid
@@ -310,41 +309,23 @@ def point_rows(record: dict, params: dict, command_name: str, code_version: str)
 
 
 def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    from attnlimits.symbolic._files import _fsync_dir as sync
+
+    sync(path)
 
 
 def _atomic_write(path: Path, write, sync_dir: bool = False) -> None:
-    """Call ``write(tmp_path)``, flush it to disk, rename it to ``path`` (same folder).
+    """Call ``write(tmp_path)``, flush it to disk, rename it to ``path`` (same folder), creating the
+    folder: :func:`attnlimits.symbolic._files.atomic_write` with ``fsync``.
 
     The rename is atomic, so a reader (or a process that crashes mid-write) sees the whole file
     or none.  ``sync_dir`` also flushes the folder entry (power-loss durability of the rename;
     without it a power cut may drop the newest parts, whose points then simply run again).
     """
+    from attnlimits.symbolic._files import atomic_write
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    if sync_dir:
-        _fsync_dir(path.parent)
+    atomic_write(path, write, fsync=True, sync_dir=sync_dir)
 
 
 def write_part(parts_dir, rows: list[dict]):

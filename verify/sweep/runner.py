@@ -208,9 +208,24 @@ def run_sweep(grid: Grid, out, *, client=None, scheduler: str | None = None, wor
         re-raised after cleanup, with ``exc.summary`` the :class:`SweepSummary` so far; every
         point finished before it is in the table.
     """
+    from attnlimits.verify._io import OutputLock, check_output_folder
+
     stream = sys.stderr if stream is None else stream
     t0 = time.monotonic()
     grid.check_outputs(out)  # before anything is written
+    # the folder writable, parts/ a folder inside it (not a link out of it), then locked for the run
+    check_output_folder(out, subdirs=("parts",), files=("sweep.json",) + (("results.csv",) if csv else ()))
+    lock = OutputLock(out, f"attnlimits sweep {grid.source}", stream=stream).acquire()
+    try:
+        return _run_locked(grid, out, client=client, scheduler=scheduler, workers=workers, force=force,
+                           retry_failed=retry_failed, progress=progress, csv=csv, stream=stream,
+                           compact_above=compact_above, reuse_stale=reuse_stale, t0=t0)
+    finally:
+        lock.release()
+
+
+def _run_locked(grid: Grid, out, *, client, scheduler, workers, force, retry_failed, progress, csv, stream,
+                compact_above, reuse_stale, t0) -> SweepSummary:
     table = ResultsTable(out)
     table.directory.mkdir(parents=True, exist_ok=True)
     table.clean_temporaries()

@@ -138,10 +138,19 @@ class ResultsTable:
     def clean_temporaries(self) -> int:
         """Remove temporary files left by a crash mid-write (never part of the table), and the
         writer tokens of runs that did not end cleanly (so their workers, if any, stop writing)."""
+        import re
+
+        from attnlimits.symbolic._files import TEMP_PREFIX
+
         n = 0
-        for folder, pattern in ((self.parts, ".tmp-*"), (self.directory, ".tmp-*"), (self.directory, ".writers-*")):
+        # only names this package makes: the shared writer's temporaries, (in parts/, the table's own
+        # folder) any temporary, and run tokens .writers-<32 hex digits>; never another file of the folder
+        for folder, pattern, name_re in ((self.parts, ".tmp-*", None), (self.directory, TEMP_PREFIX + "*", None),
+                                         (self.directory, ".writers-*", r"\.writers-[0-9a-f]{32}")):
             if folder.is_dir():
                 for p in folder.glob(pattern):
+                    if (name_re and not re.fullmatch(name_re, p.name)) or p.is_symlink() or not p.is_file():
+                        continue
                     try:
                         p.unlink()
                         n += 1

@@ -107,12 +107,16 @@ class WeightsReport:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         cols = self.columns()
-        with open(path, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(cols)
-            for row in self.rows:
-                w.writerow(["" if row.get(c) is None else row.get(c) for c in cols])
-        return path
+
+        def write(tmp):  # atomically, the umask honoured, a link in its place replaced (verify/_io.py)
+            with open(tmp, "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(cols)
+                for row in self.rows:
+                    w.writerow(["" if row.get(c) is None else row.get(c) for c in cols])
+        from attnlimits.verify._io import _atomic
+
+        return _atomic(path, write)
 
     def to_dict(self) -> dict:
         return _clean(
@@ -131,8 +135,9 @@ class WeightsReport:
         """Write parameters, layout, p, H, d_h, versions, rows, spectra and top pairs as JSON."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=1, allow_nan=False))
-        return path
+        from attnlimits.verify._io import write_text
+
+        return write_text(path, json.dumps(self.to_dict(), indent=1, allow_nan=False))
 
     # ---- summaries --------------------------------------------------------------------------------
     def _value(self, layer: int, head: Any, r: int, key: str) -> Any:
@@ -257,8 +262,9 @@ class WeightsReport:
             fontsize=10,
         )
         fig.tight_layout()
-        fig.savefig(path, dpi=120)
-        return path
+        from attnlimits.verify._io import save_figure
+
+        return save_figure(fig, path, dpi=120)
 
     def write(self, out_dir: str | os.PathLike) -> dict[str, Path]:
         """Write ``weights.csv``, ``weights.json`` and ``weights.png`` into ``out_dir`` (created)."""
