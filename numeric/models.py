@@ -40,6 +40,15 @@ def _load_module(source: str, name: str) -> types.ModuleType:
     return mod
 
 
+def _option_checks_source() -> str:
+    """The text of the command line's number validator (:func:`attnlimits.symbolic.result.parse_number`
+    and the rules it applies), for the generated module: an exported file checks its options as
+    ``attnlimits`` does (same bounds, same messages), from one source."""
+    from attnlimits.symbolic import result
+
+    return "\n\n".join(inspect.getsource(f) for f in (result._check_number, result.parse_number))
+
+
 def model_source(model: GeneratedModel, backend: str = "numpy", *, constants: dict | None = None,
                  main: bool = False) -> str:
     """The full module text for ``model`` on ``backend`` ("numpy" or "mpmath").
@@ -61,6 +70,7 @@ def model_source(model: GeneratedModel, backend: str = "numpy", *, constants: di
         mb.add_kernel(k)
     mb.add_source(strip_module_header(inspect.getsource(_portable_solver)))
     mb.add_source(strip_module_header(inspect.getsource(_portable_driver)))
+    mb.add_source(_option_checks_source())
     mb.add_source(strip_module_header(model.driver_source()))
     tail = 'if __name__ == "__main__":\n    sys.exit(main())\n' if main else None
     return mb.source(main=tail)
