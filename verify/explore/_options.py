@@ -30,14 +30,16 @@ def check_level(level) -> float:
 
 
 def check_budget(budget) -> int:
-    if isinstance(budget, bool) or not isinstance(budget, (int, float, str)):
-        raise InputError(f"--budget must be an integer >= 1, got {budget!r}")
+    if isinstance(budget, bool):
+        raise InputError(f"--budget must be an integer, got {budget!r}")
     try:
         n = int(budget)
     except (TypeError, ValueError, OverflowError):
-        raise InputError(f"--budget must be an integer >= 1, got {budget!r}") from None
-    if n != budget and not isinstance(budget, str) or n < 1:
-        raise InputError(f"--budget must be an integer >= 1, got {budget!r}")
+        raise InputError(f"--budget must be an integer, got {budget!r}") from None
+    if isinstance(budget, float) and n != budget:
+        raise InputError(f"--budget must be an integer, got {budget!r}")
+    if n < 1:
+        raise InputError(f"--budget must be >= 1, got {budget!r}")
     return n
 
 
