@@ -183,9 +183,25 @@ def _cache_key(model, backend: str) -> str:
     return h.hexdigest()[:24]
 
 
-def cached_json(namespace: str, key: str, compute):
+def _same_shape(value, like) -> bool:
+    """``value`` has the JSON shape of ``like`` (same container types and lengths, same scalar kinds)."""
+    if isinstance(like, list):
+        return isinstance(value, list) and len(value) == len(like) and all(map(_same_shape, value, like))
+    if isinstance(like, dict):
+        return isinstance(value, dict) and set(value) == set(like) and all(_same_shape(value[k], like[k]) for k in like)
+    if isinstance(like, bool) or like is None:
+        return type(value) is type(like)
+    if isinstance(like, (int, float)):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return type(value) is type(like)
+
+
+def cached_json(namespace: str, key: str, compute, *, like=None):
     """A small JSON-able value cached on disk (:func:`cache_dir`), keyed by ``key`` and a hash of
     the engine's source files and the SymPy/mpmath versions; ``compute()`` makes it on a miss.
+
+    ``like``: a value of the expected JSON shape; a stored value of another shape (wrong types,
+    lengths or keys) or a file over 1 MiB is recomputed and overwritten.
 
     Used for derived data that are expensive to recompute and cheap to store (the Hermite data of
     an activation), so that a cached command imports no SymPy.
@@ -200,7 +216,11 @@ def cached_json(namespace: str, key: str, compute):
         h.update(f.read_bytes())
     path = folder / f"{namespace}-{h.hexdigest()[:24]}.json"
     try:
-        return json.loads(path.read_text())
+        if path.stat().st_size <= 1 << 20:  # a planted huge file is never read
+            value = json.loads(path.read_text())
+            # valid JSON of another shape (a hand-edited or foreign file) is recomputed, not returned
+            if like is None or _same_shape(value, like):
+                return value
     except (OSError, ValueError):
         pass
     value = compute()
