@@ -36,6 +36,72 @@ def _version() -> str:
 __version__ = _version()
 
 
+def _input_error(exc: BaseException) -> InputError | None:
+    """The :class:`InputError` that stands for ``exc`` at the API, or ``None`` to let ``exc`` through.
+
+    The command line answers the same errors with one line and exit status 2 (bad activations, code a
+    printer cannot generate, unusable settings, paths that cannot be read or written): here they
+    become :class:`InputError` with that line as message (``raise ... from exc`` keeps the original).
+    Failures of the computation itself (:class:`attnlimits.numeric.ConvergenceError`, arithmetic
+    errors) are not input errors and pass unchanged."""
+    if isinstance(exc, InputError):
+        return None
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        if exc.strerror and where:
+            text = f"{where}{exc.strerror}"
+        return InputError(text)
+    if isinstance(exc, ValueError) or type(exc).__name__ == "CLIError":
+        return InputError(text)
+    return None
+
+
+def _api(fn):
+    """Bad input of an API function raises :class:`InputError` (the command line's one line)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - re-raised unchanged unless it is an input error
+            mapped = _input_error(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
+
+    return wrapper
+
+
+def _check_output_file(output, what: str = "output") -> str:
+    """A file the API will write: its folder must exist and be writable (checked before any work)."""
+    import os
+    from pathlib import Path
+
+    text = str(output).strip()
+    if not text:
+        raise InputError(f"{what} must name a file")
+    path = Path(text)
+    if path.is_dir():
+        raise InputError(f"{what} {text} is a folder; name a file")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise InputError(f"{what} {text}: the folder {folder} does not exist")
+    if path.exists():
+        if not os.access(path, os.W_OK):
+            raise InputError(f"{what} {text}: the file is not writable")
+        return text
+    import tempfile
+
+    try:  # a probe file of our own in that folder (os.access says yes for root in /proc)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".attnlimits-probe-"):
+            pass
+    except OSError as exc:
+        raise InputError(f"{what} {text}: cannot write in {folder} ({exc.strerror or exc})") from None
+    return text
+
+
 def results() -> dict[str, Result]:
     """The registered results, name → :class:`~attnlimits.symbolic.result.Result` (entry points of
     the ``attnlimits.results`` group, plus those registered in this process)."""
@@ -204,6 +270,7 @@ def _apply_threads(threads):
     return apply_threads(resolve_threads(threads))
 
 
+@_api
 def _run_command(result: Result, cmd: Command, values: dict, *, progress=True, threads=None) -> Table:
     params = cmd.parse(values)
     if threads is not None:
@@ -336,6 +403,7 @@ def result_namespace(name: str) -> ResultNamespace | None:
 # the engine's tools
 
 
+@_api
 def hermite(activation: str, dps: int = 30):
     """Hermite data of a centred activation (``attnlimits hermite``): a0, a1, a2, ν, b², Parseval.
 
@@ -409,6 +477,7 @@ class VerifyRun(Sequence):
         return format_table(self._results)
 
 
+@_api
 def verify_claims(names: Sequence[str] = (), *, tags: Sequence[str] = (), mode: str = "quick", device: str = "auto",
                   seed: int = 0, level: float | None = None, out=None, cache=None, progress=True) -> VerifyRun:
     """Run claims against Monte Carlo (``attnlimits verify``) and return a :class:`VerifyRun`.
@@ -474,17 +543,22 @@ def _verify_claims_run(selected, ctx, level, mode, dev, seed, t0, out):
     return VerifyRun(res, report=path, meta=meta)
 
 
+@_api
 def figure(name: str, out="attnlimits-figures", *, full: bool = False, seed: int = 0, device: str = "auto",
            progress=True):
     """Draw a figure panel of the papers (``attnlimits figure NAME``); return a :class:`Table` of
     its plotted points (theory and simulation), the PNG path in ``table.params["png"]``."""
+    from attnlimits.verify.cli import _check_device, _check_out_dir
     from attnlimits.verify.figures import make_figure
 
+    _check_device(device)  # before any work, as the command line does
+    _check_out_dir(out)
     png, rows = make_figure(name, out, mode="full" if full else "quick", seed=int(seed), device=device,
                             progress=_progress_fn(progress))
     return Table(rows, command=f"figure {name}", params={"name": name, "png": str(png), "full": full, "seed": seed})
 
 
+@_api
 def explore(properties: Sequence[str] = (), *, budget: int = 100, seed: int = 0, out="attnlimits-explore",
             time_limit: float | None = None, level: float | None = None, csv: bool = False, fresh: bool = False,
             progress=True) -> Table:
@@ -508,6 +582,7 @@ def explore(properties: Sequence[str] = (), *, budget: int = 100, seed: int = 0,
     return Table(res.rows, command="explore", params=params)
 
 
+@_api
 def show(result: str, item: str | None = None, **options):
     """The equations of ``result``'s ``item`` as the solver uses them (``attnlimits show``): a
     :class:`attnlimits.symbolic.render.Formula` — LaTeX in Jupyter, ``to_text()``, ``to_latex()``,
@@ -535,6 +610,7 @@ def explore_properties() -> dict:
     return properties()
 
 
+@_api
 def export(result: str, output, **params) -> str:
     """Write a standalone solver of ``result`` to ``output`` (``attnlimits export RESULT``); return
     the command line's one-line summary."""
@@ -554,10 +630,11 @@ def export(result: str, output, **params) -> str:
         raise InputError("output must name a file")
     from attnlimits.verify._io import check_output_file
 
-    check_output_file(output, option="output", suffixes=())  # before the solver is generated
+    check_output_file(output, option="output", suffixes=())  # before the solver is generated (a real probe)
     return resolve(res.export)(values, str(output))
 
 
+@_api
 def sweep(grid, out, *, workers: int | None = None, scheduler: str | None = None, force: bool = False,
           retry_failed: bool = False, reuse_stale: bool = False, csv: bool = False, progress: bool = True):
     """Run a grid file (``attnlimits sweep GRID.toml --out DIR``) and return its summary; the
@@ -571,6 +648,7 @@ def sweep(grid, out, *, workers: int | None = None, scheduler: str | None = None
                      retry_failed=retry_failed, reuse_stale=reuse_stale, progress=progress, csv=csv)
 
 
+@_api
 def weights(checkpoint, *, ranks: Sequence[int] | None = None, layers: Sequence[int] | None = None,
             heads: int | None = None, layout: str = "auto", fold_layernorm: bool = False, per_head: bool = True,
             progress=True):

@@ -476,9 +476,7 @@ def add_arguments(parser):
     for opt in driver_spec()["cli"]:
         if opt.get("backend") and opt["backend"] != BACKEND:  # noqa: F821
             continue
-        kw = {"help": opt.get("help")}
-        if opt.get("type") == "int":
-            kw["type"] = int
+        kw = {"help": opt.get("help")}  # numbers are parsed and checked after argparse (check_options)
         if opt.get("required"):
             kw["required"] = True
         else:
@@ -487,6 +485,22 @@ def add_arguments(parser):
             parser.add_argument(f"--{opt['name']}", action="store_true", help=opt.get("help"))
         else:
             parser.add_argument(f"--{opt['name']}", **kw)
+
+
+def check_options(args):
+    """Parse and check every numeric option of ``DRIVER["cli"]`` (``"type"``, ``"check"``) in place, with
+    the command line's validator (``parse_number`` of :mod:`attnlimits.symbolic.result`, whose text the
+    generated module carries): the same bounds and the same one-line messages as ``attnlimits``."""
+    for opt in driver_spec()["cli"]:
+        if opt.get("flag") or not (opt.get("type") or opt.get("check")):
+            continue
+        if opt.get("backend") and opt["backend"] != BACKEND:  # noqa: F821
+            continue
+        value = getattr(args, opt["name"], None)
+        if value is not None:
+            setattr(args, opt["name"], parse_number(opt["name"], value, opt.get("type", "float"),  # noqa: F821
+                                                    opt.get("check", "")))
+    return args
 
 
 def main(argv=None):
@@ -499,6 +513,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     rt = _runtime()
     try:
+        check_options(args)
         _hook("run")(args)
     except (InputError, rt.ConvergenceError) as exc:
         print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)

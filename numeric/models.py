@@ -40,6 +40,15 @@ def _load_module(source: str, name: str) -> types.ModuleType:
     return mod
 
 
+def _option_checks_source() -> str:
+    """The text of the command line's number validator (:func:`attnlimits.symbolic.result.parse_number`
+    and the rules it applies), for the generated module: an exported file checks its options as
+    ``attnlimits`` does (same bounds, same messages), from one source."""
+    from attnlimits.symbolic import result
+
+    return "\n\n".join(inspect.getsource(f) for f in (result._check_number, result.parse_number))
+
+
 def model_source(model: GeneratedModel, backend: str = "numpy", *, constants: dict | None = None,
                  main: bool = False) -> str:
     """The full module text for ``model`` on ``backend`` ("numpy" or "mpmath").
@@ -61,6 +70,7 @@ def model_source(model: GeneratedModel, backend: str = "numpy", *, constants: di
         mb.add_kernel(k)
     mb.add_source(strip_module_header(inspect.getsource(_portable_solver)))
     mb.add_source(strip_module_header(inspect.getsource(_portable_driver)))
+    mb.add_source(_option_checks_source())
     mb.add_source(strip_module_header(model.driver_source()))
     tail = 'if __name__ == "__main__":\n    sys.exit(main())\n' if main else None
     return mb.source(main=tail)
@@ -173,9 +183,25 @@ def _cache_key(model, backend: str) -> str:
     return h.hexdigest()[:24]
 
 
-def cached_json(namespace: str, key: str, compute):
+def _same_shape(value, like) -> bool:
+    """``value`` has the JSON shape of ``like`` (same container types and lengths, same scalar kinds)."""
+    if isinstance(like, list):
+        return isinstance(value, list) and len(value) == len(like) and all(map(_same_shape, value, like))
+    if isinstance(like, dict):
+        return isinstance(value, dict) and set(value) == set(like) and all(_same_shape(value[k], like[k]) for k in like)
+    if isinstance(like, bool) or like is None:
+        return type(value) is type(like)
+    if isinstance(like, (int, float)):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return type(value) is type(like)
+
+
+def cached_json(namespace: str, key: str, compute, *, like=None):
     """A small JSON-able value cached on disk (:func:`cache_dir`), keyed by ``key`` and a hash of
     the engine's source files and the SymPy/mpmath versions; ``compute()`` makes it on a miss.
+
+    ``like``: a value of the expected JSON shape; a stored value of another shape (wrong types,
+    lengths or keys) or a file over 1 MiB is recomputed and overwritten.
 
     Used for derived data that are expensive to recompute and cheap to store (the Hermite data of
     an activation), so that a cached command imports no SymPy.
@@ -190,7 +216,11 @@ def cached_json(namespace: str, key: str, compute):
         h.update(f.read_bytes())
     path = folder / f"{namespace}-{h.hexdigest()[:24]}.json"
     try:
-        return json.loads(path.read_text())
+        if path.stat().st_size <= 1 << 20:  # a planted huge file is never read
+            value = json.loads(path.read_text())
+            # valid JSON of another shape (a hand-edited or foreign file) is recomputed, not returned
+            if like is None or _same_shape(value, like):
+                return value
     except (OSError, ValueError):
         pass
     value = compute()

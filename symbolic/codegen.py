@@ -379,7 +379,10 @@ def _printer(backend: str):
 def print_expr(expr, backend: str) -> str:
     """Python source for one expression on ``backend`` ("numpy", "mpmath" or "torch")."""
     assert_exact(expr)
-    return _printer(backend).doprint(expr)
+    try:
+        return _printer(backend).doprint(expr)
+    except NotImplementedError as exc:  # PrintMethodNotImplementedError: one line, not a printer traceback
+        raise _codegen_error("expression", backend, [expr], exc) from None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -414,6 +417,16 @@ class Kernel:
     share_exp: bool = False
 
     def source(self, backend: str) -> str:
+        """The function's Python source for ``backend``; :class:`CodegenError` (one line) where the
+        printer has no code for a node (``DiracDelta``, the derivative of a step or of ``sign``)."""
+        try:
+            return self._source(backend)
+        except CodegenError:
+            raise
+        except NotImplementedError as exc:  # PrintMethodNotImplementedError
+            raise _codegen_error(self.name, backend, self.outputs, exc) from None
+
+    def _source(self, backend: str) -> str:
         assert_exact(*self.outputs)
         p = _printer(backend)
         names = [_pyname(s) for s in self.inputs]
@@ -475,17 +488,20 @@ class Kernel:
             outs = [p.doprint(e) for e in reduced]
             lines.extend(f"    {name} = {text}" for name, text in p.assignments)
         else:
-            try:
-                outs = [p.doprint(e) for e in reduced]
-            except NotImplementedError as exc:  # PrintMethodNotImplementedError: e.g. DiracDelta
-                bad = sorted({type(f).__name__ for e in reduced for f in sp.sympify(e).atoms(sp.Function)
-                              if type(f).__name__ in str(exc)}) or [str(exc).split(":")[-1].strip()]
-                raise CodegenError(
-                    f"kernel {self.name}: {', '.join(bad)} cannot be generated for {backend} "
-                    "(a discontinuous activation's derivative, e.g. Heaviside → DiracDelta); use a "
-                    "continuous activation (e.g. sigmoid(k*t) for a step)") from None
+            outs = [p.doprint(e) for e in reduced]
         lines.append("    return (" + ", ".join(outs) + ("," if len(outs) == 1 else "") + ")")
         return "\n".join(lines) + "\n"
+
+
+def _codegen_error(name: str, backend: str, outputs, exc: Exception) -> "CodegenError":
+    """The one-line error of a node the printer cannot generate, naming the function class."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    bad = sorted({type(f).__name__ for e in outputs for f in sp.sympify(e).atoms(sp.Function)
+                  if type(f).__name__ in text}) or [text.split(":")[-1].strip()]
+    return CodegenError(
+        f"kernel {name}: {', '.join(bad)} cannot be generated for {backend} (a kink or jump of the activation, "
+        "differentiated twice); use a smooth activation, e.g. log(1+exp(8*t))/8 for Max(t, 0), sigmoid(8*t) "
+        "for Heaviside(t)")
 
 
 def share_exponentials(exprs, symbols):

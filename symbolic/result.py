@@ -39,7 +39,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["Param", "Command", "Item", "Panel", "Result", "InputError", "REQUIRED", "resolve", "discover_results",
+__all__ = ["Param", "Command", "Item", "Panel", "Result", "InputError", "REQUIRED", "parse_number", "resolve",
+           "discover_results",
            "register_result", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "attnlimits.results"
@@ -75,6 +76,24 @@ def _check_number(name: str, v, check: str):
             bound = float(part[2:])
             if (part[0] == ">" and not v >= bound) or (part[0] == "<" and not v <= bound):
                 raise InputError(f"--{name} must be {part[:2]} {part[2:]}, got {v:g}")
+    return v
+
+
+def parse_number(name: str, text, base: str = "float", check: str = ""):
+    """``text`` (command-line text or a number) as an ``int`` (``base="int"``) or ``float``, checked by
+    the rules of ``check`` (:class:`Param`); :class:`InputError` with the one-line message otherwise.
+
+    The one number validator of the command line, the Python API and the exported solvers (whose
+    files carry this function's text, :func:`attnlimits.numeric.models.model_source`)."""
+    s = str(text).strip()
+    if len(s) > 64:
+        s = s[:60] + "..."
+    try:
+        v = int(s) if base == "int" else float(s)
+    except (TypeError, ValueError):
+        what = "an integer" if base == "int" else "a number"
+        raise InputError(f"--{name} must be {what}, got {s!r}") from None
+    _check_number(name, v, check)
     return v
 
 
@@ -132,15 +151,7 @@ class Param:
             if self.choices and s not in self.choices:
                 raise InputError(f"--{name} must be one of {', '.join(map(str, self.choices))}, got {s!r}")
             return s
-        s = str(text).strip()
-        if len(s) > 64:
-            s = s[:60] + "..."
-        try:
-            v = int(s) if base == "int" else float(s)
-        except (TypeError, ValueError):
-            what = "an integer" if base == "int" else "a number"
-            raise InputError(f"--{name} must be {what}, got {s!r}") from None
-        _check_number(name, v, self.check)
+        v = parse_number(name, text, base, self.check)
         return str(text).strip() if self.raw else v
 
     def parse(self, value):

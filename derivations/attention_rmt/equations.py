@@ -392,6 +392,8 @@ def driver_data() -> dict:
     are the invariants of §9; the ridge baseline is the closed form ``rmt_ridge`` (§7); Ē carries
     a quadrature error estimate and must be non-decreasing in γ.
     """
+    from .result import DIGITS_CHECK, NODES_CHECK  # the command's bounds, carried by the exported file
+
     return {
         "system": bulk_system.name,
         "unknowns": [s.name for s in bulk_system.unknowns],
@@ -427,9 +429,10 @@ def driver_data() -> dict:
             {"name": "wq", "default": "", "help": "w_Q coordinates in the same basis"},
             {"name": "kappa", "default": "0", "help": "diagonal constant kappa (0 = zero-diagonal mode)"},
             {"name": "json", "flag": True, "help": "print a JSON list, one object per gamma"},
-            {"name": "nodes", "type": "int", "default": 3000, "backend": "numpy",
+            {"name": "nodes", "type": "int", "default": 3000, "backend": "numpy", "check": NODES_CHECK,
              "help": "midpoint nodes of the MP quadrature (float64; default 3000)"},
-            {"name": "digits", "type": "int", "default": 30, "backend": "mpmath", "help": "significant digits (mpmath)"},
+            {"name": "digits", "type": "int", "default": 30, "backend": "mpmath", "check": DIGITS_CHECK,
+             "help": "significant digits (mpmath)"},
         ],
         "description": "Standalone attention-vs-ridge interpolation-error solver for activation {ACTIVATION!r} "
                        "(a1={A1}, nu={NU}; backend {BACKEND}).",

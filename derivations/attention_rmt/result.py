@@ -23,6 +23,11 @@ REFERENCES = (
 #: :data:`attnlimits.symbolic.hermite.BUILTIN_ACTIVATIONS` by a test).
 BUILTIN_ACTIVATION_NAMES = ("abs", "cos", "erf", "he2", "he3", "identity", "relu", "sigmoid", "sin", "tanh")
 
+#: Bounds of ``--nodes`` and ``--digits``, for the command and the exported solver alike (the file's
+#: options carry them: :func:`attnlimits.derivations.attention_rmt.equations.driver_data`)
+NODES_CHECK = ">=16,<=1000000"
+DIGITS_CHECK = ">=5,<=200"
+
 _ACTIVATION = Param("activation", "str", default="tanh",
                     help="built-in (" + ", ".join(BUILTIN_ACTIVATION_NAMES) + ") or a SymPy expression in t; centred automatically")
 
@@ -55,8 +60,8 @@ RMT_COMMAND = Command(
         Param("kappa", "float", default=None, raw=True, help="diagonal constant with --diagonal keep (e.g. a measured mean)"),
         Param("p", "int", default=None, check=">=1",
               help="with --diagonal keep and no --kappa: kappa = E f(sqrt(p) + sqrt(2) xi)/sqrt(p) (§4.3)"),
-        Param("nodes", "int", default=3000, check=">=16,<=1000000", help="midpoint nodes of the MP quadrature in float64 (default 3000)"),
-        Param("digits", "int", default=None, check=">=5,<=200", help="compute with mpmath at N significant digits and print N digits"),
+        Param("nodes", "int", default=3000, check=NODES_CHECK, help="midpoint nodes of the MP quadrature in float64 (default 3000)"),
+        Param("digits", "int", default=None, check=DIGITS_CHECK, help="compute with mpmath at N significant digits and print N digits"),
     ),
     table=("gamma", "E_attention", "E_ridge", "quadrature_error"),
     expensive=("gamma",),

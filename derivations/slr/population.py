@@ -64,6 +64,7 @@ from .symbols import L, m_k, m_v, nu, q_k, q_v  # noqa: F401  (shared, one defin
 
 from attnlimits.symbolic.functions import LogSoftplus
 from attnlimits.symbolic.hermite import ActivationError, parse_activation
+from attnlimits.symbolic.activations import check_gaussian_moments
 from attnlimits.symbolic.hermite import t as _t
 
 __all__ = [
@@ -253,6 +254,7 @@ def custom_activation(text: str, kind: str = "elementwise", name: str | None = N
             _check_positive_on_grid(h)
         expr = sp.expand_log(sp.log(h), force=True)
     else:
+        check_gaussian_moments(h)  # 1/t, exp(t**2): E h(χ)^2 = ∞, no risk to compute
         expr = h
     # the name is the canonical printed formula, never the text as typed (a comment or quotes in it
     # would otherwise travel into generated source and exported files)

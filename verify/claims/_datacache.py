@@ -15,7 +15,11 @@ import math
 
 import numpy as np
 
-__all__ = ["encode", "decode", "CacheFormatError", "SCHEMA"]
+__all__ = ["encode", "decode", "load_arrays", "CacheFormatError", "SCHEMA", "MAX_ARRAY_BYTES"]
+
+#: Most bytes the arrays of one entry may hold once read (the members' uncompressed sizes, checked
+#: before anything is inflated): a small planted ``.npz`` that inflates to gigabytes is refused
+MAX_ARRAY_BYTES = 1 << 30
 
 SCHEMA = 1
 
@@ -61,6 +65,20 @@ def encode(obj, arrays: dict):
         return {"__dataclass__": f"{cls.__module__}:{cls.__qualname__}",
                 "fields": {k: encode(v, arrays) for k, v in values.items() if k in names}}
     raise CacheFormatError(f"a {type(obj).__name__} is not stored in the cache")
+
+
+def load_arrays(path) -> dict:
+    """The arrays of an entry's ``.npz`` (``allow_pickle=False``), after checking on the zip directory
+    that they inflate to at most :data:`MAX_ARRAY_BYTES` (:class:`CacheFormatError` otherwise)."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as zf:
+        total = sum(i.file_size for i in zf.infolist())
+    if total > MAX_ARRAY_BYTES:
+        raise CacheFormatError(f"arrays of {total / 2 ** 30:.3g} GiB once inflated (at most "
+                               f"{MAX_ARRAY_BYTES / 2 ** 30:.3g} GiB)")
+    with np.load(path, allow_pickle=False) as npz:
+        return {k: np.array(npz[k]) for k in npz.files}
 
 
 def decode(data, arrays):

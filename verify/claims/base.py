@@ -400,7 +400,7 @@ class DiskCache:
 
         import numpy as np
 
-        from ._datacache import SCHEMA, decode
+        from ._datacache import SCHEMA, decode, load_arrays
 
         if not _plain(key):
             return False, None
@@ -416,8 +416,7 @@ class DiskCache:
                 return self._reject(path, "another key")
             arrays = {}
             if entry.get("arrays"):
-                with np.load(self._path(key, ".npz"), allow_pickle=False) as npz:
-                    arrays = {k: np.array(npz[k]) for k in npz.files}
+                arrays = load_arrays(self._path(key, ".npz"))  # size-checked before inflating
             value = decode(entry["value"], arrays)
         except Exception as exc:  # noqa: BLE001 - an unreadable or non-data entry is recomputed, never run
             return self._reject(path, f"{type(exc).__name__}: {str(exc)[:120]}")

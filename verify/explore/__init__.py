@@ -84,10 +84,9 @@ def explore(names=(), *, budget: int = 100, seed: int = 0, out="attnlimits-explo
     if unknown:
         raise InputError(f"unknown propert{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
                          f"known: {', '.join(known)}")
-    if not 0 < level < 1:
-        raise InputError(f"--level must lie in (0, 1), got {level}")
-    if int(budget) < 1:
-        raise InputError("--budget must be >= 1")
+    from ._options import check_run_options
+
+    level, budget, time_limit, seed = check_run_options(level=level, budget=budget, time_limit=time_limit, seed=seed)
     out = check_output_folder(out, subdirs=("hypothesis-db",), files=(table_name(csv), "report.md"),
                               create_subdirs=True)
     with OutputLock(out, "attnlimits explore " + " ".join(names)):

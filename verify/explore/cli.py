@@ -79,7 +79,11 @@ def _run(args) -> int:
         for prop in known.values():
             print(f"{prop.name:<20} [{prop.result}, {prop.kind}] {prop.title}\n{'':<20} {domain_text(prop)}")
         return 0
-    level = LEVEL if args.level is None else args.level
+    from ._options import check_run_options
+
+    # one check of every run option, for the search and the --at path alike, before any work
+    level, _, _, _ = check_run_options(level=LEVEL if args.level is None else args.level, budget=args.budget,
+                                       time_limit=args.time, seed=args.seed)
     if args.at is not None:
         from .driver import evaluate_point, point_seed
 
@@ -91,8 +95,6 @@ def _run(args) -> int:
         for k, v in row.items():
             print(f"{k:<12} {v}")
         return 0 if row["verdict"] == "pass" else 1
-    if args.time is not None and not args.time > 0:
-        raise InputError("--time must be > 0 seconds")
     from pathlib import Path
 
     out = Path(args.out)

@@ -39,7 +39,7 @@ def _hermite_numbers(activation: str, dps: int) -> tuple[str, str]:
         with mpmath.workdps(dps):
             return [mpmath.nstr(h.a1, dps), mpmath.nstr(h.nu, dps)]
 
-    a1, nu = cached_json("hermite", f"{activation}|{dps}", compute)
+    a1, nu = cached_json("hermite", f"{activation}|{dps}", compute, like=["", ""])
     return a1, nu
 
 

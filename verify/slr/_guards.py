@@ -7,6 +7,9 @@ The time models are fitted on measurements on the development machine (two cores
   L = 2..6, about ×2.05 per token — :func:`replica_seconds`;
 - BO state evolution (``slr bayes-optimal``): 6.0, 10.0, 23.2 s for L = 4, 8, 16 at 2^13 points and one
   α — about 1.45 s per token per α per 2^13 points — :func:`bayes_optimal_seconds`;
+- posterior sampling (``slr posterior``): a Gibbs sweep costs O(α D³ L) per chain; 0.08–0.25 µs per
+  unit of sweeps·chains·α·D³·L measured at α = 4–64, D = 30–60, L = 2 — :func:`posterior_seconds` takes
+  0.2 µs;
 - memory of generated data: N·L·D float64 values (N = αD) for GAMP (twice: data and test set) and for
   posterior sampling (one copy per chain) — :func:`data_bytes`.
 
@@ -20,7 +23,8 @@ import os
 
 from attnlimits.symbolic.result import InputError
 
-__all__ = ["available_bytes", "max_seconds", "replica_seconds", "bayes_optimal_seconds", "data_bytes", "check_work"]
+__all__ = ["available_bytes", "max_seconds", "replica_seconds", "bayes_optimal_seconds", "posterior_seconds",
+           "data_bytes", "check_work"]
 
 
 def max_seconds() -> float:
@@ -49,6 +53,11 @@ def replica_seconds(L_max: int) -> float:
 
 def bayes_optimal_seconds(L_max: int, n_alpha: int, points: int) -> float:
     return 1.45 * max(int(L_max), 1) * max(int(n_alpha), 1) * max(points / 2 ** 13, 0.1) + 2.0
+
+
+def posterior_seconds(alpha: float, D: int, L: float, chains: int, sweeps: int) -> float:
+    """Gibbs sampling of ``chains`` chains for ``sweeps`` sweeps at N = αD (the state evolution excluded)."""
+    return 2e-7 * float(sweeps) * float(chains) * float(alpha) * float(D) ** 3 * float(L)
 
 
 def data_bytes(alpha: float, D: int, L: float, copies: float = 1.0) -> float:

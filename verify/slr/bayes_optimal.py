@@ -98,12 +98,12 @@ def run_amp(params: dict, *, progress=None):
     model = params["model"]
     if model not in ("spiked", "max"):
         raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
-    from ._guards import check_work, data_bytes
+    from ._guards import bayes_optimal_seconds, check_work, data_bytes
 
     D = int(params["D"])
     check_work(f"slr amp at alpha = {params['alpha']:g}, D = {D}, L = {L}",
                nbytes=data_bytes(params["alpha"], D, L, copies=4) + data_bytes(1, D, L) * int(params.get("n_test", 20000)) / D,
-               progress=progress)
+               seconds=bayes_optimal_seconds(L, 1, 2 ** 13), progress=progress)  # its state-evolution prediction
     return _amp_rows(params, model, L, progress)
 
 

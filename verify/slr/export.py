@@ -166,6 +166,9 @@ def replica_source(params: dict, name: str = "rs_solver.py") -> tuple:
     nu = REPLICA_COMMAND.param("nu").default if nu is None else nu
     RC.check_setting(model, nu)
     extra = params.get("extra")
+    from ._guards import check_work, replica_seconds
+
+    check_work(f"export slr at L = {max(Ls)} (generating its RS kernels, once)", seconds=replica_seconds(max(Ls)))
     kern = rs_kernels(act, Ls if len(Ls) > 1 else Ls[0], extra)
     sources = {Lv: kern.sources[Lv] for Lv, _ in lengths}
     hashes = {f"L={Lv}": kern.modules[Lv].SOURCE_HASH for Lv, _ in lengths}
@@ -307,6 +310,10 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
     nu = BAYES_OPTIMAL_COMMAND.param("nu").default if nu is None else nu
     BC.check_bo_inputs(nu, [1.0], 1.0, model)
     Ls = list(params.get("L") or [2])
+    from ._guards import bayes_optimal_seconds, check_work
+
+    check_work(f"export slr --solver bayes-optimal at L = {max(Ls)} (generating its kernels, once)",
+               seconds=bayes_optimal_seconds(max(Ls), 1, 2 ** 13))
     law = lengths_law(Ls if len(Ls) > 1 else Ls[0])
     Ltxt = ",".join(map(str, Ls))
     bo_src = bo_module_source([Lv for Lv, _ in law], model)

@@ -360,11 +360,13 @@ def run_posterior(params: dict, *, progress=None) -> list[dict]:
         raise InputError("--model: the posterior sampler is implemented for spiked-SLR only")
     if not params["burn_in"] < params["sweeps"]:
         raise InputError(f"--burn-in must be < --sweeps, got {params['burn_in']} >= {params['sweeps']}")
-    from ._guards import check_work, data_bytes
+    from ._guards import bayes_optimal_seconds, check_work, data_bytes, posterior_seconds
 
     chains = len(params["seeds"]) * 2 * int(params.get("chains_per_start", 1))
-    check_work(f"slr posterior at alpha = {params['alpha']:g}, D = {params['D']}, {chains} chains",
-               nbytes=data_bytes(params["alpha"], params["D"], params["L"], copies=3 * chains), progress=progress)
+    check_work(f"slr posterior at alpha = {params['alpha']:g}, D = {params['D']}, L = {params['L']}, {chains} chains",
+               nbytes=data_bytes(params["alpha"], params["D"], params["L"], copies=3 * chains),
+               seconds=posterior_seconds(params["alpha"], params["D"], params["L"], chains, params["sweeps"])
+               + bayes_optimal_seconds(params["L"], 1, 2 ** 13), progress=progress)
     se = bo_state_evolution("spiked", params["nu"], params["L"], [params["alpha"]], params["delta"],
                             starts=("uninformed",))[0]
     rows = posterior_on_generated(params["nu"], params["L"], params["alpha"], params["delta"], params["D"],
