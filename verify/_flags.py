@@ -140,7 +140,8 @@ def theory_line(ax, x: Sequence, y: Sequence, flags: Sequence | None = None, *, 
     if good.any():
         ax.plot(x, yc, ls=ls, lw=lw, color=color, label=label, zorder=zorder, marker=marker, ms=ms)
         # a clean point between flagged ones has no segment: keep it visible
-        lone = good & ~np.r_[False, good[:-1]] & ~np.r_[good[1:], False]
+        drawn = good & np.isfinite(x) & np.isfinite(y)  # a flagged point or a NaN breaks the line
+        lone = drawn & ~np.r_[False, drawn[:-1]] & ~np.r_[drawn[1:], False]
         if lone.any() and marker is None:
             ax.plot(x[lone], y[lone], ".", ms=5, color=color, zorder=zorder)
     if err is not None:
