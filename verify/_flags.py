@@ -184,8 +184,9 @@ def caption(flags: Iterable[Any]) -> str:
     seeds = [w for w in words if w in SEED_FLAGS]
     out = []
     if theory:
-        out.append(f"hollow markers: theory values flagged {', '.join(theory)} (column flag), drawn apart from "
-                   "the prediction line: not predictions")
+        out.append(f"hollow markers: theory points flagged {', '.join(theory)} (column flag), off the prediction "
+                   "line: not predictions")
     if seeds:
-        out.append(f"x markers: training with seeds {', '.join(seeds)} (column flag), not converged results")
+        out.append(f"x markers: training results with seeds flagged {', '.join(seeds)} (column flag): not "
+                   "converged")
     return "; ".join(out)

@@ -166,6 +166,13 @@ def test_learning_curve_draws_rsb_points_apart(tmp_path, monkeypatch, capsys):
         def rs_problem(*a, **k):
             return _Problem()
 
+    import attnlimits.verify.slr.theory as TH
+
+    def skip(*a, **k):  # the population lines are not under test here (and cost seconds)
+        raise ValueError("not drawn in this test")
+
+    monkeypatch.setattr(TH, "optimal_population_risk", skip)
+    monkeypatch.setattr(TH, "bayes_risk", skip)
     monkeypatch.setattr(T, "_replica", lambda: _Rep)
     drawn = {}
     monkeypatch.setattr(io_mod, "save_figure", lambda fig, path, **kw: drawn.setdefault("fig", fig) and path)
