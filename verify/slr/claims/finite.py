@@ -178,6 +178,14 @@ def load_rs_tuned(text: str | None = None) -> dict:
 RS_TUNED: dict = load_rs_tuned()
 
 
+def _rs_flag(fp) -> str:
+    """The ``flag`` ``slr replica`` gives the row of RS fixed point ``fp`` (docs/output.md; ``""`` for a
+    prediction, and for an object that is no full fixed point)."""
+    from attnlimits.numeric.slr.rs_command import theory_flag
+
+    return theory_flag(fp.as_row()) if hasattr(fp, "as_row") else ""
+
+
 class _RSEntry:
     """The fields of an RS fixed point that the claims use (from :data:`RS_TUNED` or live)."""
 
@@ -190,12 +198,10 @@ class _RSEntry:
 def rs_tuned_entry(ctx, size, activation, *, model, nu, L, alpha, delta=0.1):
     """RS at the RS-tuned λ: live (``size["rs"] == "live"``) or from :data:`RS_TUNED`."""
     if size.get("rs", "live") == "live":
-        from attnlimits.numeric.slr.rs_command import theory_flag
-
         best, _ = rs_tuned(ctx, activation, model=model, nu=nu, L=L, alpha=alpha, delta=delta)
         return _RSEntry(best.lam, best.E_test, best.E_test_error, best.values, best.errors,
                         f"live (λ grid at {TUNE_RULE['replicates']}×{TUNE_RULE['points']}, λ* at "
-                        f"{_rs_rule(ctx)['replicates']}×{_rs_rule(ctx)['points']})", theory_flag(best.as_row()))
+                        f"{_rs_rule(ctx)['replicates']}×{_rs_rule(ctx)['points']})", _rs_flag(best))
     key = (activation, model, float(nu), int(L), float(alpha))
     if key not in RS_TUNED:
         raise KeyError(f"no stored RS-tuned point for {key}; run with --full (live RS tuning)")
@@ -331,8 +337,6 @@ def open_finding_note() -> str:
 
 
 def _c15(ctx, size):
-    from attnlimits.numeric.slr.rs_command import theory_flag
-
     checks, series_rs, series_erm, flags_rs, flags_erm = [], ([], [], []), ([], [], []), [], []
     p = R5
     params = {"D": size["D"], "seeds": size["seeds"], "alphas": list(size["alphas"]), **{k: p[k] for k in (
@@ -365,7 +369,7 @@ def _c15(ctx, size):
                             float(all(r["status"] in ("converged", "stalled") for r in rows)), kind="lower"))
         series_rs[0].append(alpha), series_rs[1].append(rs.E_test), series_rs[2].append(rs_se)
         series_erm[0].append(alpha), series_erm[1].append(e6), series_erm[2].append(res.summary["E_test_overlaps_sd"])
-        flags_rs.append(theory_flag(rs.as_row())), flags_erm.append(res.summary.get("flag", ""))
+        flags_rs.append(_rs_flag(rs)), flags_erm.append(res.summary.get("flag", ""))
         params[f"erm_alpha{alpha:g}"] = {k: res.summary[k] for k in ("E_test", "E_test_sd", "E_test_overlaps",
                                                                      "E_test_overlaps_sd", *OV4, "distance",
                                                                      "iterations", "status")}
