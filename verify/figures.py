@@ -261,7 +261,31 @@ def _fig_slr_L(out, mode, seed, device):
                              False)
 
 
+def theory_rows(panel: str, curve: str, rows: list[dict], **fixed) -> list[dict]:
+    """The figure's rows of a replica curve from ``slr replica`` rows: α, E_test, its error, λ and the row's
+    ``flag`` (empty for an RS prediction; ``rsb``, ``unstable``, ``rough``… otherwise, docs/output.md)."""
+    from attnlimits.numeric.slr.rs_command import theory_flag
+
+    return [{"panel": panel, "curve": curve, "kind": "theory", "alpha": float(r["alpha"]), "E_test": float(r["E_test"]),
+             "E_test_error": r.get("E_test_error"), "lam": r.get("lam"),
+             "flag": r["flag"] if "flag" in r else theory_flag(r), **fixed} for r in rows]
+
+
+def draw_theory(ax, rows: list[dict], *, color, label: str) -> list:
+    """Draw the theory rows of one curve (:func:`theory_rows`): the line labelled ``label`` through the
+    unflagged points only, flagged ones as hollow markers with their legend entry
+    (:func:`attnlimits.verify._flags.theory_line`).  Returns the flagged α."""
+    from attnlimits.verify._flags import theory_line
+
+    rows = sorted(rows, key=lambda r: r["alpha"])
+    bad = theory_line(ax, [r["alpha"] for r in rows], [r["E_test"] for r in rows], [r.get("flag") for r in rows],
+                      color=color, label=label)
+    return [r["alpha"] for r, b in zip(rows, bad) if b]
+
+
 def _fig_slr_finite(out, mode, seed, device):
+    from attnlimits.numeric.slr.rs_command import theory_flag
+    from attnlimits.verify._flags import caption, measured_points, summary_flag, theory_line
     from attnlimits.verify.slr.bayes_optimal import bo_state_evolution
     from attnlimits.verify.slr.train import train_erm
 
@@ -275,15 +299,11 @@ def _fig_slr_finite(out, mode, seed, device):
     for act in acts:
         tuned = _run("slr", "replica", model="spiked", nu=2.0, L=[2], activation=[act], alpha=dense, lam=["tune"],
                      delta=0.1, points=size["points"])
-        ys = [float(r["E_test"]) for r in tuned]
-        ax.plot(dense, ys, "-", color=_COLORS[act], lw=1.6, label=f"{act}: replica theory, λ tuned")
-        lam_at = {}
-        for r in tuned:
-            rows.append({"panel": "slr-finite-alpha", "curve": act, "kind": "theory", "alpha": float(r["alpha"]),
-                         "E_test": float(r["E_test"]), "E_test_error": r.get("E_test_error"), "lam": r.get("lam"),
-                         "nu": 2.0, "L": 2, "delta": 0.1})
-            lam_at[float(r["alpha"])] = float(r["lam"])
-        xs, ms, ses, zs = [], [], [], []
+        th_rows = theory_rows("slr-finite-alpha", act, tuned, nu=2.0, L=2, delta=0.1)
+        draw_theory(ax, th_rows, color=_COLORS[act], label=f"{act}: replica theory, λ tuned")
+        rows += th_rows
+        lam_at = {float(r["alpha"]): float(r["lam"]) for r in tuned}
+        xs, ms, ses, zs, th_flags, erm_flags = [], [], [], [], [], []
         for a in alphas:
             lam = float(np.interp(math.log(a), [math.log(v) for v in lam_at], list(lam_at.values())))
             th = _run("slr", "replica", model="spiked", nu=2.0, L=[2], activation=[act], alpha=[a],
@@ -294,12 +314,16 @@ def _fig_slr_finite(out, mode, seed, device):
             m = float(errs.mean())
             se = float(errs.std(ddof=1) / math.sqrt(len(errs))) if len(errs) > 1 else float("nan")
             xs.append(a), ms.append(m), ses.append(se), zs.append((m - float(th["E_test"])) / se if se > 0 else float("nan"))
+            th_flags.append(th["flag"] if "flag" in th else theory_flag(th))
+            erm_flags.append(summary_flag(s.get("flag") for s in res.seeds))
             rows.append({"panel": "slr-finite-alpha", "curve": act, "kind": "ERM", "alpha": a, "E_test": m,
-                         "E_test_se": se, "theory": float(th["E_test"]), "lam": lam, "D": size["D"],
-                         "seeds": size["seeds"], "seed": seed, "nu": 2.0, "L": 2, "delta": 0.1})
-        ax.errorbar(xs, ms, yerr=ses, fmt="o", ms=4, color=_COLORS[act], capsize=2, ls="none",
-                    label=f"{act}: ERM, D = {size['D']}")
-        rax.plot(xs, zs, "o", ms=4, color=_COLORS[act])
+                         "E_test_se": se, "theory": float(th["E_test"]), "theory_flag": th_flags[-1], "lam": lam,
+                         "D": size["D"], "seeds": size["seeds"], "seed": seed, "flag": erm_flags[-1],
+                         "seeds_flagged": sum(bool(s.get("flag")) for s in res.seeds), "nu": 2.0, "L": 2,
+                         "delta": 0.1})
+        measured_points(ax, xs, ms, ses, erm_flags, color=_COLORS[act], capsize=2, label=f"{act}: ERM, D = {size['D']}")
+        # the residual against a flagged theory point compares with no prediction: hollow, like that point
+        theory_line(rax, xs, zs, th_flags, color=_COLORS[act], ls="none", marker="o")
     bo = bo_state_evolution("spiked", 2.0, 2, dense, 0.1)
     ax.plot(dense, [float(b.E_BO) for b in bo], "--", color="k", lw=1.4, label="Bayes-optimal (state evolution)")
     rows += [{"panel": "slr-finite-alpha", "curve": "BO", "kind": "theory", "alpha": a, "E_test": float(b.E_BO),
@@ -310,6 +334,8 @@ def _fig_slr_finite(out, mode, seed, device):
                  "E_test": float(pop["risk"]), "nu": 2.0, "L": 2})
     note = (f"ERM: D = {size['D']}, {size['seeds']} seeds from {seed}, L-BFGS at the tuned λ of the theory; "
             f"RS: {size['points']} Sobol points; {mode} size (the paper: sqrt(N D) = 1e4)")
+    said = caption([r.get("flag") for r in rows] + [r.get("theory_flag") for r in rows])
+    note += f"; {said}" if said else ""
     return fig, ax, rows, note
 
 

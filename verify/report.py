@@ -57,6 +57,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from attnlimits.verify._flags import caption, measured_points, theory_line
+
 __all__ = ["format_table", "write_report", "environment_info", "family_summary", "TABLE_WIDTH", "CSV_COLUMNS"]
 
 #: Maximum width (characters, ANSI codes excluded) of :func:`format_table` lines.
@@ -573,28 +575,19 @@ def _draw_spec(ax, spec: Any) -> None:
         else:
             color = f"C{idx % 10}"
         label = _attr(s, "label", None) or None
+        flags = _attr(s, "flags", None)
+        flags = list(flags) if flags is not None and len(list(flags)) == len(x) else None
         if kind == "dashed":
             ax.plot(x, y, "--" if group is not None else "-.", lw=1.1, color=color, label=label, zorder=1)
             continue
-        if is_points:
-            yerr = _array(_attr(s, "yerr"))
-            if yerr is not None and len(yerr) != len(y):
-                yerr = None
-            if yerr is not None:
-                yerr = yerr.copy()
-                yerr[~(yerr >= 0)] = 0.0  # NaN / negative errors drawn as none
-            ax.errorbar(x, y, yerr=yerr, fmt="o", ms=4, capsize=3, elinewidth=1, color=color, label=label,
-                        zorder=3)
+        yerr = _array(_attr(s, "yerr"))
+        if yerr is not None and len(yerr) != len(y):
+            yerr = None
+        if is_points:  # NaN / negative errors drawn as none; a flagged point as an x (verify/_flags.py)
+            measured_points(ax, x, y, yerr, flags, color=color, label=label, zorder=3)
             n_point += 1
-        else:
-            ax.plot(x, y, "-", lw=1.6, color=color, label=label, zorder=2)
-            yerr = _array(_attr(s, "yerr"))
-            if yerr is not None and len(yerr) == len(y) and np.isfinite(yerr).any():
-                e = np.where(np.isfinite(yerr) & (yerr >= 0), yerr, 0.0)
-                ax.fill_between(x, y - e, y + e, color=color, alpha=0.2, lw=0, zorder=1)
-            finite = np.isfinite(x) & np.isfinite(y)
-            if not finite.all():  # gaps break the line: keep isolated finite points visible
-                ax.plot(x[finite], y[finite], ".", ms=5, color=color, zorder=2)
+        else:  # the line through the unflagged points, a flagged one hollow; isolated points stay visible
+            theory_line(ax, x, y, flags, color=color, label=label, err=yerr, band=1.0, zorder=2)
             n_line += 1
     _set_scale(ax, "x", _attr(spec, "xscale", "log"), xs)
     _set_scale(ax, "y", _attr(spec, "yscale", "linear"), ys)
@@ -604,6 +597,12 @@ def _draw_spec(ax, spec: Any) -> None:
     ax.grid(True, which="major", alpha=0.3)
     if any(_attr(s, "label", None) for s in series):
         ax.legend(fontsize=7, framealpha=0.85)
+
+
+def plot_caption(result: Any) -> str:
+    """The sentence saying what the flagged markers of a claim's plots mean ("" when no point is flagged)."""
+    return caption(f for spec in (_attr(result, "plots", None) or []) for s in (_attr(spec, "series", None) or [])
+                   for f in (_attr(s, "flags", None) or []))
 
 
 def _plot_claim(result: Any, path: Path) -> Path:
@@ -628,7 +627,11 @@ def _plot_claim(result: Any, path: Path) -> Path:
             if len(title) > 40 * ncols + 30:
                 title = title[: 40 * ncols + 29] + "…"
             fig.suptitle(title, fontsize=10)
-            fig.tight_layout()
+            said = plot_caption(result)
+            if said:  # what the hollow / x markers mean, under the panels
+                fig.text(0.5, 0.005, "\n".join(textwrap.wrap(said, 60 * ncols)), ha="center", va="bottom",
+                         fontsize=7, color="0.3")
+            fig.tight_layout(rect=(0, 0.06 if said else 0, 1, 1))
             from attnlimits.verify._io import save_figure
 
             save_figure(fig, path, dpi=110)  # atomically; a link in its place is replaced, not written through
@@ -818,6 +821,8 @@ def _markdown(results: Sequence, meta: Mapping, env: Mapping, plots: Mapping[int
             L += _notes_md(r.notes) + [""]
         if i in plots:
             L += [f"![{_md_cell(r.claim)} plots]({plots[i]})", ""]
+            if plot_caption(r):
+                L += [f"*{_md_cell(plot_caption(r))}.*", ""]
         elif i in plot_errors:
             L += [f"*Plot could not be drawn: {_md_cell(plot_errors[i])}*", ""]
     refs = meta.get("references") or []

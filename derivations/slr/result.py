@@ -233,7 +233,7 @@ TRAIN_COMMAND = Command(
     examples=("attnlimits slr train --model spiked --nu 2 --L 2 --activation softmax,linear_uncentred "
               "--alpha 2,4,10 --lam 0.1 --D 400 --seeds 3 --plot curve.png",),
     table=("activation", "alpha", "lam", "row", "seed_index", "start", "minimum", "E_test", "E_test_se",
-           "E_test_overlaps", "m_k", "q_k", "m_v", "q_v", "distance", "status", "iterations"),
+           "E_test_overlaps", "m_k", "q_k", "m_v", "q_v", "distance", "status", "flag", "iterations"),
     expensive=("seeds",),
 )
 
@@ -281,7 +281,7 @@ REPLICA_COMMAND = Command(
               "attnlimits slr replica --model spiked --nu 2 --L 2 --activation linear_uncentred --lam 0.1 "
               "--alpha 2,3,4,5,8 --branches all"),
     table=("activation", "alpha", "lam", "branch", "phase", "E_test", "E_test_error", "training_objective",
-           "replicon", "rsb", "only_unstable_fixed_points", "n_branches", "m_k", "q_k", "V_k",
+           "replicon", "rsb", "only_unstable_fixed_points", "flag", "n_branches", "m_k", "q_k", "V_k",
            "m_v", "q_v", "V_v", "stability", "stability_damped", "pd_fail_fraction", "method"),
     expensive=("alpha",),
 )

@@ -15,6 +15,7 @@ its text is copied into exported files with those imports rewritten.
 - :func:`replica_rows` — the rows of one activation on given kernels and frozen rule (docs/slr.md §10, §12):
   with the branch search and the equilibrium selection of §10.7 unless ``branches = informed``
 - :func:`replica_run` — the frozen rule of ``params`` (:func:`attnlimits.numeric.slr.rs.make_rule`), then the rows
+- :func:`theory_flag` — the row's ``flag``: why its value is not an RS prediction (empty when it is one)
 """
 from __future__ import annotations
 
@@ -55,6 +56,8 @@ __all__ = [
     "replica_row",
     "replica_rows",
     "replica_run",
+    "theory_flag",
+    "THEORY_FLAGS",
 ]
 
 DEFAULT_LAMBDA_GRID = tuple(10.0 ** (k / 2) for k in range(-6, 3))  #: 9 points, 1e-3 … 10
@@ -129,6 +132,61 @@ def parse_lams(values):
     return out
 
 
+#: The words of a theory row's ``flag`` column (docs/output.md), each a reason its value is not an RS prediction:
+#: ``rsb`` (replica symmetry broken: the solver's ``rsb``, replicon ≥ 1, docs/slr.md §10.8), ``unstable`` (not
+#: an attracting fixed point of the damped map: ``stability_damped`` ≥ 1, or every fixed point found is so),
+#: ``rough`` (accepted on a rough map, §10.6: the solver's ``rough_map``), ``unconverged`` (residual above the
+#: target: ``residual_above_tol``), ``error_exceeds_value`` (the integration error is not below |E_test|).
+#: The solver's own ``flags`` word ``unstable`` is the *undamped* spectral radius ≥ 1, which a fixed point the
+#: damped map reaches can have (an eigenvalue below −1): it is a prediction like any other and is not a reason.
+THEORY_FLAGS = ("rsb", "unstable", "rough", "unconverged", "error_exceeds_value")
+
+
+def theory_flag(row) -> str:
+    """The ``flag`` of a theory row (a row of :func:`replica_rows`, or ``RSFixedPoint.as_row()``): the words of
+    :data:`THEORY_FLAGS` that apply, comma-joined, ``""`` when the value is an RS prediction.  It reads the
+    row's own columns (``rsb``, ``stability_damped``, ``only_unstable_fixed_points``, ``flags``,
+    ``error_exceeds_value``, ``E_test_error`` against ``E_test``), so it carries whatever rule made them."""
+    words = {w.strip() for w in str(row.get("flags") or "").split(",")}
+    out = []
+    if row.get("rsb") or "rsb" in words:
+        out.append("rsb")
+    d = row.get("stability_damped")
+    if row.get("only_unstable_fixed_points") or (isinstance(d, (int, float)) and d >= 1):
+        out.append("unstable")
+    if "rough_map" in words:
+        out.append("rough")
+    if "residual_above_tol" in words:
+        out.append("unconverged")
+    err, E = row.get("E_test_error"), row.get("E_test")
+    if row.get("error_exceeds_value") or (isinstance(err, (int, float)) and isinstance(E, (int, float))
+                                          and not err < abs(E)):  # nan included: no answer to trust
+        out.append("error_exceeds_value")
+    return ",".join(out)
+
+
+def _flag_reasons(row) -> str:
+    """The words of the row's ``flag`` in a sentence, for its warning line."""
+    out = []
+    for w in row["flag"].split(","):
+        if w == "rsb":
+            out.append(("no RS-stable fixed point " if row.get("phase") == "equilibrium" else "")
+                       + f"(replicon {row.get('replicon', math.nan):.3g} >= 1: replica symmetry broken)")
+        elif w == "unstable":
+            out.append("every fixed point found is unstable under the damped map"
+                       if row.get("only_unstable_fixed_points") else
+                       f"the fixed point is unstable under the damped map (stability_damped "
+                       f"{row.get('stability_damped', math.nan):.3g} >= 1)")
+        elif w == "rough":
+            out.append("accepted on a rough map (a generalised fixed point; read its error bar first)")
+        elif w == "unconverged":
+            out.append(f"the residual {row.get('residual', math.nan):.2g} is above the solver's target")
+        elif w == "error_exceeds_value":
+            out.append(f"the integration error {row.get('E_test_error', math.nan):.3g} is not below |E_test| = "
+                       f"{abs(row.get('E_test', math.nan)):.3g} (more --points or --replicates)")
+    return "; ".join(out)
+
+
 def replica_row(base, fp, branch, informed, extra_cols=None):
     """One tidy row: the parameters ``base``, the fixed point ``fp``, its branch name and flag."""
     row = dict(base)
@@ -180,9 +238,12 @@ def replica_rows(kern, rules, params: dict, *, progress=None):
         err = row.get("E_test_error")
         if err is not None and not err < abs(row["E_test"]):  # nan included: no answer to trust
             row["error_exceeds_value"] = True
-            print(f"warning: slr replica alpha={row['alpha']:g} lam={row['lam']:g}: the integration error "
-                  f"{err:.3g} is not below |E_test| = {abs(row['E_test']):.3g}; the row is flagged "
-                  "(error_exceeds_value), not an answer — more --points or --replicates", file=sys.stderr)
+        row["flag"] = theory_flag(row)
+        if row["flag"]:  # one line per flagged row: a caller that draws theory leaves these rows out or marks them
+            where = "" if mode == "equilibrium" or row.get("phase") in (None, "equilibrium", "tuned") else \
+                f" ({row.get('phase')} branch from {row.get('branch')})"
+            print(f"warning: slr replica alpha={row['alpha']:g} lam={row['lam']:g}{where}: {_flag_reasons(row)}; "
+                  f"the row is flagged (flag={row['flag']}), not an RS prediction to trust", file=sys.stderr)
         return row
 
     if lams == "tune":
@@ -204,12 +265,6 @@ def replica_rows(kern, rules, params: dict, *, progress=None):
                                            "more points, a larger λ, or --branches informed for the plain solve")
                 only_unstable = all(f.stability_damped >= 1 for _, f, _ in labelled)
                 cols = {"n_branches": len(labelled), "only_unstable_fixed_points": only_unstable}
-                eq = next(f for _, f, ph in labelled if ph == "equilibrium")
-                if only_unstable or eq.replicon >= 1:
-                    what = ("every fixed point found is unstable under the damped map" if only_unstable else
-                            f"no RS-stable fixed point (replicon {eq.replicon:.3g} >= 1: replica symmetry broken)")
-                    print(f"warning: slr replica alpha={a:g} lam={lam:g}: {what}; the row is flagged, not an RS "
-                          "prediction to trust", file=sys.stderr)
                 for origin, fp, phase in labelled:
                     if mode == "equilibrium" and phase != "equilibrium":
                         continue

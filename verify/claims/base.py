@@ -200,6 +200,9 @@ class PlotSeries:
     kind: str = "line"
     #: series of one group (e.g. one activation) share a colour; a "dashed" series without a group is black
     group: str | None = None
+    #: per point, the value's ``flag`` (docs/output.md; ``""`` or ``None`` when clean): a flagged theory point is
+    #: drawn hollow and off the line, a flagged measurement with an ``x`` (:mod:`attnlimits.verify._flags`)
+    flags: list | None = None
 
 
 @dataclass

@@ -80,6 +80,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
@@ -89,6 +90,7 @@ import torch
 
 from attnlimits.symbolic.result import Command, InputError, Param
 from attnlimits.derivations.slr.result import TRAIN_COMMAND  # noqa: F401  (declared with the result)
+from attnlimits.verify._flags import caption, measured_points, seed_flag, summary_flag, theory_line
 from attnlimits.verify._torchutil import draw_generator, draw_seed
 from attnlimits.verify._torchutil import resolve_device
 
@@ -988,7 +990,8 @@ def _seed_rows(job: _Job, chunk, theta, trained, interrupted, progress) -> list:
         ov = overlaps(k, v, ks, vs)
         row = {**settings, "row": "seed", "seed_index": int(s), **{o: ov[o] for o in OVERLAP_KEYS},
                "distance": distance_to_manifold(ov), "extra": ex, "objective": float(st["f"]),
-               "train_mse": float(mse[i]), "status": st.get("status"), "iterations": int(st.get("iterations", 0)),
+               "train_mse": float(mse[i]), "status": st.get("status"), "flag": seed_flag(st.get("status")),
+               "iterations": int(st.get("iterations", 0)),
                "evals": int(st.get("evals", 0)), "grad_norm": float(st.get("grad_norm", math.nan)),
                "step_size": st.get("step_size"), "init_note": init_note, "train_s": train_s / 1.0,
                "batched_seeds": S}
@@ -1026,6 +1029,9 @@ def summarize(rows: list[dict], settings: dict | None = None) -> dict:
         out[key], out[key + "_sd"], out[key + "_se"] = m, sd, se
     st = sorted({str(r.get("status")) for r in rows})
     out["status"] = ",".join(st)
+    # a mean over seeds some of which did not converge is flagged with their statuses (docs/output.md)
+    out["flag"] = summary_flag(r.get("flag", seed_flag(r.get("status"))) for r in rows)
+    out["seeds_flagged"] = sum(bool(r.get("flag", seed_flag(r.get("status")))) for r in rows)
     return out
 
 
@@ -1240,19 +1246,59 @@ def bo_learning_curve(model: str, nu: float, L, alphas, delta: float = 0.1, *, n
     return [p.alpha for p in pts], [p.E_BO for p in pts], [p.E_BO_se for p in pts]
 
 
+def rs_equilibrium_curve(found: Mapping) -> tuple:
+    """The RS curve a learning-curve figure draws, from the branch search
+    (:meth:`attnlimits.verify.slr.replica.RSProblem.all_branches`: ``{α: [(origin, RSFixedPoint, phase), …]}``):
+    the equilibrium branch at each α, with the ``flag`` ``slr replica`` gives its row
+    (:func:`attnlimits.numeric.slr.rs_command.theory_flag`: ``rsb``, ``unstable``, ``rough``, …; ``""`` for a
+    prediction).  Returns ``(alphas, E_test, E_test_error, flags, fixed points)``, sorted by α; an α without an
+    equilibrium branch is left out."""
+    from attnlimits.numeric.slr.rs_command import theory_flag
+
+    out = ([], [], [], [], [])
+    for a in sorted(found):
+        eq = [fp for _, fp, ph in found[a] if ph == "equilibrium"]
+        if not eq:
+            continue
+        fp = eq[0]
+        only_unstable = all(f.stability_damped >= 1 for _, f, _ in found[a])
+        flag = theory_flag({**fp.as_row(), "only_unstable_fixed_points": only_unstable})
+        for lst, v in zip(out, (float(fp.alpha), float(fp.E_test), float(fp.E_test_error), flag, fp)):
+            lst.append(v)
+    return out
+
+
+def _attach_rs(summ: list[dict], act: str, curve: tuple) -> None:
+    """Summary rows of ``act`` at an α of the RS ``curve`` gain ``rs_E_test``, ``rs_E_test_error``, ``rs_flag``
+    and (when the curve holds fixed points) ``rs_m_k`` … ``rs_q_v``."""
+    alphas, E, SE = curve[:3]
+    flags = curve[3] if len(curve) > 3 else [""] * len(alphas)
+    fps = curve[4] if len(curve) > 4 else [None] * len(alphas)
+    for r in (r for r in summ if r["activation"] == act):
+        for a, e, se, fl, fp in zip(alphas, E, SE, flags, fps):
+            if a == r["alpha"]:
+                r["rs_E_test"], r["rs_E_test_error"], r["rs_flag"] = float(e), float(se), fl
+                if fp is not None:
+                    r.update({f"rs_{k}": float(fp.values[k]) for k in ("m_k", "q_k", "m_v", "q_v")})
+
+
 def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: dict | None = None,
                         title: str | None = None, bayes_optimal: bool = True, bo_curve: tuple | None = None) -> str:
     r"""E_test against α per activation (spec §12, issue "learning curves").
 
-    ERM: summary rows (mean ± sd over seeds, points with error bars); RS: ``rs_curves``
-    ``{activation: (alphas, E, SE)}`` drawn as lines with a ±3 SE band (when ``theory`` and not given:
+    ERM: summary rows (mean ± sd over seeds, points with error bars; a mean over seeds some of which stalled or
+    did not converge — its ``flag`` — with an ``x`` marker and a legend entry); RS: ``rs_curves``
+    ``{activation: (alphas, E, SE[, flags])}`` drawn as lines with a ±3 SE band (when ``theory`` and not given:
     the equilibrium branch of :meth:`attnlimits.verify.slr.replica.RSProblem.all_branches` on a dense α grid
-    — about 6 per decade, through the ERM α — for activations trained at one λ); the population optimum of
+    — about 6 per decade, through the ERM α — for activations trained at one λ, with its flags from
+    :func:`rs_equilibrium_curve`).  The line and its label run through the unflagged points only; a point
+    flagged ``rsb``, ``unstable``, ``rough``… is a hollow marker with a legend entry saying it is not a
+    prediction (:mod:`attnlimits.verify._flags`), and a line on stderr says so.  The population optimum of
     each activation dashed in its colour; the Bayes risk (population) in black, dotted; the
     finite-α Bayes-optimal error :math:`E_{BO}(\alpha)` (spec §11, :func:`bo_learning_curve`) in black,
     dash-dotted, when ``bayes_optimal`` (``bo_curve = (alphas, E, SE)`` given, or computed; spiked and
     max-SLR) — a setting the BO theory does not cover gets a note in the legend instead.  Summary rows
-    that get an RS point gain ``rs_E_test``, ``rs_E_test_error`` and ``rs_m_k`` … ``rs_q_v``; those
+    that get an RS point gain ``rs_E_test``, ``rs_E_test_error``, ``rs_flag`` and ``rs_m_k`` … ``rs_q_v``; those
     at an α of the BO curve gain ``bo_E_test``.
     """
     import matplotlib
@@ -1288,26 +1334,31 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
                     # continuation reaches: near the interpolation peak the two differ by a factor 10
                     found = rep.rs_problem(act, model, nu, _law_arg(law)).all_branches(dense, lam_set.pop(),
                                                                                         first.get("delta", 0.1))
-                    fps = [next(fp for _, fp, ph in found[a] if ph == "equilibrium") for a in sorted(found)
-                           if any(ph == "equilibrium" for _, _, ph in found[a])]
-                    rs_curves[act] = ([f.alpha for f in fps], [f.E_test for f in fps], [f.E_test_error for f in fps])
-                    for r, f in ((r, f) for r in summ if r["activation"] == act for f in fps if f.alpha == r["alpha"]):
-                        r["rs_E_test"], r["rs_E_test_error"] = float(f.E_test), float(f.E_test_error)
-                        r.update({f"rs_{k}": float(f.values[k]) for k in ("m_k", "q_k", "m_v", "q_v")})
+                    rs_curves[act] = rs_equilibrium_curve(found)
         except (InputError, ImportError, ArithmeticError, RuntimeError) as exc:  # said on the figure
             notes.append(f"RS theory not drawn: {str(exc).splitlines()[0][:90]}")
+    all_flags = []
     for j, act in enumerate(acts):
         col = _COLOURS[j % len(_COLOURS)]
-        pts = sorted((r["alpha"], r["E_test"], r.get("E_test_sd") or 0.0, r["lam"]) for r in summ
-                     if r["activation"] == act)
+        pts = sorted(((r["alpha"], r["E_test"], r.get("E_test_sd") or 0.0, r["lam"], r.get("flag") or "")
+                      for r in summ if r["activation"] == act), key=lambda p: p[0])
         a = [p[0] for p in pts]
         lam_txt = ",".join(sorted({f"{p[3]:g}" for p in pts}))
-        ax.errorbar(a, [p[1] for p in pts], yerr=[p[2] for p in pts], fmt="o", color=col, capsize=3,
-                    label=f"{act}: ERM (λ={lam_txt}, mean ± sd, {first.get('seeds', '')} seeds)")
+        measured_points(ax, a, [p[1] for p in pts], [p[2] for p in pts], [p[4] for p in pts], color=col,
+                        label=f"{act}: ERM (λ={lam_txt}, mean ± sd, {first.get('seeds', '')} seeds)")
+        all_flags += [p[4] for p in pts]
         if rs_curves and act in rs_curves:
-            ra, re, rse = (np.asarray(x, dtype=float) for x in rs_curves[act])
-            ax.plot(ra, re, "-", color=col, label=f"{act}: RS theory, equilibrium branch (band ±3 SE)")
-            ax.fill_between(ra, re - 3 * rse, re + 3 * rse, color=col, alpha=0.2, lw=0)
+            curve = rs_curves[act]
+            _attach_rs(summ, act, curve)
+            rflags = list(curve[3]) if len(curve) > 3 else None
+            theory_line(ax, curve[0], curve[1], rflags, err=curve[2], band=3, color=col,
+                        label=f"{act}: RS theory, equilibrium branch (band ±3 SE)")
+            bad = [(x, f) for x, f in zip(curve[0], rflags or []) if f]
+            if bad:
+                all_flags += [f for _, f in bad]
+                print(f"warning: slr train --plot: {act}: the RS equilibrium branch is flagged at α = "
+                      + ", ".join(f"{x:g} ({f})" for x, f in bad) + ": drawn as hollow markers, not as the "
+                      "prediction", file=sys.stderr)
         try:
             start = None
             from attnlimits.verify.slr.theory import optimal_population_risk
@@ -1359,6 +1410,8 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
     for note in notes:
         ax.plot([], [], " ", label=note)
         print(f"warning: slr train --plot: {note}", file=sys.stderr)
+    if caption(all_flags):  # what the hollow and x markers mean, under the legend
+        ax.plot([], [], " ", label="\n".join(textwrap.wrap(caption(all_flags), 60)))
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # outside the data
     fig.set_size_inches(10.5, 4.6)
     fig.tight_layout()

@@ -4,8 +4,11 @@ One curve per value of ``hue`` (or one curve), ``y`` against ``x`` over the poin
 is ``ok``.  Error bars: when several points share a curve and an ``x`` (seeds), the standard
 error of their mean, ``std(ddof=1)/sqrt(n)``; for a single point, its ``<y>_error`` (or ``<y>_se``) column when
 the table has one.  A swept parameter that varies within a curve (other than ``seed``) is an
-error: fix it with ``--where name=value`` or make it the ``--hue``.  Drawn with matplotlib's Agg
-canvas (no display, no global backend change).
+error: fix it with ``--where name=value`` or make it the ``--hue``.  A point whose rows carry a
+``flag`` (docs/output.md: a theory value that is not a prediction — ``rsb``, ``unstable``, ``rough``… — or
+a training seed that stalled or did not converge) is drawn apart: a hollow marker (theory) or an ``x``
+(training), off the curve's line, with a legend entry per reason and a line in the title
+(:mod:`attnlimits.verify._flags`).  Drawn with matplotlib's Agg canvas (no display, no global backend change).
 """
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ import math
 from pathlib import Path
 
 from attnlimits.symbolic.result import InputError
+
+from attnlimits.verify._flags import caption, mark_flagged, summary_flag
 
 from .table import ResultsTable
 
@@ -42,8 +47,9 @@ def _parse_where(where) -> list[tuple[str, str]]:
     return out
 
 
-def curves(directory, x: str, y: str, hue: str | None = None, where=()) -> dict:
-    """The curves as data: ``{hue value: [(x, y, y_err or None, n), ...]}`` sorted by ``x``."""
+def curves(directory, x: str, y: str, hue: str | None = None, where=(), *, flags: bool = False) -> dict:
+    """The curves as data: ``{hue value: [(x, y, y_err or None, n), ...]}`` sorted by ``x``; with ``flags`` each
+    tuple gains the point's ``flag``: every word the ``flag`` column of its rows carries (``""`` when none)."""
     table = ResultsTable(directory)
     if not table.part_files():
         raise InputError(f"{directory} holds no sweep results (no {table.parts}/*.parquet)")
@@ -102,7 +108,7 @@ def curves(directory, x: str, y: str, hue: str | None = None, where=()) -> dict:
             else:
                 e = rs[0].get(err_col) if err_col else None
                 err = float(e) if isinstance(e, (int, float)) and math.isfinite(float(e)) else None
-            pts.append((xv, mean, err, n))
+            pts.append((xv, mean, err, n) + ((summary_flag(r.get("flag") for r in rs),) if flags else ()))
         out[h] = pts
     return out
 
@@ -156,7 +162,7 @@ def plot_table(directory, x: str, y: str, hue: str | None = None, where=(), outp
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     output = check_output_file(output, option="-o/--output", suffixes=(".png", ".pdf", ".svg"))
-    data = curves(directory, x, y, hue, where)
+    data = curves(directory, x, y, hue, where, flags=True)
     fig = Figure(figsize=(7.2, 4.4), dpi=110, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
@@ -165,17 +171,23 @@ def plot_table(directory, x: str, y: str, hue: str | None = None, where=(), outp
         return (0, float(h)) if isinstance(h, (int, float)) else (1, str(h))
 
     n_max = 1
-    for h in sorted(data, key=order):
+    for i, h in enumerate(sorted(data, key=order)):
         pts = data[h]
         xs = [p[0] for p in pts]
-        ys = [p[1] for p in pts]
+        fl = [p[4] for p in pts]
+        # a flagged point leaves the curve (its y is a gap there) and is drawn apart by mark_flagged
+        ys = [p[1] if not f else math.nan for p, f in zip(pts, fl)]
         errs = [p[2] if p[2] is not None else 0.0 for p in pts]
         n_max = max([n_max] + [p[3] for p in pts])
         label = f"{hue} = {h}" if hue else y
-        if any(p[2] is not None for p in pts):
-            ax.errorbar(xs, ys, yerr=errs, marker="o", ms=3, capsize=2, label=label)
-        else:
-            ax.plot(xs, ys, marker="o", ms=3, label=label)
+        color = f"C{i % 10}"
+        clean = any(not f for f in fl)
+        if clean and any(p[2] is not None for p in pts):
+            ax.errorbar(xs, ys, yerr=errs, marker="o", ms=3, capsize=2, label=label, color=color)
+        elif clean:
+            ax.plot(xs, ys, marker="o", ms=3, label=label, color=color)
+        mark_flagged(ax, xs, [p[1] for p in pts], fl, color=color, ms=3, capsize=2,
+                     yerr=errs if any(p[2] is not None for p in pts) else None, label=None if clean else label)
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     all_x = [p[0] for pts in data.values() for p in pts]
@@ -187,6 +199,8 @@ def plot_table(directory, x: str, y: str, hue: str | None = None, where=(), outp
     fixed = _fixed_parameters(directory, x, hue, where)
     head = title or man.get("command", "")
     sub = fixed + (f"; mean ± SE over {n_max} seeds" if n_max > 1 else "")
+    said = caption(p[4] for pts in data.values() for p in pts)
+    sub += (f"; {said}" if sub else said) if said else ""
     ax.set_title(head + ("\n" + "\n".join(textwrap.wrap(sub, 80)) if sub else ""), fontsize=9)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(True, alpha=0.3)

@@ -178,12 +178,21 @@ def load_rs_tuned(text: str | None = None) -> dict:
 RS_TUNED: dict = load_rs_tuned()
 
 
+def _rs_flag(fp) -> str:
+    """The ``flag`` ``slr replica`` gives the row of RS fixed point ``fp`` (docs/output.md; ``""`` for a
+    prediction, and for an object that is no full fixed point)."""
+    from attnlimits.numeric.slr.rs_command import theory_flag
+
+    return theory_flag(fp.as_row()) if hasattr(fp, "as_row") else ""
+
+
 class _RSEntry:
     """The fields of an RS fixed point that the claims use (from :data:`RS_TUNED` or live)."""
 
-    def __init__(self, lam, E_test, E_test_error, values, errors, source):
+    def __init__(self, lam, E_test, E_test_error, values, errors, source, flag=""):
         self.lam, self.E_test, self.E_test_error = float(lam), float(E_test), float(E_test_error)
         self.values, self.errors, self.source = dict(values), dict(errors), source
+        self.flag = flag  #: the row's ``flag`` (docs/output.md): "" for an RS prediction
 
 
 def rs_tuned_entry(ctx, size, activation, *, model, nu, L, alpha, delta=0.1):
@@ -192,12 +201,13 @@ def rs_tuned_entry(ctx, size, activation, *, model, nu, L, alpha, delta=0.1):
         best, _ = rs_tuned(ctx, activation, model=model, nu=nu, L=L, alpha=alpha, delta=delta)
         return _RSEntry(best.lam, best.E_test, best.E_test_error, best.values, best.errors,
                         f"live (λ grid at {TUNE_RULE['replicates']}×{TUNE_RULE['points']}, λ* at "
-                        f"{_rs_rule(ctx)['replicates']}×{_rs_rule(ctx)['points']})")
+                        f"{_rs_rule(ctx)['replicates']}×{_rs_rule(ctx)['points']})", _rs_flag(best))
     key = (activation, model, float(nu), int(L), float(alpha))
     if key not in RS_TUNED:
         raise KeyError(f"no stored RS-tuned point for {key}; run with --full (live RS tuning)")
     e = RS_TUNED[key]
-    return _RSEntry(e["lam"], e["E_test"], e["E_test_error"], e["values"], e["errors"], "stored table")
+    return _RSEntry(e["lam"], e["E_test"], e["E_test_error"], e["values"], e["errors"], "stored table",
+                    e.get("flag", ""))
 
 
 #: The flat tolerances these comparisons had (±0.015 on E_test, ±5 % on overlaps) are gone: ERM over
@@ -327,7 +337,7 @@ def open_finding_note() -> str:
 
 
 def _c15(ctx, size):
-    checks, series_rs, series_erm = [], ([], [], []), ([], [], [])
+    checks, series_rs, series_erm, flags_rs, flags_erm = [], ([], [], []), ([], [], []), [], []
     p = R5
     params = {"D": size["D"], "seeds": size["seeds"], "alphas": list(size["alphas"]), **{k: p[k] for k in (
         "activation", "model", "nu", "L", "delta", "lam")}, "rs_rule": _rs_rule(ctx)}
@@ -359,14 +369,15 @@ def _c15(ctx, size):
                             float(all(r["status"] in ("converged", "stalled") for r in rows)), kind="lower"))
         series_rs[0].append(alpha), series_rs[1].append(rs.E_test), series_rs[2].append(rs_se)
         series_erm[0].append(alpha), series_erm[1].append(e6), series_erm[2].append(res.summary["E_test_overlaps_sd"])
+        flags_rs.append(_rs_flag(rs)), flags_erm.append(res.summary.get("flag", ""))
         params[f"erm_alpha{alpha:g}"] = {k: res.summary[k] for k in ("E_test", "E_test_sd", "E_test_overlaps",
                                                                      "E_test_overlaps_sd", *OV4, "distance",
                                                                      "iterations", "status")}
         params[f"rs_alpha{alpha:g}"] = {"E_test": rs.E_test, "E_test_error": rs.E_test_error, **rs.values,
                                         "flags": ",".join(rs.flags)}
     plot = PlotSpec("C15: RS theory vs L-BFGS ERM (R5)", "α", "E_test", [
-        PlotSeries("RS (informed branch)", *series_rs, kind="line"),
-        PlotSeries(f"ERM D={size['D']}, mean ± sd", *series_erm, kind="points")])
+        PlotSeries("RS (informed branch)", *series_rs, kind="line", flags=flags_rs),
+        PlotSeries(f"ERM D={size['D']}, mean ± sd", *series_erm, kind="points", flags=flags_erm)])
     params["open_finding_outside_R5"] = OPEN_FINDING
     from attnlimits.verify.claims.base import ClaimResult
 
@@ -594,7 +605,8 @@ def _c18(ctx, size):
                               seeds=size["seeds"], delta=delta, offset="C18")
                 curves.setdefault(act, []).append((alpha, best.E_test, best.E_test_error, best.lam,
                                                    tr[act].summary["E_test_overlaps"],
-                                                   tr[act].summary["E_test_overlaps_sd"]))
+                                                   tr[act].summary["E_test_overlaps_sd"],
+                                                   best.flag, tr[act].summary.get("flag", "")))
             for act in LINEAR:
                 d_rs = rs[act].E_test - rs["softmax"].E_test
                 se_rs = math.hypot(rs[act].E_test_error, rs["softmax"].E_test_error)
@@ -617,8 +629,10 @@ def _c18(ctx, size):
         params["settings"].append({"setting": tag, "curves": {a: c for a, c in curves.items()}, "gaps": gaps})
         al = list(size["alphas"])
         series = [s for act, c in curves.items() for s in (
-            PlotSeries(act, [x[0] for x in c], [x[1] for x in c], [x[2] for x in c], kind="line", group=act),
-            PlotSeries("", [x[0] for x in c], [x[4] for x in c], [x[5] for x in c], kind="points", group=act),
+            PlotSeries(act, [x[0] for x in c], [x[1] for x in c], [x[2] for x in c], kind="line", group=act,
+                       flags=[x[6] for x in c]),
+            PlotSeries("", [x[0] for x in c], [x[4] for x in c], [x[5] for x in c], kind="points", group=act,
+                       flags=[x[7] for x in c]),
             PlotSeries("", al, [pop[act]] * len(al), kind="dashed", group=act))]
         series.append(PlotSeries("Bayes risk", al, [eb] * len(al), kind="dashed"))
         plots.append(PlotSpec(f"C18: {tag}, λ tuned by RS\nlines RS ± SE, dots ERM D={size['D']} ± sd, dashed "
