@@ -1,8 +1,8 @@
 """``attnlimits explore``: property-based verification runs — where does each result's theory hold?
 
 The properties are declared with their result (:class:`attnlimits.symbolic.properties.Property`,
-``Result.properties``); :mod:`.driver` searches a property's domain with Hypothesis (screen, shrink,
-confirm: the false-alarm rule is in its docstring and in every report) and :mod:`.output` writes
+``Result.properties``); :mod:`.driver` searches a property's domain (a space-filling design, then
+Hypothesis; screen, shrink, confirm: the false-alarm rule is in its docstring and in every report) and :mod:`.output` writes
 the tidy table of every point, a validity map per property and ``report.md``.
 
 >>> from attnlimits.verify.explore import properties
@@ -64,10 +64,15 @@ class ExploreResult:
 
 
 def explore(names=(), *, budget: int = 100, seed: int = 0, out="attnlimits-explore", time_limit: float | None = None,
-            level: float = LEVEL, csv: bool = False, progress=None) -> ExploreResult:
+            level: float = LEVEL, csv: bool = False, progress=None, workers: int | None = None,
+            scheduler: str | None = None, client=None) -> ExploreResult:
     """Explore the named properties (all when ``names`` is empty); write the table, maps and report.md
-    to ``out``; return an :class:`ExploreResult`.  ``time_limit`` (seconds) bounds the whole run."""
-    from .driver import _Interrupted, explore_property
+    to ``out``; return an :class:`ExploreResult`.  ``time_limit`` (seconds) bounds the whole run.
+
+    The points of the space-filling phase and the confirmations run in this process by default, or on
+    Dask: a local cluster of ``workers`` processes, an existing ``scheduler`` (address or scheduler
+    file) or a ``client``.  The points, draws and verdicts are the same either way."""
+    from .driver import Evaluator, _Interrupted, explore_property
     from .output import write_outputs
 
     known = properties()
@@ -80,18 +85,23 @@ def explore(names=(), *, budget: int = 100, seed: int = 0, out="attnlimits-explo
         raise InputError(f"--level must lie in (0, 1), got {level}")
     if int(budget) < 1:
         raise InputError("--budget must be >= 1")
+    if workers is not None and int(workers) < 0:
+        raise InputError(f"--workers must be >= 0, got {workers}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     deadline = None if time_limit is None else time.monotonic() + float(time_limit)
     runs = []
+    evaluator = Evaluator(workers=workers, scheduler=scheduler, client=client)
     try:
         for name in names:
             runs.append(explore_property(known[name], budget=int(budget), seed=int(seed), level=level,
                                          n_properties=len(names), database=out / "hypothesis-db" / name,
-                                         deadline=deadline, progress=progress))
+                                         deadline=deadline, progress=progress, evaluator=evaluator))
     except _Interrupted as stop:
         runs.append(stop.run)
         files = write_outputs(runs, out, level=level, seed=seed, budget=budget, csv=csv, interrupted=True)
         raise ExploreInterrupted(ExploreResult(runs, files, level, seed, budget)) from None
+    finally:
+        evaluator.close()
     files = write_outputs(runs, out, level=level, seed=seed, budget=budget, csv=csv)
     return ExploreResult(runs, files, level, seed, budget)
