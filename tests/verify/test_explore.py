@@ -133,3 +133,109 @@ def test_a_false_alarm_does_not_end_the_search(toy, tmp_path):
         assert len(run.searched) == 60, len(run.searched)
     assert all(c["verdict"] == "pass" for _, c in run.unconfirmed)
     assert "false alarm" in (tmp_path / "report.md").read_text()
+
+
+# ------------------------------------------------------------------------------------------------
+# power, false alarms, the space-filling phase, memoisation, preconditions, Dask
+# ------------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def power(monkeypatch):
+    monkeypatch.syspath_prepend(str(PLUGINS))
+    import toy_power
+
+    monkeypatch.setitem(R._EXTRA, "toypower", toy_power.RESULT)
+    return toy_power
+
+
+def test_a_small_error_in_a_sub_region_is_found_at_budget_20(power):
+    """toy-small-error: a 1.25 % error on x > 0.7, 2.5 SE at the screening size (t with 15 degrees of
+    freedom).  The rule confirms the strongest screened points; it is found in each of 5 runs of 20
+    points, at x > 0.7.  The former screen, p < level/budget = 5e-4 (|t15| > 4.3), would have screened
+    at most one of those 100 points (the old driver, run in the same way, finds it in 4 of 20 runs:
+    benchmarks/bench_explore.py --power)."""
+    from attnlimits.verify.comparison import critical_value
+    from attnlimits.verify.explore.driver import explore_property
+
+    prop = properties()["toy-small-error"]
+    old_screened = 0
+    for seed in range(5):
+        run = explore_property(prop, budget=20, seed=seed)
+        assert run.status == "fail", (seed, [c[1]["verdict"] for c in run.confirmations])
+        assert run.counterexample["x"] > 0.7 and run.confirmation["verdict"] == "fail"
+        old_screened += sum(r["p_point"] < 0.01 / 20 for r in run.searched)
+    assert critical_value(0.01 / 20, dof=15) > 4.3 > 2.5 / 0.6
+    assert old_screened <= 1, old_screened
+
+
+def test_a_correct_statement_fails_at_most_the_binomial_bound(power):
+    """toy-null: the same statement without an error, 20 runs (seeds 0..19) of 30 points.  A run's
+    false-alarm probability is at most 1 %, so two or more failing runs out of 20 have probability at most
+    1 − 0.99^20 − 20·0.01·0.99^19 = 1.7 %: the test allows one (k = 1)."""
+    from attnlimits.verify.explore.driver import explore_property
+
+    prop = properties()["toy-null"]
+    fails = sum(explore_property(prop, budget=30, seed=s).status == "fail" for s in range(20))
+    assert fails <= 1, fails
+
+
+def test_the_sobol_phase_gives_distinct_stratified_points(power):
+    from attnlimits.verify.explore.driver import COVERAGE_BINS, coverage, space_filling_points
+
+    prop = properties()["toy-small-error"]
+    for seed in (0, 1):
+        pts = space_filling_points(prop, 16, seed)
+        assert len(pts) == 16 and len({tuple(sorted(p.items())) for p in pts}) == 16
+        # 16 = 2^4 points of a scrambled Sobol sequence: each of 16 equal strata of each parameter's scale
+        # (linear for x, logarithmic for y) holds exactly one point
+        assert sorted(int(p["x"] * 16) for p in pts) == list(range(16))
+        assert sorted(int(math.log(p["y"] / 0.1) / math.log(100.0) * 16) for p in pts) == list(range(16))
+        counts = [sum(p["kind"] == k for p in pts) for k in ("a", "b", "c")]
+        assert max(counts) - min(counts) <= 1, counts
+        assert all(p["x"] == float(f"{p['x']:.6g}") for p in pts)  # the reproduce command is exact
+        cov = coverage(prop, pts)
+        assert cov["x"]["hit"] == cov["y"]["hit"] == COVERAGE_BINS
+    assert space_filling_points(properties()["grammar-answers"], 8, 0) == []  # a grammar: Hypothesis only
+
+
+def test_no_point_is_evaluated_twice(power):
+    """A domain of 12 points at budget 30: each is evaluated once at its screening seed, the search stops
+    when the domain is exhausted, and the repeated draws are counted, not evaluated."""
+    from attnlimits.verify.explore.driver import explore_property, point_seed
+
+    power.CALLS.clear()
+    prop = properties()["toy-small-domain"]
+    run = explore_property(prop, budget=30, seed=3)
+    screens = {k: n for k, n in power.CALLS.items() if k[1] == point_seed(3, dict(k[0]))}
+    assert len(run.searched) == len(screens) == 12 and max(screens.values()) == 1
+    assert run.repeats > 0 and run.status == "pass"
+
+
+def test_a_precondition_is_not_a_failure(power, tmp_path):
+    res = explore(["toy-precondition"], budget=20, seed=0, out=tmp_path)
+    (run,) = res.runs
+    ne = [r for r in run.rows if r["verdict"] == "not-evaluable"]
+    assert ne and all(r["x"] > 0.5 and "did not converge" in r["message"] for r in ne)
+    assert run.status == "pass" and not res.failed and not run.confirmations
+    report = (tmp_path / "report.md").read_text()
+    assert "not-evaluable" in report and "not evaluable" in report
+
+
+def test_dask_gives_the_same_points_draws_and_verdicts(power):
+    """The space-filling phase and the confirmations as Dask tasks (threads of this process here; a
+    cluster with --workers/--scheduler): the rows are those of the default in-process run."""
+    distributed = pytest.importorskip("distributed")
+    from attnlimits.verify.explore.driver import Evaluator, explore_property
+
+    prop = properties()["toy-small-error"]
+    local = explore_property(prop, budget=16, seed=2)
+    with distributed.Client(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None) as client:
+        ev = Evaluator(client=client)
+        assert ev.distributed
+        remote = explore_property(prop, budget=16, seed=2, evaluator=ev)
+
+    def strip(rows):
+        return [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+
+    assert strip(remote.rows) == strip(local.rows) and remote.status == local.status
+    assert any(r["phase"] == "confirm" for r in local.rows)

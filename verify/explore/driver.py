@@ -83,10 +83,11 @@ def _strategy(spec):
     from hypothesis import strategies as st
 
     if isinstance(spec, Range):
+        # numbers to DIGITS significant digits: the report's reproduce command gives the very point (and seed)
         if spec.scale == "log":
             lo, hi = math.log(spec.lo), math.log(spec.hi)
-            return st.floats(lo, hi, allow_nan=False).map(lambda u: float(min(spec.hi, max(spec.lo, math.exp(u)))))
-        return st.floats(spec.lo, spec.hi, allow_nan=False, allow_infinity=False)
+            return st.floats(lo, hi, allow_nan=False).map(lambda u: _round(spec, math.exp(u)))
+        return st.floats(spec.lo, spec.hi, allow_nan=False, allow_infinity=False).map(lambda v: _round(spec, v))
     if isinstance(spec, IntRange):
         return st.integers(int(spec.lo), int(spec.hi))
     if isinstance(spec, Choice):
@@ -101,6 +102,10 @@ def _strategy(spec):
 
         return st.recursive(leaves, extend, max_leaves=max(2, 2 * int(spec.depth))).filter(lambda s: "t" in s)
     raise TypeError(f"no strategy for {spec!r}")  # pragma: no cover - Property validates its domain
+
+
+def _round(spec, v: float) -> float:
+    return float(min(spec.hi, max(spec.lo, float(f"{v:.{DIGITS}g}"))))
 
 
 def point_strategy(prop: Property):
@@ -125,7 +130,7 @@ def _from_unit(spec, u: float):
             v = math.exp(math.log(spec.lo) + u * (math.log(spec.hi) - math.log(spec.lo)))
         else:
             v = spec.lo + u * (spec.hi - spec.lo)
-        return float(min(spec.hi, max(spec.lo, float(f"{v:.{DIGITS}g}"))))
+        return _round(spec, v)
     if isinstance(spec, IntRange):
         n = int(spec.hi) - int(spec.lo) + 1
         return int(spec.lo) + min(int(u * n), n - 1)
@@ -290,7 +295,7 @@ class Evaluator:
                     return
                 yield evaluate_point(prop, point, size=size, seed=seed, level=level)
             return
-        futs = [self.client.submit(_evaluate_task, prop, p, s, sd, lv, pure=False) for p, s, sd, lv in jobs]
+        futs = [self.client.submit(_evaluate_task, prop, p, s, sd, lv, self._own, pure=False) for p, s, sd, lv in jobs]
         try:
             for f in futs:
                 if deadline is not None and time.monotonic() > deadline:
