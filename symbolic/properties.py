@@ -118,7 +118,8 @@ class Property:
     Monte Carlo).  ``quick``: the size a point is screened at; ``confirm``: the (larger) size of the
     fresh, independent confirmation of a screened failure.  ``map``: the two parameters of the
     validity map (default: the first two numeric ones of the domain).  ``seconds``: the stated time
-    bound of one point at quick size (a point past it is a failure of the property).
+    bound of one point at quick size (a point past it is marked slow, not failed: wall time depends
+    on the machine's load).
     """
 
     name: str

@@ -23,9 +23,10 @@ The guarantee comes from the confirmation alone, so the screen is chosen for pow
    domain with an expression grammar skips it), evaluated as one batch of independent tasks (on Dask
    with ``workers``/``scheduler``); Hypothesis draws the rest, steered toward the largest |z|.
    A *hard* failure — a deterministic check or an evaluation error, or ``p_point < (level/K)/B``
-   at budget ``B`` — is shrunk at once (Hypothesis's shrinking; for theory properties a bisection
-   of each parameter toward the simple end of its domain, the boundary of the failing region) and
-   confirmed where it ends; a confirmed hard failure ends the search, an unconfirmed one is passed
+   at budget ``B`` — is shrunk at once (Hypothesis's shrinking when Hypothesis drew it; for theory
+   properties then a bisection of each number toward the simple end of its range and a try of each
+   simpler choice while the point still fails: the boundary of the failing region) and confirmed
+   where it ends; a confirmed hard failure ends the search, an unconfirmed one is passed
    over and the search goes on.
 3. **Confirm.** At most :data:`MAX_CONFIRMATIONS` points per property are confirmed: the hard
    failures above, then, when the budget is spent, the screened points with the smallest ``p_point``
