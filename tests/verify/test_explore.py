@@ -56,10 +56,11 @@ def test_correct_theory_passes_a_budget_of_200(toy, tmp_path):
 
 
 def test_rerun_replays_the_known_failure_first(toy, tmp_path):
-    explore(["toy-planted"], budget=30, seed=0, out=tmp_path)
+    ce = explore(["toy-planted"], budget=30, seed=0, out=tmp_path).runs[0].counterexample
     again = explore(["toy-planted"], budget=30, seed=5, out=tmp_path)
     first = again.runs[0].rows[0]
-    assert first["verdict"] == "fail"  # the database's example is tried before any new draw
+    assert first["verdict"] == "fail"  # the known counterexample is tried before any new draw
+    assert {k: first[k] for k in ce} == ce and again.runs[0].counterexample == ce
 
 
 def test_cli_list_run_at_and_errors(toy, tmp_path, capsys):

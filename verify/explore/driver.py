@@ -498,7 +498,13 @@ def explore_property(prop: Property, *, budget: int = 100, seed: int = 0, level:
             return None
 
         done = False
-        if db is not None and next(iter(db.fetch(key)), None) is not None:
+        for p in _known_failures(prop, database):  # confirmed counterexamples of earlier runs, as they were
+            if n_search() >= budget or done:
+                break
+            row, _ = screen(p, "search")
+            if _hard(row, run.hard_level) and _key(p) not in confirmed:
+                done = hard_found(p, shrink=False)
+        if not done and db is not None and next(iter(db.fetch(key)), None) is not None:
             found = hypothesis([Phase.reuse], 0, True)
             if found is not None:
                 done = hard_found(found, shrink=True)
@@ -552,8 +558,38 @@ def explore_property(prop: Property, *, budget: int = 100, seed: int = 0, level:
         run.status = "interrupted"
         run.seconds = time.perf_counter() - t_start
         raise _Interrupted(run) from None
+    if run.failed and database is not None:
+        _remember_failure(prop, database, run.counterexample)
     run.seconds = time.perf_counter() - t_start
     return run
+
+
+KNOWN_FAILURES = "known-failures.json"
+
+
+def _known_failures(prop, database) -> list:
+    """The confirmed counterexamples an earlier run into the same folder kept (``database``/
+    :data:`KNOWN_FAILURES`), those still in the domain: a rerun evaluates them first.  (Hypothesis's
+    own database keeps the failures *it* drew; a point of the Sobol design is kept here.)"""
+    if database is None:
+        return []
+    path = Path(database) / KNOWN_FAILURES
+    try:
+        pts = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [p for p in pts if isinstance(p, dict) and set(p) == set(prop.domain)
+            and all(isinstance(spec, Expression) or spec.contains(p[k]) for k, spec in prop.domain.items())]
+
+
+def _remember_failure(prop, database, point) -> None:
+    from attnlimits.verify._io import write_text
+
+    known = _known_failures(prop, database)
+    if point in known:
+        return
+    Path(database).mkdir(parents=True, exist_ok=True)
+    write_text(Path(database) / KNOWN_FAILURES, json.dumps(known + [dict(point)], indent=1) + "\n")
 
 
 class _Interrupted(BaseException):
