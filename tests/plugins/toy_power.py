@@ -4,7 +4,7 @@
 ``R − 1`` degrees of freedom, as a property that averages seeds) of a quantity whose true value is
 ``1 + shift`` on ``x > 0.7`` and 1 elsewhere, against the "theory" 1.  Each replicate mean has standard
 deviation 0.02, so the SE is 0.02/√R: 0.005 at the screening size R = 16, where the planted shift
-0.015 (1.5 %) is 3 SE; 0.0025 at the confirmation size R = 64 (6 SE).  ``toy-small-error`` plants it,
+0.0125 (1.25 %) is 2.5 SE; 0.0025 at the confirmation size R = 64 (5 SE).  ``toy-small-error`` plants it,
 ``toy-null`` (shift 0) is the same statement without an error: any failure is a false alarm.
 
 ``small_domain``: a statement on a domain of 12 points (no point may be evaluated twice; ``CALLS``
@@ -51,7 +51,7 @@ def precondition(point, *, size, seed):
 
 _DOMAIN = {"x": Range(0.0, 1.0), "y": Range(0.1, 10.0, scale="log"), "kind": Choice(("a", "b", "c"))}
 PROPERTIES = (
-    Property("toy-small-error", "toypower", "a 1.5 % error (3 SE at the screening size) on x > 0.7", dict(_DOMAIN),
+    Property("toy-small-error", "toypower", "a 1.25 % error (2.5 SE at the screening size) on x > 0.7", dict(_DOMAIN),
              evaluate="toy_power:small_error", kind="simulation", quick={"replicates": 16},
              confirm={"replicates": 64}),
     Property("toy-null", "toypower", "the same statement without an error", dict(_DOMAIN), evaluate="toy_power:null",

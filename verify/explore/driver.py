@@ -18,9 +18,9 @@ The guarantee comes from the confirmation alone, so the screen is chosen for pow
    stated time is marked ``slow`` but not failed (wall time depends on the machine's load). The same
    point always gets the same draws (its seed hashes the run seed and the point), whichever process
    evaluates it, and no point is evaluated twice (the points are memoised).
-2. **Search.** The first :data:`SPACE_FILLING_SHARE` of the budget is a scrambled Sobol design in each
-   parameter's declared scale (log ranges in log space, integers and choices in equal strata; a
-   domain with an expression grammar skips it), evaluated as one batch of independent tasks (on Dask
+2. **Search.** The first :data:`SPACE_FILLING_SHARE` of the budget is a scrambled Sobol design with
+   Latinized margins in each parameter's declared scale (log ranges in log space, integers and
+   choices in equal strata; a domain with an expression grammar skips it), evaluated as one batch of independent tasks (on Dask
    with ``workers``/``scheduler``); Hypothesis draws the rest, steered toward the largest |z|.
    A *hard* failure — a deterministic check or an evaluation error, or ``p_point < (level/K)/B``
    at budget ``B`` — is shrunk at once (Hypothesis's shrinking when Hypothesis drew it; for theory
@@ -140,9 +140,9 @@ def _from_unit(spec, u: float):
 
 
 def space_filling_points(prop: Property, n: int, seed: int) -> list:
-    """``n`` points of a scrambled Sobol sequence (its first ``n``: with ``n`` a power of two every
-    parameter's ``n`` equal strata hold one point each), mapped to each parameter's scale; repeats
-    (a small discrete domain) are dropped.  Empty when the domain has an expression grammar (those
+    """``n`` points of a scrambled Sobol sequence with Latinized margins (each of ``n`` equal strata of
+    every parameter's scale holds one point), mapped to each parameter's scale; repeats (a small
+    discrete domain) are dropped.  Empty when the domain has an expression grammar (those
     points come from Hypothesis alone)."""
     if n < 1 or not prop.domain or any(isinstance(s, Expression) for s in prop.domain.values()):
         return []
@@ -150,10 +150,15 @@ def space_filling_points(prop: Property, n: int, seed: int) -> list:
     from scipy.stats import qmc
 
     names = list(prop.domain)
-    sobol = qmc.Sobol(len(names), scramble=True, rng=np.random.default_rng(point_seed(seed, {}, salt=f"sobol:{prop.name}")))
+    rng = np.random.default_rng(point_seed(seed, {}, salt=f"sobol:{prop.name}"))
+    sobol = qmc.Sobol(len(names), scramble=True, rng=rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "balance properties need n = 2^m": the first n points are used
         u = sobol.random(int(n))
+    # Latinized margins: each coordinate replaced by its rank's stratum, jittered within it, so every one of
+    # n equal strata of every parameter holds one point for any n (the Sobol order of the points is kept)
+    ranks = np.argsort(np.argsort(u, axis=0, kind="stable"), axis=0, kind="stable")
+    u = (ranks + rng.uniform(size=u.shape)) / u.shape[0]
     out, seen = [], set()
     for row in u:
         pt = {k: _from_unit(prop.domain[k], float(x)) for k, x in zip(names, row)}
@@ -703,7 +708,8 @@ def rule_text(level: float, k: int) -> str:
             f"exceeds its tolerance or the evaluation raises; the point *screens as failing* when it is below "
             f"{SCREEN_LEVEL:g} (a fixed per-point level). A point where a precondition of the statement does not "
             f"hold is *not evaluable* (its reason is given): neither a pass nor a failure. The first "
-            f"{SPACE_FILLING_SHARE:.0%} of the budget is a scrambled Sobol design in each parameter's scale, the "
+            f"{SPACE_FILLING_SHARE:.0%} of the budget is a scrambled Sobol design (Latinized margins) in each "
+            f"parameter's scale, the "
             f"rest Hypothesis steered toward the largest |z|; no point is evaluated twice. A hard failure (a "
             f"deterministic check, an error, or p < {pl:.3g}/budget) is shrunk and confirmed at once; when the "
             f"budget is spent the screened points with the smallest p are confirmed, at most {MAX_CONFIRMATIONS} "
