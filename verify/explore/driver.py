@@ -20,8 +20,10 @@ The guarantee comes from the confirmation alone, so the screen is chosen for pow
    evaluates it, and no point is evaluated twice (the points are memoised).
 2. **Search.** The first :data:`SPACE_FILLING_SHARE` of the budget is a scrambled Sobol design with
    Latinized margins in each parameter's declared scale (log ranges in log space, integers and
-   choices in equal strata; a domain with an expression grammar skips it), evaluated as one batch of independent tasks (on Dask
-   with ``workers``/``scheduler``); Hypothesis draws the rest, steered toward the largest |z|.
+   choices in equal strata; a domain with an expression grammar skips it), evaluated as one batch
+   of independent tasks (on Dask with ``workers``/``scheduler``); Hypothesis draws the rest,
+   steered toward the largest |z|.  Confirmed counterexamples of an earlier run into the same
+   folder are evaluated first.
    A *hard* failure — a deterministic check or an evaluation error, or ``p_point < (level/K)/B``
    at budget ``B`` — is shrunk at once (Hypothesis's shrinking when Hypothesis drew it; for theory
    properties then a bisection of each number toward the simple end of its range and a try of each
