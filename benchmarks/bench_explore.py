@@ -21,7 +21,6 @@ Usage (from the checkout root)::
 from __future__ import annotations
 
 import argparse
-import math
 import subprocess
 import sys
 import types
