@@ -13,7 +13,8 @@ parameter → value drawn from the domain, ``size`` the property's ``quick`` (sc
 ``confirm`` size, and an explicit ``seed``; it returns a list of ``(label, comparison)`` pairs,
 each comparison an :class:`attnlimits.verify.comparison.Comparison` (a theory-only invariant has
 no SE and is decided by its tolerance; a theory-versus-simulation check carries the simulation's
-SE and degrees of freedom).  ``attnlimits explore`` (:mod:`attnlimits.verify.explore`) draws the
+SE and degrees of freedom), or raises :class:`NotEvaluable` when a precondition of the statement
+does not hold at the point.  ``attnlimits explore`` (:mod:`attnlimits.verify.explore`) draws the
 points with Hypothesis from strategies *generated from these specs* — never written per property.
 
 Nothing here imports SymPy, NumPy or the verification layer.
@@ -23,7 +24,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["Range", "IntRange", "Choice", "Expression", "Property", "domain_text", "simplest_point"]
+__all__ = ["Range", "IntRange", "Choice", "Expression", "Property", "NotEvaluable", "domain_text", "simplest_point"]
+
+
+class NotEvaluable(Exception):
+    """Raised by an evaluation function when a *precondition* of its statement does not hold at the
+    point (an iterative solver that did not converge, a branch that does not exist there): the message
+    says why.  ``explore`` records the point with the verdict ``not-evaluable`` and that reason — it
+    is neither a pass nor a failure, and it is never confirmed.  A random check must carry an error
+    bar; a random *precondition* is reported this way instead of as a deterministic failure."""
 
 
 @dataclass(frozen=True)
@@ -109,7 +118,8 @@ class Property:
     Monte Carlo).  ``quick``: the size a point is screened at; ``confirm``: the (larger) size of the
     fresh, independent confirmation of a screened failure.  ``map``: the two parameters of the
     validity map (default: the first two numeric ones of the domain).  ``seconds``: the stated time
-    bound of one point at quick size (a point past it is a failure of the property).
+    bound of one point at quick size (a point past it is marked slow, not failed: wall time depends
+    on the machine's load).
     """
 
     name: str

@@ -75,8 +75,8 @@ PROPERTIES = (
              "(w = 0; a finite-size allowance measured from n and n/2)",
              {"activation": Choice(("tanh", "relu", "erf", "sin")), "c": Range(0.25, 4.0, scale="log"),
               "gamma": Range(0.01, 1.0, scale="log"), "snr": Range(0.0, 2.0)},
-             evaluate=f"{_EXPLORE}:rmt_vs_simulation", kind="simulation", quick={"n": 256, "draws": 6},
-             confirm={"n": 512, "draws": 8}, map=("c", "gamma"), seconds=60.0),
+             evaluate=f"{_EXPLORE}:rmt_vs_simulation", kind="simulation", quick={"n": 256, "draws": 12},
+             confirm={"n": 512, "draws": 24}, map=("c", "gamma"), seconds=60.0),
     Property("rmt-exported-equals-inprocess", "rmt", "the standalone solver of `attnlimits export rmt` gives the "
              "in-process numbers (to 1e-12)",
              {"activation": Choice(("tanh", "relu", "erf", "sin")), "c": Range(0.1, 10.0, scale="log"),

@@ -298,13 +298,13 @@ PROPERTIES = (
     Property("slr-bo-monotone", "slr", "the Bayes-optimal error E_BO is non-increasing in alpha (§11)",
              {"alpha": Range(0.5, 20.0, scale="log"), "ratio": Range(1.2, 3.0), "nu": Range(0.5, 5.0, scale="log"),
               "L": IntRange(2, 3)},
-             evaluate=f"{_EXPLORE}:bo_monotone", kind="theory", quick={"points": 2 ** 11, "replicates": 8},
-             confirm={"points": 2 ** 13, "replicates": 8}, seconds=60.0),
+             evaluate=f"{_EXPLORE}:bo_monotone", kind="theory", quick={"points": 2 ** 10, "replicates": 16},
+             confirm={"points": 2 ** 12, "replicates": 16}, seconds=60.0),
     Property("slr-gamp-vs-se", "slr", "GAMP on generated data reaches the Bayes-optimal state evolution (§11, C19-AMP)",
              {"alpha": Range(1.0, 20.0, scale="log"), "nu": Range(0.5, 5.0, scale="log"), "L": IntRange(2, 3)},
              evaluate=f"{_EXPLORE}:gamp_vs_state_evolution", kind="simulation",
-             quick={"D": 300, "seeds": 3, "n_test": 4000, "points": 2 ** 11, "iterations": 400},
-             confirm={"D": 600, "seeds": 4, "n_test": 8000, "points": 2 ** 12, "iterations": 400}, seconds=300.0,
+             quick={"D": 300, "seeds": 8, "n_test": 4000, "points": 2 ** 11, "iterations": 400},
+             confirm={"D": 600, "seeds": 16, "n_test": 8000, "points": 2 ** 12, "iterations": 400}, seconds=300.0,
              doc="Found by its first run: at α = 1, ν = 1 GAMP needs about 130 iterations (undamped residual "
                  "1e-7 on q); the command's default of 60 stops before, which `slr amp` now flags as not "
                  "converged instead of reporting convergence."),
@@ -313,14 +313,15 @@ PROPERTIES = (
              {"alpha": Range(1.0, 20.0, scale="log"), "lam": Range(0.01, 3.0, scale="log"),
               "activation": Choice(("softmax", "linear_uncentred", "linear_centred"))},
              evaluate=f"{_EXPLORE}:replica_vs_erm", kind="simulation",
-             quick={"D": 200, "seeds": 4, "rs_points": 1024}, confirm={"D": 400, "seeds": 6, "rs_points": 2048},
+             quick={"D": 200, "seeds": 6, "rs_points": 512, "rs_replicates": 8},
+             confirm={"D": 400, "seeds": 12, "rs_points": 1024, "rs_replicates": 16},
              map=("alpha", "lam"), seconds=300.0),
     Property("slr-bo-below-rs", "slr", "E_BO(alpha) <= the replica prediction of ridge ERM at any lambda (§10-§11)",
              {"alpha": Range(1.0, 20.0, scale="log"), "lam": Range(0.03, 3.0, scale="log"),
               "activation": Choice(("softmax", "linear_uncentred", "linear_centred"))},
              evaluate=f"{_EXPLORE}:bo_below_rs", kind="theory",
-             quick={"points": 2 ** 11, "replicates": 8, "rs_points": 512},
-             confirm={"points": 2 ** 13, "replicates": 8, "rs_points": 2048}, seconds=180.0),
+             quick={"points": 2 ** 10, "replicates": 16, "rs_points": 256, "rs_replicates": 8},
+             confirm={"points": 2 ** 12, "replicates": 16, "rs_points": 1024, "rs_replicates": 16}, seconds=180.0),
 )
 
 RESULT = Result(

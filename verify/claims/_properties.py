@@ -12,12 +12,15 @@ Each point must lie in the property's declared domain (checked when the claim ru
 comparisons become :class:`~attnlimits.verify.claims.base.Check` rows labelled with the point; the
 family-wise rule of ``verify`` then applies to them like to any other check.  The point's seed is
 :meth:`Context.seed_for` of the claim and the point's index; ``size`` is the claim's size minus
-``points``, plus the run's ``device``.
+``points``, plus the run's ``device``.  A point where the property is not evaluable (it raises
+:class:`~attnlimits.symbolic.properties.NotEvaluable`: a precondition does not hold) fails the claim
+with the reason — ``explore`` passes such a point over, but a claim states the property *there*.
 """
 from __future__ import annotations
 
 import sys
 
+from attnlimits.symbolic.properties import NotEvaluable
 from attnlimits.symbolic.result import discover_results, resolve
 
 from .base import Check, Claim
@@ -62,7 +65,15 @@ def property_claim(prop_name: str, name: str, title: str, statement: str, source
         for i, point in enumerate(points):
             _check_in_domain(prop, point, name)
             tag = point_tag(point)
-            for label, c in evaluate(dict(point), size=dict(rest), seed=ctx.seed_for(name, i)):
+            try:
+                comps = list(evaluate(dict(point), size=dict(rest), seed=ctx.seed_for(name, i)))
+            except NotEvaluable as exc:
+                # the claim states the property at this point: a precondition that does not hold there
+                # leaves the claim unverified, so it fails (loudly, with the reason), unlike in explore
+                checks.append(Check.holds(f"evaluable ({tag})", False,
+                                          note=f"property {prop_name}: not evaluable at this point: {exc}"))
+                continue
+            for label, c in comps:
                 reason = "numerical" if float(c.tolerance) > 0 and not c.stochastic else ""
                 theory = tuple(c.reference) if isinstance(c.reference, (tuple, list)) else c.reference
                 checks.append(Check(f"{label} ({tag})", theory, c.value, c.se, float(c.tolerance),

@@ -1,8 +1,8 @@
 """``attnlimits explore``: property-based verification runs — where does each result's theory hold?
 
 The properties are declared with their result (:class:`attnlimits.symbolic.properties.Property`,
-``Result.properties``); :mod:`.driver` searches a property's domain with Hypothesis (screen, shrink,
-confirm: the false-alarm rule is in its docstring and in every report) and :mod:`.output` writes
+``Result.properties``); :mod:`.driver` searches a property's domain (a space-filling design, then
+Hypothesis; screen, shrink, confirm: the false-alarm rule is in its docstring and in every report) and :mod:`.output` writes
 the tidy table of every point, a validity map per property and ``report.md``.
 
 >>> from attnlimits.verify.explore import properties
@@ -65,17 +65,22 @@ class ExploreResult:
 
 
 def explore(names=(), *, budget: int = 100, seed: int = 0, out="attnlimits-explore", time_limit: float | None = None,
-            level: float = LEVEL, csv: bool = False, progress=None, fresh: bool = False) -> ExploreResult:
+            level: float = LEVEL, csv: bool = False, progress=None, fresh: bool = False, workers: int | None = None,
+            scheduler: str | None = None, client=None) -> ExploreResult:
     """Explore the named properties (all when ``names`` is empty); write the table, maps and report.md
     to ``out``; return an :class:`ExploreResult`.  ``time_limit`` (seconds) bounds the whole run.
 
     ``out`` is checked before any point is evaluated (writable, ``hypothesis-db`` not a link out of
     it) and locked for the run (a concurrent run into it refuses).  A points table already in ``out``
     (from an earlier run) is kept: this run's rows are added to it and report.md covers both;
-    ``fresh=True`` starts a new table instead (the earlier run's maps are removed)."""
+    ``fresh=True`` starts a new table instead (the earlier run's maps are removed).
+
+    The points of the space-filling phase and the confirmations run in this process by default, or on
+    Dask: a local cluster of ``workers`` processes, an existing ``scheduler`` (address or scheduler
+    file) or a ``client``.  The points, draws and verdicts are the same either way."""
     from attnlimits.verify._io import OutputLock, check_output_folder, record_files, remove_previous
 
-    from .driver import _Interrupted, explore_property
+    from .driver import Evaluator, _Interrupted, explore_property
     from .output import read_previous, table_name, write_outputs
 
     known = properties()
@@ -87,6 +92,8 @@ def explore(names=(), *, budget: int = 100, seed: int = 0, out="attnlimits-explo
     from ._options import check_run_options
 
     level, budget, time_limit, seed = check_run_options(level=level, budget=budget, time_limit=time_limit, seed=seed)
+    if workers is not None and int(workers) < 0:
+        raise InputError(f"--workers must be >= 0, got {workers}")
     out = check_output_folder(out, subdirs=("hypothesis-db",), files=(table_name(csv), "report.md"),
                               create_subdirs=True)
     with OutputLock(out, "attnlimits explore " + " ".join(names)):
@@ -96,17 +103,20 @@ def explore(names=(), *, budget: int = 100, seed: int = 0, out="attnlimits-explo
             remove_previous(out, MANIFEST_KEY, keep)
         deadline = None if time_limit is None else time.monotonic() + float(time_limit)
         runs = []
+        evaluator = Evaluator(workers=workers, scheduler=scheduler, client=client)
         kw = dict(level=level, seed=seed, budget=budget, csv=csv, previous=previous)
         try:
             for name in names:
                 runs.append(explore_property(known[name], budget=int(budget), seed=int(seed), level=level,
                                              n_properties=len(names), database=out / "hypothesis-db" / name,
-                                             deadline=deadline, progress=progress))
+                                             deadline=deadline, progress=progress, evaluator=evaluator))
         except _Interrupted as stop:
             runs.append(stop.run)
             files = write_outputs(runs, out, interrupted=True, **kw)
             record_files(out, MANIFEST_KEY, files, merge=not fresh)
             raise ExploreInterrupted(ExploreResult(runs, files, level, seed, budget, previous)) from None
+        finally:
+            evaluator.close()
         files = write_outputs(runs, out, **kw)
         record_files(out, MANIFEST_KEY, files, merge=not fresh)
     return ExploreResult(runs, files, level, seed, budget, previous)

@@ -11,6 +11,7 @@ EXAMPLES = (
     "attnlimits explore slr-bo-monotone --budget 20 --out explore-out",
     "attnlimits explore rmt-vs-simulation grammar-answers --budget 50 --seed 1 --time 600 --csv",
     "attnlimits explore slr-bayes-bound --at 'model=spiked,nu=2,L=3,activation=softmax'",
+    "attnlimits explore rmt-vs-simulation --budget 200 --workers 8",
 )
 
 
@@ -18,9 +19,10 @@ def add_parser(sub, examples, handler_errors):
     p = sub.add_parser(
         "explore", help="property-based verification: search each result's parameter space for where its theory fails",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Hypothesis draws points from each property's declared domain, steers toward the largest\n"
-                    "discrepancy, shrinks a failure to the simplest failing point and confirms it on fresh draws\n"
-                    "(family-wise false-alarm rate <= --level for a correct theory; the rule is in report.md).\n"
+        description="A scrambled Sobol design (half the budget), then Hypothesis, draw points from each property's\n"
+                    "declared domain (Hypothesis steers toward the largest discrepancy and shrinks a failure); the\n"
+                    "strongest screened points are confirmed on fresh draws at a larger size (family-wise false-\n"
+                    "alarm rate <= --level for a correct theory; the rule is in report.md).\n"
                     "Writes points.parquet (points.csv with --csv), map-<property>.png and report.md to --out;\n"
                     "a rerun into the same --out adds its points to the table there (--fresh: a new table);\n"
                     "known failures are kept in --out/hypothesis-db and replayed first on a rerun. Exit 1 when a\n"
@@ -36,6 +38,11 @@ def add_parser(sub, examples, handler_errors):
     p.add_argument("--csv", action="store_true", help="write points.csv instead of points.parquet")
     p.add_argument("--fresh", action="store_true",
                    help="start a new points table in --out (default: add this run's points to the one there)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="evaluate the space-filling points and the confirmations on a local Dask cluster of N "
+                        "processes (default: in this process; the same points, draws and verdicts either way)")
+    p.add_argument("--scheduler", default=None, metavar="ADDR",
+                   help="... or on an existing Dask cluster: address (tcp://host:8786) or scheduler file")
     p.add_argument("--at", default=None, metavar="K=V,...",
                    help="evaluate one property at one point (the reproduce command of report.md) and print the row")
     p.set_defaults(_handler=_run)
@@ -73,6 +80,7 @@ def _run(args) -> int:
     from attnlimits.verify.comparison import LEVEL
 
     from . import ExploreInterrupted, explore, properties
+    from .driver import coverage_text
 
     known = properties()
     if args.list:
@@ -101,7 +109,8 @@ def _run(args) -> int:
     try:  # explore() checks and locks --out before the first point
         res = explore(args.properties, budget=args.budget, seed=args.seed, out=out, time_limit=args.time,
                       level=level, csv=args.csv, fresh=args.fresh,
-                      progress=lambda m: print(m, file=sys.stderr, flush=True))
+                      progress=lambda m: print(m, file=sys.stderr, flush=True),
+                      workers=args.workers, scheduler=args.scheduler)
     except ExploreInterrupted as stop:
         print(f"attnlimits explore: interrupted; {len(stop.result.rows)} finished points written to {out}",
               file=sys.stderr)
@@ -110,6 +119,7 @@ def _run(args) -> int:
         ce = "" if run.counterexample is None else " at " + ", ".join(
             f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in run.counterexample.items())
         print(f"{run.prop.name:<20} {run.status:<12} {len(run.rows):>4} points {run.seconds:7.1f} s{ce}")
+        print(f"{'':<20} {coverage_text(run)}")
     if res.previous:
         print(f"kept {len(res.previous)} point(s) of earlier runs in the table (--fresh starts a new one)")
     print(f"report: {out / 'report.md'}")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from attnlimits.symbolic.properties import Choice, domain_text
 from attnlimits.symbolic.result import InputError
-from attnlimits.verify.explore.driver import MAX_CONFIRMATIONS
+from attnlimits.verify.explore.driver import MAX_CONFIRMATIONS, coverage_text, rule_text
 
 __all__ = ["write_outputs", "reproduce_command"]
 
@@ -166,17 +166,7 @@ def _report(runs, *, level, seed, budget, interrupted, previous=()) -> str:
              f"propert{'y' if k == 1 else 'ies'}" + (" — **interrupted**: the points finished are kept" if interrupted
                                                      else "") + ".", "",
              "## The false-alarm rule", "",
-             f"Each property gets level {level:g}/{k} = {level / max(k, 1):.3g}. A point *screens as failing* when a "
-             f"stochastic check has p < level/(K·budget·m) (Bonferroni over the budget and the point's m checks), a "
-             "deterministic check exceeds its tolerance, or the evaluation raises (a point past the property's time "
-             "bound is marked slow, not failed: wall time depends on the load). Hypothesis shrinks the first failure to the simplest failing point (theory properties: then "
-             "bisection toward the simple end of each range, the boundary of the failing region), and the shrunk "
-             f"point is evaluated again at the confirmation size with fresh, independent draws: the property fails "
-             f"only if that confirmation fails at level {level:g}/({k}·{MAX_CONFIRMATIONS}) (Bonferroni over its "
-             f"checks). A failure that does not confirm (a false alarm of the screen) does not end the search: it "
-             f"goes on over the rest of the budget, confirming at most {MAX_CONFIRMATIONS} screened failures per "
-             f"property in all. For a correct theory a reported failure needs a false confirmation: probability at "
-             f"most {level:g} for the run.", "",
+             rule_text(level, k), "",
              "| property | points | status | counterexample | seconds |", "|---|---|---|---|---|"]
     for run in runs:
         ce = "" if run.counterexample is None else ", ".join(f"{k_}={_fmt(v)}" for k_, v in run.counterexample.items())
@@ -187,15 +177,16 @@ def _report(runs, *, level, seed, budget, interrupted, previous=()) -> str:
                   f"Result `{prop.result}`, {prop.kind}; domain: {domain_text(prop)}; quick size {prop.quick or '-'}, "
                   f"confirmation size {prop.confirm or prop.quick or '-'}; time bound {prop.seconds:g} s per point.",
                   "", f"Status: **{run.status}** after {len(run.rows)} points in {run.seconds:.1f} s "
-                      f"(screen level {run.screen_level:.3g}, confirmation level {run.confirm_level:.3g})."]
+                      f"(screen level {run.screen_level:.3g}, confirmation level {run.confirm_level:.3g}).",
+                  "", "Searched: " + coverage_text(run) + "."]
         if prop.doc:
             lines += ["", prop.doc]
         counts = {}
         for r in run.rows:
             counts[r.get("verdict")] = counts.get(r.get("verdict"), 0) + 1
         lines.append("Verdicts: " + ", ".join(f"{v}: {n}" for v, n in sorted(counts.items(), key=str)) + ".")
-        for pt, c in (run.unconfirmed if run.failed else run.unconfirmed[:-1]):
-            lines += ["", "Screened failure, not confirmed (a false alarm; the search went on): "
+        for pt, c in (u for u in run.unconfirmed if u[0] != run.counterexample):
+            lines += ["", "Screened failure, not confirmed (a false alarm of the screen): "
                       + ", ".join(f"`{k_}={_fmt(v)}`" for k_, v in pt.items())
                       + f" — confirmation `{c.get('check')}` p {c.get('p')}."]
         if run.counterexample is not None:
