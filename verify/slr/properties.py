@@ -8,7 +8,7 @@ import math
 from attnlimits.verify.comparison import Comparison
 
 __all__ = ["bayes_bound", "bo_monotone", "bo_below_rs", "gamp_vs_state_evolution", "replica_vs_erm",
-           "population_vs_mc", "length_law", "minimum_detectable_deviation"]
+           "population_vs_mc", "replica_vs_erm_models", "replica_vs_erm_at", "length_law", "minimum_detectable_deviation"]
 
 #: the precision to which the population optimiser locates an optimum (its ``--tol`` 1e-6 on the
 #: integrals, the optimum's value then to about 1e-5): a deterministic numerical precision
@@ -155,20 +155,34 @@ def replica_vs_erm(point, *, size, seed):
     and ``D/2`` (2.5·|E(D) − E(D/2)|, the rule of ``rmt-vs-simulation``).  Spiked, ν = 2, L = 2, Δ = 0.1.
     Where the equilibrium branch's replicon is ≥ 1 (RS unstable, docs/slr.md §10.8) RS makes no claim and
     the point is reported as such (check "RS unstable"), not compared."""
+    return replica_vs_erm_at(point["activation"], "spiked", 2.0, 2, float(point["alpha"]), float(point["lam"]),
+                             size=size, seed=seed)
+
+
+def replica_vs_erm_models(point, *, size, seed):
+    """:func:`replica_vs_erm` over the data model (spiked, max), ν and L as well as α, λ and the
+    activation: the same evaluation (:func:`replica_vs_erm_at`) and the same allowance rule,
+    2.5·|E(D) − E(D/2)| (it bounds the remaining correction for any rate D^−r with r ≥ 1/2)."""
+    return replica_vs_erm_at(point["activation"], point["model"], float(point["nu"]), int(point["L"]),
+                             float(point["alpha"]), float(point["lam"]), size=size, seed=seed)
+
+
+def replica_vs_erm_at(act, model, nu, L, a, lam, *, size, seed, delta=0.1):
+    """The comparison of :func:`replica_vs_erm` at one (activation, model, ν, L, α, λ): RS at ``rs_points`` ×
+    4 replicates; ERM at ``D`` and ``D/2`` with ``seeds`` seeds each (the SE of the mean over seeds,
+    ``seeds − 1`` degrees of freedom, combined with the RS replicate SE by Welch–Satterthwaite)."""
     import numpy as np
 
     from attnlimits.verify.comparison import combine
     from attnlimits.verify.slr.replica import rs_problem
     from attnlimits.verify.slr.train import train_multistart
 
-    act, a, lam = point["activation"], float(point["alpha"]), float(point["lam"])
-    nu, L, delta = 2.0, 2, 0.1
     reps = 4
-    found = rs_problem(act, "spiked", nu, L, points=int(size.get("rs_points", 1024)), replicates=reps,
+    found = rs_problem(act, model, nu, L, points=int(size.get("rs_points", 1024)), replicates=reps,
                        seed=seed).all_branches([a], lam, delta)
     eq = [fp for _, fp, ph in found[a] if ph == "equilibrium"]
     if not eq:
-        raise RuntimeError(f"no equilibrium RS fixed point at alpha={a:g}, lam={lam:g}")
+        raise RuntimeError(f"no equilibrium RS fixed point at {model} nu={nu:g} L={L} alpha={a:g}, lam={lam:g}")
     rs = eq[0]
     if math.isnan(rs.replicon):  # never a silent pass: without a replicon the point cannot be judged
         raise RuntimeError(f"no replicon for the equilibrium RS branch at alpha={a:g}, lam={lam:g}")
@@ -178,8 +192,8 @@ def replica_vs_erm(point, *, size, seed):
     inits = tuple(size.get("inits", ("informed", "uninformed")))
     means = {}
     for d in (D // 2, D):
-        rows = train_multistart(act, model="spiked", nu=nu, L=L, alpha=a, lam=lam, D=d, seeds=seeds,
-                                seed=seed + d, delta=delta, inits=inits, n_test=2000,
+        rows = train_multistart(act, model=model, nu=nu, L=L, alpha=a, lam=lam, D=d, seeds=seeds,
+                                seed=seed + d, delta=delta, inits=inits, n_test=int(size.get("n_test", 2000)),
                                 device=size.get("device", "auto"))
         best = {}  # seed index -> the first row of its lowest-objective minimum (rows come sorted per seed)
         for r in rows:
