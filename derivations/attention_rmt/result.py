@@ -103,8 +103,8 @@ PROPERTIES = (
              "Gaussian-equivalent kernel (Proposition 1, §5)",
              {"activation": Choice(("tanh", "relu", "erf", "sin")), "c": Range(0.25, 4.0, scale="log"),
               "gamma": Range(0.05, 2.0, scale="log")},
-             evaluate=f"{_EXPLORE}:bulk_traces_vs_simulation", kind="simulation", quick={"n": 256, "draws": 24},
-             confirm={"n": 512, "draws": 24}, map=("c", "gamma"), seconds=120.0),
+             evaluate=f"{_EXPLORE}:bulk_traces_vs_simulation", kind="simulation", quick={"n": 192, "draws": 24},
+             confirm={"n": 384, "draws": 24}, map=("c", "gamma"), seconds=120.0),
     Property("rmt-large-gamma-m1", "rmt", "for random inputs 1 - E = 2 M1/gamma + O(gamma^-2): the engine's "
              "Richardson-extrapolated gamma(1 - E)/2 at gamma = 1e4 equals the derived M1 (1e-4 relative), and c "
              "for ridge (§8 E)",
