@@ -97,8 +97,8 @@ PROPERTIES = (
              {"activation": Choice(("tanh", "relu", "erf", "sin", "sigmoid", "cos")),
               "c": Range(0.25, 4.0, scale="log"), "wk": Range(-2.0, 2.0), "wq": Range(-2.0, 2.0),
               "diagonal": Choice(("zero", "keep"))},
-             evaluate=f"{_EXPLORE}:frobenius_vs_m1", kind="simulation", quick={"n": 256, "draws": 24},
-             confirm={"n": 512, "draws": 24}, map=("c", "wk"), seconds=60.0),
+             evaluate=f"{_EXPLORE}:frobenius_vs_m1", kind="simulation", quick={"n": 256, "draws": 64},
+             confirm={"n": 512, "draws": 32}, map=("c", "wk"), seconds=60.0),
     Property("rmt-bulk-traces", "rmt", "the bulk fixed point's traces q0..q5 match the traces simulated on the "
              "Gaussian-equivalent kernel (Proposition 1, §5)",
              {"activation": Choice(("tanh", "relu", "erf", "sin")), "c": Range(0.25, 4.0, scale="log"),

@@ -124,6 +124,7 @@ def test_simulation_weights_kept_diagonal_small():
 
 # --- rmt-frobenius-vs-m1 ------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("diagonal", ["zero", "keep"])
 def test_frobenius_vs_m1_passes_and_sees_a_planted_3_percent(diagonal, monkeypatch):
     from attnlimits.verify.rmt import properties as P
@@ -139,6 +140,7 @@ def test_frobenius_vs_m1_passes_and_sees_a_planted_3_percent(diagonal, monkeypat
 
 # --- rmt-bulk-traces ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_bulk_traces_pass_and_see_a_planted_3_percent(monkeypatch):
     from attnlimits.verify.rmt import properties as P
 
