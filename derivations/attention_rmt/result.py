@@ -106,7 +106,7 @@ PROPERTIES = (
              evaluate=f"{_EXPLORE}:bulk_traces_vs_simulation", kind="simulation", quick={"n": 192, "draws": 24},
              confirm={"n": 384, "draws": 24}, map=("c", "gamma"), seconds=120.0),
     Property("rmt-large-gamma-m1", "rmt", "for random inputs 1 - E = 2 M1/gamma + O(gamma^-2): the engine's "
-             "Richardson-extrapolated gamma(1 - E)/2 at gamma = 1e4 equals the derived M1 (1e-4 relative), and c "
+             "Richardson-extrapolated (two steps) gamma(1 - E)/2 at gamma <= 1e4 equals the derived M1 (1e-4 relative), and c "
              "for ridge (§8 E)",
              {"activation": Choice(("tanh", "relu", "erf", "sin", "sigmoid", "cos", "abs")),
               "c": Range(0.1, 10.0, scale="log"), "kappa": Range(0.0, 1.0)},
