@@ -90,8 +90,8 @@ PROPERTIES = (
              {"activation": Choice(("tanh", "relu", "erf", "sin")), "c": Range(0.25, 4.0, scale="log"),
               "gamma": Range(0.01, 1.0, scale="log"), "snr": Range(0.0, 2.0), "wk": Range(-1.5, 1.5),
               "wq": Range(-1.5, 1.5), "diagonal": Choice(("zero", "keep"))},
-             evaluate=f"{_EXPLORE}:simulation_general", kind="simulation", quick={"n": 256, "draws": 64},
-             confirm={"n": 512, "draws": 48}, map=("wk", "wq"), seconds=120.0),
+             evaluate=f"{_EXPLORE}:simulation_general", kind="simulation", quick={"n": 256, "draws": 128},
+             confirm={"n": 512, "draws": 64}, map=("wk", "wq"), seconds=120.0),
     Property("rmt-frobenius-vs-m1", "rmt", "||X K_X||_F^2/n^2 -> M1 = nu + a1^2/c + 2 kappa a1 + c kappa^2 on "
              "simulation at mu = 0, any weights, either diagonal convention (§8 E, V5)",
              {"activation": Choice(("tanh", "relu", "erf", "sin", "sigmoid", "cos")),
