@@ -331,7 +331,7 @@ PROPERTIES = (
               "alpha": Range(1.0, 20.0, scale="log"), "lam": Range(0.01, 3.0, scale="log"),
               "activation": Choice(("softmax", "linear_uncentred", "linear_centred"))},
              evaluate=f"{_EXPLORE}:replica_vs_erm_models", kind="simulation",
-             quick={"D": 100, "seeds": 12, "rs_points": 1024}, confirm={"D": 200, "seeds": 16, "rs_points": 2048},
+             quick={"D": 100, "seeds": 24, "rs_points": 4096}, confirm={"D": 200, "seeds": 24, "rs_points": 8192},
              map=("alpha", "nu"), seconds=600.0),
     Property("slr-bo-below-rs", "slr", "E_BO(alpha) <= the replica prediction of ridge ERM at any lambda (§10-§11)",
              {"alpha": Range(1.0, 20.0, scale="log"), "lam": Range(0.03, 3.0, scale="log"),

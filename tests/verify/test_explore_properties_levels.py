@@ -172,3 +172,18 @@ def test_sqrt_gamma_law_holds_and_sees_a_planted_3_percent_per_decade(monkeypatc
     _plant_rmt(monkeypatch, law=lambda g: PLANT ** math.log10(g / 1e-5))
     bad = _evaluate("rmt-sqrt-gamma-law", point)
     assert not bad[0][1].passes(LEVEL), _report(bad)
+
+
+def test_level_properties_are_declared_with_honest_sizes():
+    """The level properties are registered; the simulation ones screen with ≥ 20 degrees of freedom per size."""
+    from attnlimits.verify.explore import properties
+
+    props = properties()
+    names = {"slr-population-vs-mc", "slr-replica-vs-erm-models", "rmt-vs-simulation-weights", "rmt-frobenius-vs-m1",
+             "rmt-bulk-traces", "rmt-large-gamma-m1", "rmt-sqrt-gamma-law"}
+    assert names <= set(props)
+    for name in names:
+        p = find_property(name)
+        if p.kind == "simulation":
+            draws = p.quick.get("draws", p.quick.get("batches", p.quick.get("seeds")))
+            assert draws is not None and draws - 1 >= 20, (name, p.quick)
