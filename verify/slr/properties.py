@@ -164,14 +164,17 @@ def replica_vs_erm(point, *, size, seed):
 def replica_vs_erm_models(point, *, size, seed):
     """:func:`replica_vs_erm` over the data model (spiked, max), ν and L as well as α, λ and the
     activation: the same evaluation (:func:`replica_vs_erm_at`) and the same allowance rule,
-    2.5·|E(D) − E(D/2)| (it bounds the remaining correction for any rate D^−r with r ≥ 1/2)."""
+    2.5·|E(D) − E(D/2)| (it bounds the remaining correction for any rate D^−r with r ≥ 1/2).  Sizes: D = 100
+    and 50, 24 seeds, RS at 16 replicates (so the combined SE has ≳ 20 degrees of freedom); minimum
+    detectable deviation, allowance included, 3.3 % of E_test (softmax, spiked ν = 2, L = 2, α = 4, λ = 0.1;
+    40 s per point) — ``benchmarks/bench_property_power.py``."""
     return replica_vs_erm_at(point["activation"], point["model"], float(point["nu"]), int(point["L"]),
                              float(point["alpha"]), float(point["lam"]), size=size, seed=seed)
 
 
 def replica_vs_erm_at(act, model, nu, L, a, lam, *, size, seed, delta=0.1):
     """The comparison of :func:`replica_vs_erm` at one (activation, model, ν, L, α, λ): RS at ``rs_points`` ×
-    4 replicates; ERM at ``D`` and ``D/2`` with ``seeds`` seeds each (the SE of the mean over seeds,
+    ``rs_replicates`` (default 4) replicates; ERM at ``D`` and ``D/2`` with ``seeds`` seeds each (the SE of the mean over seeds,
     ``seeds − 1`` degrees of freedom, combined with the RS replicate SE by Welch–Satterthwaite)."""
     import numpy as np
 
@@ -179,7 +182,7 @@ def replica_vs_erm_at(act, model, nu, L, a, lam, *, size, seed, delta=0.1):
     from attnlimits.verify.slr.replica import rs_problem
     from attnlimits.verify.slr.train import train_multistart
 
-    reps = 4
+    reps = int(size.get("rs_replicates", 4))  # the RS SE's degrees of freedom are reps − 1
     found = rs_problem(act, model, nu, L, points=int(size.get("rs_points", 1024)), replicates=reps,
                        seed=seed).all_branches([a], lam, delta)
     eq = [fp for _, fp, ph in found[a] if ph == "equilibrium"]
