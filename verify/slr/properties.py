@@ -167,7 +167,8 @@ def replica_vs_erm_models(point, *, size, seed):
     2.5·|E(D) − E(D/2)| (it bounds the remaining correction for any rate D^−r with r ≥ 1/2).  Sizes: D = 100
     and 50, 24 seeds, RS at 16 replicates (so the combined SE has ≳ 20 degrees of freedom); minimum
     detectable deviation, allowance included, 3.3 % of E_test (softmax, spiked ν = 2, L = 2, α = 4, λ = 0.1;
-    40 s per point) — ``benchmarks/bench_property_power.py``."""
+    40 s per point), 6.1 % (linear_uncentred, max ν = 4, L = 3, α = 8, λ = 0.3: the allowance 0.016 is a
+    quarter of it; 65 s) — ``benchmarks/bench_property_power.py``."""
     return replica_vs_erm_at(point["activation"], point["model"], float(point["nu"]), int(point["L"]),
                              float(point["alpha"]), float(point["lam"]), size=size, seed=seed)
 
