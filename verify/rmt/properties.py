@@ -217,7 +217,9 @@ def simulation_general(point, *, size, seed):
         res = simulate_attention(f, m, p, [gamma], mu=None if snr == 0 else [math.sqrt(snr)],
                                  settings={"w": {"wk": [wk], "wq": [wq]}}, diagonal=diag, draws=draws,
                                  seed=seed + m, device=size.get("device", "cpu"))
-        values = {"activation": act, "c": c, "gamma": [gamma], "snr": snr, "wk": [wk, 0.0], "wq": [wq, 0.0]}
+        # the theory at the simulated aspect ratio p/m: rounding p = round(c m) moves c by up to 1/(2m), not
+        # smoothly in m, which the extrapolation in 1/n cannot remove
+        values = {"activation": act, "c": p / m, "gamma": [gamma], "snr": snr, "wk": [wk, 0.0], "wq": [wq, 0.0]}
         if diag == "keep":
             values.update(diagonal="keep", kappa=float(res.kappa_estimate("w").mean))
         row = _rmt_inprocess(values)
@@ -311,15 +313,17 @@ def bulk_traces_vs_simulation(point, *, size, seed):
     act, c, gamma = point["activation"], float(point["c"]), float(point["gamma"])
     n, draws = int(size.get("n", 256)), int(size.get("draws", 12))
     a1, nu = _hermite(act)
-    theory = bulk_trace_values(act, c, gamma)
-    sizes, ests = [], []
+    sizes, ests, theories = [], [], []
     for m in (n // 2, n):
+        cm = max(1, round(c * m)) / m  # the simulated aspect ratio (p = round(c m)): the theory is taken there
         sizes.append(m)
-        ests.append(simulate_bulk_traces(a1, nu, c, [gamma], m, draws, seed + m))
+        ests.append(simulate_bulk_traces(a1, nu, cm, [gamma], m, draws, seed + m))
+        theories.append(bulk_trace_values(act, cm, gamma))
     out = []
     for q, name in enumerate(_TRACE_NAMES):
         per = [(float(e.mean[0, q]), float(e.se[0, q]), e.n_draws - 1) for e in ests]
-        out.append(_extrapolated(f"{name} (n={n}, n -> inf) vs the bulk fixed point", [theory[q]] * 2, per, sizes))
+        out.append(_extrapolated(f"{name} (n={n}, n -> inf) vs the bulk fixed point", [t[q] for t in theories], per,
+                                 sizes))
     return out
 
 
