@@ -195,7 +195,15 @@ def test_toy_properties_run(monkeypatch):
             assert comp.passes(0.01), (prop.name, label, comp)
 
 
-@pytest.mark.parametrize("prop", [p for _, p in _all_properties([n for n in _names() if n != _toy_result().name])],
+#: properties whose simplest point takes more than about 10 s at screening size on two busy cores (ERM
+#: training at two D, bulk traces by dense eigendecompositions, a population optimum plus 4·10⁵ Monte
+#: Carlo sequences, 2 × 64 kernel draws): run under ``-m slow``; their fast checks are in
+#: tests/verify/test_explore_properties_levels.py
+_SLOW_AT_SIMPLEST = {"slr-replica-vs-erm-models", "slr-population-vs-mc", "rmt-bulk-traces", "rmt-frobenius-vs-m1"}
+
+
+@pytest.mark.parametrize("prop", [pytest.param(p, marks=pytest.mark.slow) if p.name in _SLOW_AT_SIMPLEST else p
+                                  for _, p in _all_properties([n for n in _names() if n != _toy_result().name])],
                          ids=lambda p: p.name)
 def test_every_property_passes_at_its_simplest_point(prop):
     """Each installed result's properties evaluate at the simplest point of their domains at their

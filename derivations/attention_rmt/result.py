@@ -90,6 +90,36 @@ PROPERTIES = (
               "wk": Range(-2.0, 2.0), "wq": Range(-2.0, 2.0)},
              evaluate=f"{_EXPLORE}:mpmath_equals_float64", kind="theory", quick={"digits": 30},
              confirm={"digits": 40}, map=("c", "gamma"), seconds=60.0),
+    Property("rmt-vs-simulation-weights", "rmt", "E_attention and E_ridge match simulation with key and query "
+             "weights along the signal and either diagonal convention (zero; keep, at the measured kappa)",
+             {"activation": Choice(("tanh", "relu", "erf", "sin")), "c": Range(0.25, 4.0, scale="log"),
+              "gamma": Range(0.01, 1.0, scale="log"), "snr": Range(0.0, 2.0), "wk": Range(-1.5, 1.5),
+              "wq": Range(-1.5, 1.5), "diagonal": Choice(("zero", "keep"))},
+             evaluate=f"{_EXPLORE}:simulation_general", kind="simulation", quick={"n": 256, "draws": 128},
+             confirm={"n": 512, "draws": 64}, map=("wk", "wq"), seconds=120.0),
+    Property("rmt-frobenius-vs-m1", "rmt", "||X K_X||_F^2/n^2 -> M1 = nu + a1^2/c + 2 kappa a1 + c kappa^2 on "
+             "simulation at mu = 0, any weights, either diagonal convention (§8 E, V5)",
+             {"activation": Choice(("tanh", "relu", "erf", "sin", "sigmoid", "cos")),
+              "c": Range(0.25, 4.0, scale="log"), "wk": Range(-2.0, 2.0), "wq": Range(-2.0, 2.0),
+              "diagonal": Choice(("zero", "keep"))},
+             evaluate=f"{_EXPLORE}:frobenius_vs_m1", kind="simulation", quick={"n": 256, "draws": 64},
+             confirm={"n": 512, "draws": 32}, map=("c", "wk"), seconds=60.0),
+    Property("rmt-bulk-traces", "rmt", "the bulk fixed point's traces q0..q5 match the traces simulated on the "
+             "Gaussian-equivalent kernel (Proposition 1, §5)",
+             {"activation": Choice(("tanh", "relu", "erf", "sin")), "c": Range(0.25, 4.0, scale="log"),
+              "gamma": Range(0.05, 2.0, scale="log")},
+             evaluate=f"{_EXPLORE}:bulk_traces_vs_simulation", kind="simulation", quick={"n": 192, "draws": 24},
+             confirm={"n": 384, "draws": 24}, map=("c", "gamma"), seconds=120.0),
+    Property("rmt-large-gamma-m1", "rmt", "for random inputs 1 - E = 2 M1/gamma + O(gamma^-2): the engine's "
+             "Richardson-extrapolated (two steps) gamma(1 - E)/2 at gamma <= 1e4 equals the derived M1 (1e-4 relative), and c "
+             "for ridge (§8 E)",
+             {"activation": Choice(("tanh", "relu", "erf", "sin", "sigmoid", "cos", "abs")),
+              "c": Range(0.1, 10.0, scale="log"), "kappa": Range(0.0, 1.0)},
+             evaluate=f"{_EXPLORE}:large_gamma_m1", kind="theory", map=("c", "kappa"), seconds=60.0),
+    Property("rmt-sqrt-gamma-law", "rmt", "for random inputs, kappa = 0 and c > 1, E_attention ~ C sqrt(gamma) "
+             "(local log-log slope 1/2 +- 0.01 on [1e-5, 1e-4]) while ridge decays like gamma^2 (§8 F)",
+             {"activation": Choice(("tanh", "relu", "erf", "sin", "sigmoid")), "c": Range(1.5, 8.0, scale="log")},
+             evaluate=f"{_EXPLORE}:sqrt_gamma_law", kind="theory", seconds=60.0),
     Property("grammar-answers", "rmt", "every formula of the grammar gets an answer (finite Hermite data obeying "
              "Bessel's inequality) or a one-line refusal from `attnlimits hermite` within 30 s",
              {"expression": Expression()}, evaluate=f"{_EXPLORE}:grammar_answers", kind="theory",
