@@ -205,9 +205,12 @@ def replica_rows(kern, rules, params: dict, *, progress=None):
                 only_unstable = all(f.stability_damped >= 1 for _, f, _ in labelled)
                 cols = {"n_branches": len(labelled), "only_unstable_fixed_points": only_unstable}
                 eq = next(f for _, f, ph in labelled if ph == "equilibrium")
-                if only_unstable or eq.replicon >= 1:
+                rphase = eq.rsb_phase
+                if only_unstable or rphase in ("rsb", "uncertain"):
                     what = ("every fixed point found is unstable under the damped map" if only_unstable else
-                            f"no RS-stable fixed point (replicon {eq.replicon:.3g} >= 1: replica symmetry broken)")
+                            f"no RS-stable fixed point (replicon {eq.replicon:.3g} ± {eq.replicon_error:.2g}, "
+                            + ("≥ 1 by 3 SE: replica symmetry broken)" if rphase == "rsb" else
+                               "within 3 SE of 1: replica symmetry possibly broken)"))
                     print(f"warning: slr replica alpha={a:g} lam={lam:g}: {what}; the row is flagged, not an RS "
                           "prediction to trust", file=sys.stderr)
                 for origin, fp, phase in labelled:

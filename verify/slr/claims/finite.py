@@ -669,9 +669,12 @@ def _c15_replicon(ctx, size):
                                   D=size["D"], seeds=size["seeds"], delta=p["delta"], seed=ctx.seed_for("C15-replicon"))
         chi = np.array([r["chi"] for r in rows])
         m, se = chi.mean(axis=0), chi.std(axis=0, ddof=1) / math.sqrt(len(rows))
-        checks.append(Check(f"α={alpha:g}: RS replicon below 1 at the equilibrium branch (RS-stable)", 1.0,
-                            float(rs["replicon"]), kind="upper",
-                            note=f"replicon {rs['replicon']:.3f} ± {rs['replicon_error']:.3f}"))
+        from attnlimits.numeric.slr.rs.fixed_point import REPLICON_K, replicon_phase
+
+        rphase = replicon_phase(rs["replicon"], rs["replicon_error"])
+        checks.append(Check.holds(f"α={alpha:g}: RS replicon below 1 by {REPLICON_K:g} SE at the equilibrium branch "
+                                  "(RS-stable)", rphase == "rs",
+                                  note=f"replicon {rs['replicon']:.3f} ± {rs['replicon_error']:.3f}: {rphase}"))
         for i, comp in ((0, "kk"), (2, "vv")):
             checks.append(Check(f"α={alpha:g}: ERM χ_{comp} = tr(Hess⁻²)_{comp}/D vs RS (I−T)⁻¹P₀ {rs['chi'][i]:.4g}",
                                 float(rs["chi"][i]), float(m[i]), se=float(se[i]),
