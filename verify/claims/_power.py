@@ -15,7 +15,34 @@ __all__ = ["TARGET", "EXCEPTIONS", "mdd_status", "above_target"]
 TARGET = {"quick": 0.05, "full": 0.01}
 
 #: Claims whose ``--quick`` (or ``--full``) MDD stays above :data:`TARGET`, and why.  Keys: (claim, mode).
-EXCEPTIONS: dict = {}
+#: Listed from a measured --quick run (seed 0); not yet sized or restructured.
+EXCEPTIONS: dict = {
+    ('C9', "quick"): "deterministic comparisons with a ±0.01 tolerance on gaps as small as 0.001 (the spec's three-decimal figures)",
+    ('C12', "quick"): "deterministic comparisons with a ±0.01 tolerance on risks of 0.05–0.11 (the spec's figures)",
+    ('C4', "quick"): 'the argmin is compared within ±0.15 (a flat minimum: the risk is quadratic in a, so the argmin is poorly determined)',
+    ('C11', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',
+    ('C15', "quick"): 'ERM over 12 seeds vs RS from 4 replicates (Welch dof ≈ 3–11); the seed-to-seed spread of q_k at α = 10 is large',
+    ('TRAIN-pop', "quick"): 'online training over 20 batches with a 0.001 allowance; more steps exceed the quick budget',
+    ('P1-traces', "quick"): 'the headline is a small difference or near-zero quantity, so a relative MDD is large although the absolute one is small',
+    ('V13', "quick"): 'the headline is a small difference or near-zero quantity, so a relative MDD is large although the absolute one is small',
+    ('V17', "quick"): 'the headline is a small difference or near-zero quantity, so a relative MDD is large although the absolute one is small',
+    ('V18', "quick"): 'the headline is a small difference or near-zero quantity, so a relative MDD is large although the absolute one is small',
+    ('V11', "quick"): 'the headline is a small difference or near-zero quantity, so a relative MDD is large although the absolute one is small',
+    ('H-aligned', "quick"): 'the headline is a small difference or near-zero quantity, so a relative MDD is large although the absolute one is small',
+    ('mixed-geometry', "quick"): 'the headline is a small difference or near-zero quantity, so a relative MDD is large although the absolute one is small',
+    ('V2', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',
+    ('V3', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',
+    ('V6', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',
+    ('V9', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',
+    ('V10', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',
+    ('V12', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',
+    ('V15', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',
+    ('V19', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',
+    ('V20', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',
+    ('V4', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',
+    ('V5', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',
+    ('V16', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',
+}
 
 
 def above_target(result, mode: str | None = None) -> bool:

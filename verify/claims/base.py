@@ -293,8 +293,10 @@ class ClaimResult:
     @property
     def mdd(self) -> float | None:
         """The claim's minimum detectable relative deviation: the largest :attr:`Check.mdd_relative` of its
-        quantitative checks (``None`` when it has none)."""
-        vals = [c.mdd_relative for c in self.checks if isinstance(c, Check)]
+        quantitative checks (``None`` when it has none).  Checks of a quoted number within its quoted
+        precision (``tolerance_reason="quoted"``) are left out: their MDD is the precision of the quote
+        (shown per check), which no size of the run can change."""
+        vals = [c.mdd_relative for c in self.checks if isinstance(c, Check) and c.tolerance_reason != "quoted"]
         vals = [v for v in vals if v is not None]
         return max(vals) if vals else None
 
