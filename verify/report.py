@@ -29,7 +29,10 @@ replicates) — the deviation beyond its tolerance (a quoted number's precision)
 SEs —, a raw p-value, and, after :func:`attnlimits.verify.claims.base.run_claims` applied Holm's
 procedure at the run's family-wise level, the *adjusted threshold* its p-value was compared with
 (``level/(m − rank + 1)``) and its Holm-adjusted p-value; it fails iff the adjusted p ≤ level.
-The *threshold* column is the same decision in the value's units. Checks without SE are
+The *threshold* column is the same decision in the value's units; the *MDD* column is the check's
+minimum detectable deviation relative to its headline quantity (``t·SE + tolerance + allowance`` at
+the level a lone deviation needs under Holm, level/m; :attr:`attnlimits.verify.claims.base.Check.mdd`),
+and each claim states its own (the largest of its checks') against the mode's target. Checks without SE are
 deterministic (``|value − theory| ≤ tolerance + allowance``). ``report.md`` states the rule, the
 level and the family size; ``results.json`` has them under ``"family"``.
 
@@ -68,7 +71,7 @@ TABLE_WIDTH = 110
 CSV_COLUMNS = (
     "claim", "verdict", "check", "kind", "theory", "value", "se", "tolerance", "k", "allowance",
     "threshold", "passed", "mode", "seed", "device", "dof", "tolerance_reason", "statistic", "law", "p_value",
-    "p_adjusted", "holm_threshold", "level",
+    "p_adjusted", "holm_threshold", "level", "mdd", "mdd_relative",
 )
 
 _VERDICTS = ("pass", "fail", "discrepancy")
@@ -252,14 +255,70 @@ def family_summary(results: Sequence, level: float | None = None) -> dict:
         "beyond_2_5_raw": sum(1 for c in members if _beyond(c, 2.5)),
         "max_z_passing": max((z for z, ok in zs if ok and z is not None), default=None),
         "unlabelled_tolerances": unlabelled,
+        **_power_summary(results),
     }
+
+
+def _power_summary(results: Sequence) -> dict:
+    """How many quantitative checks have a relative MDD above 5 % and 10 %, and which claims exceed
+    their mode's target (explained by :data:`attnlimits.verify.claims._power.EXCEPTIONS` or not)."""
+    from attnlimits.verify.claims._power import mdd_status
+
+    rel = [_as_float(_safe(c, "mdd_relative")) for r in results for c in r.checks]
+    rel = [x for x in rel if x is not None and not math.isnan(x)]
+    above, unexplained = [], []
+    for r in results:
+        try:
+            st = mdd_status(r)
+        except Exception:  # noqa: BLE001
+            continue
+        if st != "ok":
+            above.append(r.claim)
+            if st == "above target":
+                unexplained.append(r.claim)
+    return {"mdd_checks": len(rel), "mdd_above_5": sum(x > 0.05 for x in rel),
+            "mdd_above_10": sum(x > 0.10 for x in rel), "claims_above_target": len(above),
+            "claims_unexplained": len(unexplained), "claims_above_target_names": above,
+            "claims_unexplained_names": unexplained}
 
 
 # --------------------------------------------------------------------------------------------------
 # terminal table
 # --------------------------------------------------------------------------------------------------
-# check line: indent 2 | label 22 | kind 8 | theory 13 | MC mean ± SE 19 | threshold 9 | z/t 11 | p 8 | adj. thr 8 | mark 1
-_W_LABEL, _W_KIND, _W_THEORY, _W_MC, _W_THR, _W_STAT, _W_P = 22, 8, 13, 19, 9, 11, 8
+# check line: indent 2 | label 15 | kind 8 | theory 13 | MC mean ± SE 19 | threshold 9 | MDD 6 | z/t 11 | p 8 | adj. thr 8
+# | mark 1
+_W_LABEL, _W_KIND, _W_THEORY, _W_MC, _W_THR, _W_MDD, _W_STAT, _W_P = 15, 8, 13, 19, 9, 6, 11, 8
+
+
+def _pct(x: Any) -> str:
+    """A relative MDD as a percentage (``—`` without one, ``inf`` for an infinite one)."""
+    f = _as_float(x)
+    if f is None or math.isnan(f):
+        return "—"
+    if math.isinf(f):
+        return "inf"
+    p = 100 * f
+    return f"{p:.2g}%" if p < 10 else (f"{p:.0f}%" if p < 1e4 else f"{p:.0e}%")
+
+
+def _mdd_line(result: Any) -> str | None:
+    """The claim's MDD against its target: ``MDD 3.2% (target 5%)``, with the exception or warning."""
+    from attnlimits.verify.claims._power import TARGET, mdd_status
+
+    m = _safe(result, "mdd")
+    if m is None:
+        return None
+    mode = _attr(result, "mode", "") or "quick"
+    try:
+        status = mdd_status(result)
+    except Exception:  # noqa: BLE001
+        status = ""
+    text = f"MDD {_pct(m)} (target {_pct(TARGET.get(mode, TARGET['quick']))})"
+    if status.startswith("exception"):
+        text += " — above the target; " + status
+    elif status == "above target":
+        text += " — ABOVE THE TARGET, not explained"
+    return text
 
 
 def terminal_width(default: int = TABLE_WIDTH) -> int:
@@ -309,7 +368,8 @@ def format_table(results: Sequence, *, color: bool = False, elapsed: float | Non
     head1 = f"{'claim':<14}{'verdict':<13}{'time':>8}  title"
     head2 = "  " + " ".join([
         _fit("check", _W_LABEL), _fit("kind", _W_KIND), _fit("theory", _W_THEORY),
-        _fit("MC mean ± SE", _W_MC), _fit("threshold", _W_THR), _fit("z / t", _W_STAT), _fit("p", _W_P),
+        _fit("MC mean ± SE", _W_MC), _fit("threshold", _W_THR), _fit("MDD", _W_MDD), _fit("z / t", _W_STAT),
+        _fit("p", _W_P),
         _fit("adj. thr", _W_P), "ok",
     ])
     lines = [head1, head2.rstrip(), rule]
@@ -334,10 +394,14 @@ def format_table(results: Sequence, *, color: bool = False, elapsed: float | Non
                 _fit(label, _W_LABEL), _fit(kind, _W_KIND),
                 _fit(_num(_attr(c, "theory")), _W_THEORY),
                 _fit(_mc(_attr(c, "value"), _attr(c, "se")), _W_MC),
-                _fit(_num(_check_threshold(c), 3), _W_THR), _fit(_stat_text(c), _W_STAT),
+                _fit(_num(_check_threshold(c), 3), _W_THR), _fit(_pct(_safe(c, "mdd_relative")), _W_MDD),
+                _fit(_stat_text(c), _W_STAT),
                 _fit(_p_text(_safe(c, "p_value")), _W_P), _fit(_p_text(_attr(c, "holm_threshold")), _W_P),
             ]) + " "
             lines.append(line + _paint(_MARK[ok], ok, color))
+        mline = _mdd_line(r)
+        if mline:
+            lines += ["  " + s for s in _wrapped(mline, width - 2, "    ")]
         notes = (r.notes or "").strip()
         if notes and (not r.checks or _verdict_key(r.verdict) != "pass"):
             first = notes.splitlines()[0]
@@ -351,6 +415,9 @@ def format_table(results: Sequence, *, color: bool = False, elapsed: float | Non
         lines.append(f"family-wise rule: Holm at {fam['level']:g} over {fam['m']} checks with an SE "
                      f"({fam['with_t']} by t); {fam['failed']} failed")
         lines.append(f"beyond 2.5 SE: {fam['beyond_2_5_raw']} by |z| or |t|, {fam['beyond_2_5']} normal-equivalent")
+        lines += _wrapped(f"power: {fam['mdd_above_10']} of {fam['mdd_checks']} quantitative checks have MDD > 10 %, "
+                          f"{fam['mdd_above_5']} > 5 %; {fam['claims_above_target']} claim(s) above their MDD "
+                          f"target ({fam['claims_unexplained']} not explained)", width, "  ")
     lines.append(_summary_line(results, elapsed))
     return "\n".join(lines)
 
@@ -410,7 +477,7 @@ def environment_info() -> dict:
 # JSON / CSV
 # --------------------------------------------------------------------------------------------------
 _FLOAT_FIELDS = ("value", "se", "tolerance", "k", "allowance", "threshold", "dof", "statistic", "p_value",
-                 "p_adjusted", "holm_threshold", "level")
+                 "p_adjusted", "holm_threshold", "level", "mdd", "mdd_relative", "mdd_level", "scale")
 
 
 def _clean(x: Any) -> Any:
@@ -503,6 +570,7 @@ def _csv_rows(results: Sequence, meta: Mapping) -> list[dict]:
                 "statistic": _csv_number(_safe(c, "statistic")), "law": _safe(c, "law") or "",
                 "p_value": _csv_number(_safe(c, "p_value")), "p_adjusted": _csv_number(_attr(c, "p_adjusted")),
                 "holm_threshold": _csv_number(_attr(c, "holm_threshold")), "level": _csv_number(_attr(c, "level")),
+                "mdd": _csv_number(_safe(c, "mdd")), "mdd_relative": _csv_number(_safe(c, "mdd_relative")),
             })
     return rows
 
@@ -748,6 +816,14 @@ def _markdown(results: Sequence, meta: Mapping, env: Mapping, plots: Mapping[int
           f"{'—' if mz is None else f'{mz:.2f}'}"
           + (f"; **{fam['unlabelled_tolerances']} check(s) with an SE carry a tolerance not labelled as a "
              "quoted precision**" if fam["unlabelled_tolerances"] else "") + "."]
+    L += ["", "Power: a check detects a deviation of its headline quantity only beyond its *minimum detectable "
+          "deviation* (MDD = t(1 − a/2, dof)·SE + tolerance + allowance at a = level/m, the level a lone "
+          f"deviation needs under Holm). {fam['mdd_above_10']} of {fam['mdd_checks']} quantitative checks have "
+          f"an MDD above 10 %, {fam['mdd_above_5']} above 5 %; {fam['claims_above_target']} claim(s) exceed "
+          "their mode's MDD target"
+          + (f" ({', '.join(fam['claims_above_target_names'])})" if fam["claims_above_target_names"] else "")
+          + (f", **{fam['claims_unexplained']} without a stated reason** "
+             f"({', '.join(fam['claims_unexplained_names'])})" if fam["claims_unexplained"] else "") + "."]
 
     L += ["", "## Environment", ""]
     env_rows = [("time (UTC)", env.get("timestamp")), ("python", env.get("python")),
@@ -760,9 +836,10 @@ def _markdown(results: Sequence, meta: Mapping, env: Mapping, plots: Mapping[int
     L += _md_table(("", ""), [(k, "—" if v is None else v) for k, v in env_rows])
 
     L += ["", "## Summary", ""]
-    L += _md_table(("claim", "title", "verdict", "checks", "time"), [
+    L += _md_table(("claim", "title", "verdict", "checks", "MDD", "time"), [
         (f"[{r.claim}](#{_anchor(anchors[i])})", r.title or "", _verdict_md(r.verdict),
-         f"{sum(_check_passed(c) for c in r.checks)}/{len(r.checks)}", f"{float(r.elapsed or 0.0):.1f} s")
+         f"{sum(_check_passed(c) for c in r.checks)}/{len(r.checks)}", _pct(_safe(r, "mdd")),
+         f"{float(r.elapsed or 0.0):.1f} s")
         for i, r in enumerate(results)
     ])
 
@@ -798,6 +875,9 @@ def _markdown(results: Sequence, meta: Mapping, env: Mapping, plots: Mapping[int
     for i, r in enumerate(results):
         L += [f'<a id="{_anchor(anchors[i])}"></a>', "", f"### {_md_cell(r.claim)} — {_md_cell(r.title or '')}", ""]
         L.append(f"Verdict: {_verdict_md(r.verdict)} · time {float(r.elapsed or 0.0):.1f} s")
+        mline = _mdd_line(r)
+        if mline:
+            L += ["", mline]
         L.append("")
         if r.source:
             L += [f"Source: {_md_cell(r.source)}", ""]
@@ -807,11 +887,11 @@ def _markdown(results: Sequence, meta: Mapping, env: Mapping, plots: Mapping[int
             L += ["Parameters:", ""] + _fence(_compact_json(r.params), "json") + [""]
         if r.checks:
             L += _md_table(("check", "kind", "theory", "MC mean ± SE", "|Δ|", "tolerance", "z / t", "p",
-                            "adj. threshold", "adj. p", "threshold", "", "note"), [
+                            "adj. threshold", "adj. p", "threshold", "MDD", "", "note"), [
                 (_attr(c, "label", ""), _attr(c, "kind", "abs"), _num(_attr(c, "theory"), 6), _mc_md(c, 6),
                  _num(_gap(c)), _tol_text(c), _stat_text(c), _p_text(_safe(c, "p_value")),
                  _p_text(_attr(c, "holm_threshold")), _p_text(_attr(c, "p_adjusted")), _num(_check_threshold(c)),
-                 "✓" if _check_passed(c) else "✗", _attr(c, "note", "") or "")
+                 _pct(_safe(c, "mdd_relative")), "✓" if _check_passed(c) else "✗", _attr(c, "note", "") or "")
                 for c in r.checks
             ])
         else:

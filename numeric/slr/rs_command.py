@@ -139,7 +139,7 @@ def parse_lams(values):
 #: target: ``residual_above_tol``), ``error_exceeds_value`` (the integration error is not below |E_test|).
 #: The solver's own ``flags`` word ``unstable`` is the *undamped* spectral radius ≥ 1, which a fixed point the
 #: damped map reaches can have (an eigenvalue below −1): it is a prediction like any other and is not a reason.
-THEORY_FLAGS = ("rsb", "unstable", "rough", "unconverged", "error_exceeds_value")
+THEORY_FLAGS = ("rsb", "rsb_uncertain", "unstable", "rough", "unconverged", "error_exceeds_value")
 
 
 def theory_flag(row) -> str:
@@ -151,6 +151,8 @@ def theory_flag(row) -> str:
     out = []
     if row.get("rsb") or "rsb" in words:
         out.append("rsb")
+    elif row.get("rsb_status") == "uncertain":  # the replicon's interval (± 3 SE) holds 1
+        out.append("rsb_uncertain")
     d = row.get("stability_damped")
     if row.get("only_unstable_fixed_points") or (isinstance(d, (int, float)) and d >= 1):
         out.append("unstable")
@@ -171,7 +173,11 @@ def _flag_reasons(row) -> str:
     for w in row["flag"].split(","):
         if w == "rsb":
             out.append(("no RS-stable fixed point " if row.get("phase") == "equilibrium" else "")
-                       + f"(replicon {row.get('replicon', math.nan):.3g} >= 1: replica symmetry broken)")
+                       + f"(replicon {row.get('replicon', math.nan):.3g} ± {row.get('replicon_error', math.nan):.2g}, "
+                         "≥ 1 by 3 SE: replica symmetry broken)")
+        elif w == "rsb_uncertain":
+            out.append(f"replicon {row.get('replicon', math.nan):.3g} ± {row.get('replicon_error', math.nan):.2g} "
+                       "within 3 SE of 1: replica symmetry possibly broken")
         elif w == "unstable":
             out.append("every fixed point found is unstable under the damped map"
                        if row.get("only_unstable_fixed_points") else

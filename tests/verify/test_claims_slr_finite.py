@@ -11,7 +11,11 @@ def test_registered_with_quick_and_full_sizes():
         claim = base.REGISTRY[name]
         assert claim.quick and claim.full, name
         assert claim.source.startswith("arXiv:2509.21936")
-    assert base.REGISTRY["C15"].quick["D"] == 400 and base.REGISTRY["C15"].quick["seeds"] == 3
+    # 12 seeds: the t quantile at the run's Holm level needs dof ≫ 2 (the α = 4 run is C16's D = 400 run)
+    assert base.REGISTRY["C15"].quick["D"] == 400 and base.REGISTRY["C15"].quick["seeds"] == 12
+    assert dict(base.REGISTRY["C16"].quick["seeds_by_D"])[400] == 12
+    # quick runs the replica solver (at the stored λ*), never reads the theory side from the table
+    assert base.REGISTRY["C15b"].quick["rs"] == base.REGISTRY["C18"].quick["rs"] == "table-lambda"
     assert max(base.REGISTRY["C16"].full["D_scan"]) == 2000 and len(base.REGISTRY["C16"].quick["D_scan"]) >= 3
     assert base.REGISTRY["C18"].full["seeds"] == 5
 
@@ -30,6 +34,8 @@ def test_stored_rs_points_are_complete():
     size = {"rs": "table"}
     with pytest.raises(KeyError, match="no stored RS-tuned point"):
         F.rs_tuned_entry(None, size, "softmax", model="spiked", nu=9.0, L=7, alpha=3.0)
+    with pytest.raises(KeyError, match="no stored RS-tuned λ"):
+        F.rs_tuned_entry(None, {"rs": "table-lambda"}, "softmax", model="spiked", nu=9.0, L=7, alpha=3.0)
 
 
 def test_stored_rs_tunings_are_package_data():
@@ -117,8 +123,13 @@ def test_c16_rate_band_excludes_no_decay(monkeypatch):
     monkeypatch.setattr(F, "erm", _fake_erm(lambda D: 0.9 / D ** 0.5))
     checks, _, params = F._c16(Context("quick"), size)
     rate = [c for c in checks if "slope" in c.label]
-    assert len(rate) == 2 and rate[0].stochastic and rate[1].kind == "lower"
+    # slope vs −1/2, band excludes 0, band excludes −1 (D^−1)
+    assert len(rate) == 3 and rate[0].stochastic and rate[1].kind == rate[2].kind == "lower"
     assert all(c.passed for c in rate), [(c.label, c.value, c.note) for c in rate]
+    monkeypatch.setattr(F, "erm", _fake_erm(lambda D: 9.0 / D))  # a D^−1 law: the −1 exclusion fails
+    checks, _, _ = F._c16(Context("quick"), size)
+    rate = [c for c in checks if "slope" in c.label]
+    assert not rate[0].passed and not rate[2].passed
     assert params["seeds"] == [s for _, s in size["seeds_by_D"]]
     monkeypatch.setattr(F, "erm", _fake_erm(lambda D: 0.05))
     checks, _, _ = F._c16(Context("quick"), size)

@@ -200,7 +200,7 @@ def test_markdown(report_dir):
     # checks tables: pipes inside cells escaped, right column count
     for line in md.splitlines():
         if line.startswith("| check | kind"):
-            assert line.count(" | ") == 12
+            assert line.count(" | ") == 13  # the MDD column
     assert "\\|Δ\\|" in md
     assert '"gammas": [0.01, 0.1, 1.0]' in md and '"bad": null' in md and "NaN" not in md
     # a notes block containing ``` still renders as one block

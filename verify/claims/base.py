@@ -16,6 +16,14 @@ it was compared with.  A check without SE is deterministic: it passes iff
 ``|value − theory| ≤ tolerance + allowance``.  A check evaluated outside a run (no family yet) is
 judged alone at the per-check level ``2·Φ(−k)`` (k = 3: 0.27 %).
 
+Power: every quantitative check states its *minimum detectable deviation* (:attr:`Check.mdd`, and
+:attr:`Check.mdd_relative` relative to its headline quantity): ``t(1 − a/2, dof)·SE + tolerance +
+allowance`` with ``a`` the level a lone deviating check needs to fail the run's Holm procedure
+(level/m for m checks; see :func:`attnlimits.verify.comparison.minimum_detectable_deviation`).
+A claim's MDD (:attr:`ClaimResult.mdd`) is the largest of its checks'; the sizes of ``--quick`` and
+``--full`` are chosen to bring it to :data:`attnlimits.verify.claims._power.TARGET` (5 %, 1 %), and
+:data:`attnlimits.verify.claims._power.EXCEPTIONS` says why a claim cannot.
+
 Verdicts of a claim:
 
 - ``pass``         every check passes;
@@ -74,6 +82,15 @@ class Check:
     level: float | None = None
     p_adjusted: float | None = None
     holm_threshold: float | None = None
+    #: the magnitude of the headline quantity the MDD is relative to (default ``|theory|``; for an
+    #: interval the larger |bound|)
+    scale: float | None = None
+    #: a statement without a deviation to size (a qualitative property, a sign established at 3 SE,
+    #: a rate excluded by the band): no MDD
+    qualitative: bool = False
+    #: the level at which :attr:`mdd` is computed: level/m in a run of m checks with an SE (set by
+    #: :func:`apply_family_rule`), else :attr:`single_level`
+    mdd_level: float | None = None
 
     # --- the check kinds every claims module builds (one construction each) -----------------------
 
@@ -99,7 +116,7 @@ class Check:
     @classmethod
     def holds(cls, label: str, ok: bool, note: str = "") -> "Check":
         """A qualitative statement: value 1 if it holds, else 0 (theory 1, tolerance 0)."""
-        return cls(label, 1.0, 1.0 if ok else 0.0, None, 0.0, note=note)
+        return cls(label, 1.0, 1.0 if ok else 0.0, None, 0.0, note=note, qualitative=True)
 
     @classmethod
     def sign(cls, label: str, est, i, sign: int, note: str = "") -> "Check":
@@ -108,7 +125,7 @@ class Check:
 
         m, s = float(np.asarray(est.mean)[i]), float(np.asarray(est.se)[i])
         return cls(label, theory=0.0, value=sign * m - 3.0 * s, se=None, tolerance=0.0, kind="lower",
-                   note=note or f"{'+' if sign > 0 else '−'}(MC mean) − 3·SE must be ≥ 0")
+                   note=note or f"{'+' if sign > 0 else '−'}(MC mean) − 3·SE must be ≥ 0", qualitative=True)
 
     def comparison(self):
         from attnlimits.verify.comparison import Comparison
@@ -166,6 +183,50 @@ class Check:
         return margin + critical_value(alpha, self.dof, sided=sided) * float(self.se)
 
     @property
+    def margin(self) -> float:
+        """tolerance (scaled by |theory| for ``kind="rel"``) + allowance, in the value's units."""
+        tol = self.tolerance * abs(self.theory) if self.kind == "rel" and not isinstance(
+            self.theory, (tuple, list)) else self.tolerance
+        return float(tol) + float(self.allowance)
+
+    @property
+    def mdd(self) -> float | None:
+        """Minimum detectable deviation in the value's units: ``t(1 − a/s, dof)·SE + margin`` with ``a`` =
+        :attr:`mdd_level` (level/m in a run) or :attr:`single_level` alone, ``s`` = 2 two-sided, 1 for
+        bounds; the margin alone for a deterministic check; ``None`` for a qualitative one."""
+        from attnlimits.verify.comparison import minimum_detectable_deviation
+
+        if self.qualitative:
+            return None
+        if self.se is not None and not math.isfinite(float(self.se)):
+            return math.inf
+        if not self.stochastic:
+            return self.margin
+        alpha = self.mdd_level if self.mdd_level is not None else self.single_level
+        return minimum_detectable_deviation(self.se, self.dof, alpha, sided=2 if self.kind in ("abs", "rel") else 1,
+                                            margin=self.margin)
+
+    @property
+    def headline(self) -> float | None:
+        """The magnitude :attr:`mdd_relative` is relative to: :attr:`scale`, else ``|theory|`` (the larger
+        |bound| of an interval)."""
+        if self.scale is not None:
+            return abs(float(self.scale))
+        th = self.theory
+        try:
+            return max(abs(float(x)) for x in th) if isinstance(th, (tuple, list)) else abs(float(th))
+        except (TypeError, ValueError):
+            return None
+
+    @property
+    def mdd_relative(self) -> float | None:
+        """:attr:`mdd` relative to :attr:`headline` (``None`` when either is missing or the headline is 0)."""
+        m, h = self.mdd, self.headline
+        if m is None or h is None or not math.isfinite(h) or h == 0:
+            return None
+        return m / h
+
+    @property
     def passed(self) -> bool:
         if not self._finite_value():
             return False
@@ -186,6 +247,8 @@ class Check:
         d["law"] = self.law
         d["p_value"] = self.p_value
         d["passed"] = self.passed
+        d["mdd"] = self.mdd
+        d["mdd_relative"] = self.mdd_relative
         return d
 
 
@@ -227,11 +290,26 @@ class ClaimResult:
     elapsed: float = 0.0
     source: str = ""
     tags: tuple = ()
+    #: the run's mode (``quick``/``full``): the MDD target the claim is held to
+    mode: str = ""
+
+    @property
+    def mdd(self) -> float | None:
+        """The claim's minimum detectable relative deviation: the largest :attr:`Check.mdd_relative` of its
+        quantitative checks (``None`` when it has none).  Checks of a quoted number within its quoted
+        precision (``tolerance_reason="quoted"``) are left out: their MDD is the precision of the quote
+        (shown per check), which no size of the run can change."""
+        vals = [c.mdd_relative for c in self.checks if isinstance(c, Check) and c.tolerance_reason != "quoted"]
+        vals = [v for v in vals if v is not None]
+        return max(vals) if vals else None
 
     def to_dict(self) -> dict:
+        from ._power import mdd_status
+
         return {
             "claim": self.claim, "title": self.title, "verdict": self.verdict, "source": self.source,
             "tags": list(self.tags), "elapsed_s": round(self.elapsed, 3), "notes": self.notes,
+            "mdd": self.mdd, "mdd_status": mdd_status(self),
             "params": self.params, "checks": [c.to_dict() for c in self.checks],
         }
 
@@ -482,6 +560,11 @@ def apply_family_rule(results: list, level: float | None = None):
     h = holm([c.p_value for c in members], level)
     for c, adj, thr in zip(members, h.adjusted, h.thresholds):
         c.level, c.p_adjusted, c.holm_threshold = level, float(adj), float(thr)
+    # the MDD of every check (deterministic ones included) at the level a lone deviation needs: level/m
+    for r in results:
+        for c in r.checks:
+            if isinstance(c, Check):
+                c.mdd_level = level / max(h.m, 1)
     return h
 
 
@@ -539,7 +622,7 @@ def run_claims(claims: list[Claim], ctx: Context, *, level: float | None = None,
             res = ClaimResult(claim.name, claim.title, "fail",
                               notes=f"error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
         res.elapsed = time.perf_counter() - t0
-        res.source, res.tags = claim.source, tuple(claim.tags)
+        res.source, res.tags, res.mode = claim.source, tuple(claim.tags), ctx.mode
         res.title = res.title or claim.title
         out.append(res)
         quoted.append(claim.quoted)

@@ -17,7 +17,31 @@ from .rule import SYSTEM, UNKNOWNS, RSKernels, informed_start, prefix_rule, proj
 from ...frozen import LadderOptions, ladder
 from .walk import RS_DOMAIN, WalkHooks, WalkOptions, piece_walk
 
-__all__ = ["RSFixedPoint", "RSOptions", "rs_fixed_point"]
+__all__ = ["REPLICON_K", "RSFixedPoint", "RSOptions", "replicon_phase", "rs_fixed_point"]
+
+#: Standard errors by which the replicon must clear 1 before replica symmetry is declared broken (or
+#: stable): its error bar is the scatter of the scrambled-Sobol replicates, often 5–60 % of the value.
+REPLICON_K = 3.0
+
+
+def replicon_phase(replicon: float, error: float, k: float = REPLICON_K) -> str:
+    """The replicon's verdict with its error bar (docs/slr.md §10.8): ``"rsb"`` when
+    ``replicon − k·error ≥ 1`` (replica symmetry broken), ``"rs"`` when ``replicon + k·error < 1``
+    (RS-stable), ``"uncertain"`` when the interval ``replicon ± k·error`` contains 1, ``"unknown"``
+    without a replicon.  A missing or NaN error counts as 0 (a single rule: no error bar).
+
+    >>> replicon_phase(1.09, 0.21), replicon_phase(1.32, 0.04), replicon_phase(0.6, 0.006)
+    ('uncertain', 'rsb', 'rs')
+    """
+    r = float(replicon)
+    if math.isnan(r):
+        return "unknown"
+    e = float(error) if error is not None and math.isfinite(float(error)) else 0.0
+    if r - k * e >= 1.0:
+        return "rsb"
+    if r + k * e < 1.0:
+        return "rs"
+    return "uncertain"
 
 
 @dataclass(frozen=True)
@@ -170,13 +194,19 @@ class RSFixedPoint:
         state["anchor"] = None
         return state
 
+    @property
+    def rsb_phase(self) -> str:
+        """:func:`replicon_phase` of this point: ``rsb``, ``uncertain``, ``rs`` or ``unknown``."""
+        return replicon_phase(self.replicon, self.replicon_error)
+
     def as_row(self) -> dict:
         row = {"alpha": self.alpha, "lam": self.lam, "Delta": self.Delta, "E_test": self.E_test,
                "E_test_error": self.E_test_error, "training_loss": self.training_loss,
                "training_loss_error": self.training_loss_error, "training_objective": self.training_objective,
                "training_objective_error": self.training_objective_error, "free_energy": self.free_energy,
                "replicon": self.replicon, "replicon_error": self.replicon_error,
-               "rsb": bool(self.replicon >= 1), "stability_damped": self.stability_damped}
+               "rsb": self.rsb_phase == "rsb", "rsb_status": self.rsb_phase,
+               "stability_damped": self.stability_damped}
         for k in UNKNOWNS:
             row[k] = self.values[k]
             row[k + "_error"] = self.errors[k]
@@ -601,8 +631,11 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         flags.append("unstable")
     free_energy, replicon, replicon_err, n_rep = _energy_and_replicon(G, x, info, d)
     s.evals += n_rep
-    if replicon >= 1:
+    phase = replicon_phase(replicon, replicon_err)
+    if phase == "rsb":
         flags.append("rsb")
+    elif phase == "uncertain":
+        flags.append("rsb_uncertain")
     diags = info["diags"]
     seconds = time.perf_counter() - t_start
     method = "+".join(s.methods)

@@ -369,6 +369,44 @@ def _run_C7(ctx, size):
     return checks, [plot], {"n": size["n"]}
 
 
+#: Settings of C6-command: a spiked one (closed form in ν) and two max-SLR ones (μ_L from quadrature:
+#: M_L at ν = ∞, ν E_B at finite ν).
+_C6_COMMAND = (("spiked", 2.0, 3), ("max", INF, 3), ("max", 2.0, 2))
+
+
+def _run_C6_command(ctx, size):
+    """The optimum ``attnlimits slr population`` prints for the linear variants (the generated §8 closed
+    forms, :func:`attnlimits.numeric.slr.population.optimal_population_risk` with ``closed_form=True``),
+    checked by two routes that share none of its code: the general quadrature risk at the printed
+    parameters (:func:`~attnlimits.numeric.slr.population.population_risk`, QMC, deterministic within its
+    error) and a Monte Carlo estimate of the risk at the printed parameters (torch, fresh sequences)."""
+    from attnlimits.verify.slr import projection_risk
+    from attnlimits.verify.slr.population_command import run_population
+    from attnlimits.verify.slr.theory import population_risk
+
+    checks, params = [], {"n": size["n"], "settings": []}
+    for i, (model, nu, L) in enumerate(_C6_COMMAND):
+        rows = ctx.cached(("slr-population-command", model, nu, L), lambda: run_population(
+            {"model": model, "nu": nu, "L": [L], "activation": ",".join(_LIN)}))
+        for j, row in enumerate(rows):
+            act, a = row["activation"], row["argmin"]
+            tag = f"{act} {model} L={L} ν={_fmt_nu(nu)}"
+            quad, qerr = population_risk(act, _setting(model, nu, L), a["m_k"], a["q_k"], a["m_v"], a["q_v"],
+                                         **_qmc(ctx))
+            # the quadrature's own error (4 replicates, 3 SE) is the numerical tolerance of this comparison
+            checks.append(Check(f"`slr population` risk {row['risk']:.5f} = quadrature risk at its printed argmin, "
+                                f"{tag}", float(quad), float(row["risk"]), None, 3 * float(qerr) + 1e-9,
+                                tolerance_reason="numerical", note=f"quadrature {quad:.6f} ± {qerr:.1e}; printed "
+                                f"argmin m_k={a['m_k']:.4f}, m_v={a['m_v']:.4f} ({row['method']})"))
+            est = projection_risk(act, a["m_k"], a["q_k"], a["m_v"], a["q_v"], model=model, nu=nu, L=L, n=size["n"],
+                                  generator=ctx.seed_for("C6-command", i, j), **_mc_kw(ctx))
+            checks.append(Check.mc(f"MC risk at the printed argmin vs `slr population` risk, {tag}",
+                                   float(row["risk"]), est))
+            params["settings"].append({"setting": tag, "risk": row["risk"], "argmin": a, "quadrature": quad,
+                                       "mc": float(est.mean), "mc_se": float(est.se)})
+    return checks, [], params
+
+
 def _run_C8(ctx, size):
     from attnlimits.verify.slr import bayes_mc
 
@@ -859,6 +897,12 @@ _CLAIMS = [
     Claim("C7", "linear attention on max-SLR ν = ∞", "R4 via M_L; uncentred and centred increase to 1, pure → 1.",
           _src("§4 (max-SLR)", "§8, §9, §14 R4, §15 C7"), _run_C7, quick=_Q["quick"], full=_Q["full"],
           tags=("slr", "linear", "mc")),
+    Claim("C6-command", "`slr population` prints the linear optimum: quadrature and MC agree",
+          "The closed-form optimum the `slr population` command prints for linear_uncentred, linear_centred and "
+          "linear_pure (spiked L=3 ν=2; max L=3 ν=∞; max L=2 ν=2) equals the general quadrature risk at its printed "
+          "parameters (within 3 quadrature SEs) and a Monte Carlo estimate there.",
+          _src("§4 (linear attention)", "§8, §15 C6"), _run_C6_command, quick={"n": 400_000},
+          full={"n": 2_000_000}, tags=("slr", "linear", "mc", "command")),
     Claim("C8", "Stein identity μ_L(ν) = ν E_B", "max-SLR L=2,3, ν=1,2,5: E χ*_ε* = ν E_B (±3e-3); linear values R4.",
           _src("§4 (max-SLR)", "§8, §15 C8"), _run_C8, quick={"n": 1_000_000}, full={"n": 5_000_000},
           tags=("slr", "linear", "bayes", "mc")),
