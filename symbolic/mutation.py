@@ -50,6 +50,7 @@ import os
 import shutil
 import sys
 import tempfile
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -134,7 +135,13 @@ def clear_caches() -> None:
         if not name.startswith("attnlimits") or mod is None:
             continue
         for value in list(getattr(mod, "__dict__", {}).values()):
-            clear = getattr(value, "cache_clear", None)
+            # never getattr on arbitrary objects: a lazy package's __getattr__ would import (SymPy, seconds)
+            if isinstance(value, types.FunctionType):
+                clear = value.__dict__.get("cache_clear")  # a plant's wrapper carries its original's
+            elif hasattr(type(value), "cache_clear"):  # functools.lru_cache
+                clear = value.cache_clear
+            else:
+                clear = None
             if callable(clear) and str(getattr(value, "__module__", "")).startswith("attnlimits"):
                 clear()
             if type(value).__name__ == "GeneratedModel" and hasattr(value, "_kernels"):
@@ -229,10 +236,12 @@ def planted(plant: Plant, *, isolate_cache: bool = True):
 
 
 def apply(plant: Plant, *, isolate_cache: bool = True) -> Plant:
-    """Put ``plant`` into this process until it ends (a benchmark's planted subprocess).  The
-    temporary cache folder is removed at exit."""
+    """Put ``plant`` into this process until it ends (a benchmark's planted subprocess); a second call
+    with the same plant does nothing.  The temporary cache folder is removed at exit."""
     import atexit
 
+    if plant in active():  # idempotent: a start-up hook may have planted it already
+        return plant
     undo = _install(plant, isolate_cache=isolate_cache)
     _ACTIVE.append((plant, undo))
     if undo.tmp is not None:
