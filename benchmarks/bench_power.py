@@ -154,6 +154,10 @@ def main(argv=None) -> int:
     ap.add_argument("--properties", default=None,
                     help="comma-separated properties to explore for every plant (default: each plant's own)")
     ap.add_argument("--all-claims", action="store_true", help="verify every registered claim for every plant")
+    ap.add_argument("--max-claims", type=int, default=None, metavar="N",
+                    help="only the first N of each plant's claims (the most direct come first)")
+    ap.add_argument("--max-properties", type=int, default=None, metavar="N",
+                    help="only the first N of each plant's properties")
     ap.add_argument("--no-clean", action="store_true", help="skip the unplanted run (no false-alarm table)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per command (default 3600)")
@@ -178,10 +182,10 @@ def main(argv=None) -> int:
     fixed_props = [c for c in (args.properties or "").split(",") if c]
 
     def claims_of(p):
-        return [] if args.all_claims else (fixed_claims or list(p.claims))
+        return [] if args.all_claims else (fixed_claims or list(p.claims)[:args.max_claims])
 
     def props_of(p):
-        return fixed_props or list(p.properties)
+        return fixed_props or list(p.properties)[:args.max_properties]
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
