@@ -64,9 +64,67 @@ def _env(plant: str, cache: Path, hook: Path | None) -> dict:
     return env
 
 
+#: --one-process: one worker runs every job in turn, each under ``mutants.planted`` (caches cleared and
+#: a fresh cache folder per plant; the imports paid once); jobs and answers are JSON lines
+_WORKER = (
+    "import contextlib, io, json, os, sys, time\n"
+    "sys.path.insert(0, {bench!r})\n"
+    "import mutants\n"
+    "from attnlimits.verify.cli import main\n"
+    "proto = sys.stdout\n"
+    "for line in sys.stdin:\n"
+    "    job = json.loads(line)\n"
+    "    buf = io.StringIO()\n"
+    "    t0 = time.perf_counter()\n"
+    "    os.environ.pop('ATTNLIMITS_PLANT', None)\n"
+    "    if job['plant']:\n"
+    "        os.environ['ATTNLIMITS_PLANT'] = job['plant']  # for the processes the run starts\n"
+    "    ctx = mutants.planted(job['plant']) if job['plant'] else contextlib.nullcontext()\n"
+    "    try:\n"
+    "        with ctx, contextlib.redirect_stdout(buf):\n"
+    "            rc = main(job['argv'])\n"
+    "    except SystemExit as exc:\n"
+    "        rc = exc.code\n"
+    "    except BaseException as exc:  # report, and go on with the next job\n"
+    "        rc = f'exception {{type(exc).__name__}}: {{exc}}'\n"
+    "    proto.write(json.dumps({{'rc': rc, 'seconds': time.perf_counter() - t0, 'stdout': buf.getvalue()}}) + '\\n')\n"
+    "    proto.flush()\n"
+)
+
+
+class _Worker:
+    """The --one-process worker (started on first use)."""
+
+    proc = None
+
+    @classmethod
+    def run(cls, plant, argv, work, hook, log):
+        if cls.proc is None:
+            cache = Path(tempfile.mkdtemp(prefix="cache-clean-", dir=work))
+            env = _env("", cache, None)
+            env["PYTHONPATH"] = os.pathsep.join([str(hook), env["PYTHONPATH"]])
+            cls.errlog = open(work / "worker-stderr.log", "w")
+            cls.proc = subprocess.Popen([sys.executable, "-c", _WORKER.format(bench=str(HERE))], cwd=str(ROOT),
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=cls.errlog,
+                                        text=True, env=env)
+        cls.proc.stdin.write(json.dumps({"plant": plant, "argv": argv}) + "\n")
+        cls.proc.stdin.flush()
+        line = cls.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the --one-process worker ended; see {work / 'worker-stderr.log'}")
+        ans = json.loads(line)
+        log.write_text(f"$ attnlimits {' '.join(argv)}   # plant: {plant or 'none'}\n--- stdout\n{ans['stdout']}\n")
+        return ans["rc"], ans["seconds"], ans["stdout"]
+
+
+ONE_PROCESS = False
+
+
 def run_cli(plant: str, argv: list, *, work: Path, hook: Path | None, timeout: float, log: Path):
-    """Run ``attnlimits ARGV`` in a fresh process with ``plant`` applied ('' = unplanted).
-    Returns ``(exit status, seconds, stdout)``; the output is also kept in ``log``."""
+    """Run ``attnlimits ARGV`` in a fresh process with ``plant`` applied ('' = unplanted), or in the
+    --one-process worker.  Returns ``(exit status, seconds, stdout)``; the output is also kept in ``log``."""
+    if ONE_PROCESS:
+        return _Worker.run(plant, argv, work, hook, log)
     cache = Path(tempfile.mkdtemp(prefix="cache-", dir=work))
     code = _CHILD.format(bench=str(HERE))
     t0 = time.perf_counter()
@@ -159,6 +217,9 @@ def main(argv=None) -> int:
     ap.add_argument("--max-properties", type=int, default=None, metavar="N",
                     help="only the first N of each plant's properties")
     ap.add_argument("--no-clean", action="store_true", help="skip the unplanted run (no false-alarm table)")
+    ap.add_argument("--one-process", action="store_true",
+                    help="run every command in one worker process, each plant under mutants.planted (imports paid "
+                         "once: for a loaded machine; no --timeout)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per command (default 3600)")
     ap.add_argument("--out", default="attnlimits-power", help="folder for power.md, power.json and the logs")
@@ -187,6 +248,8 @@ def main(argv=None) -> int:
     def props_of(p):
         return fixed_props or list(p.properties)[:args.max_properties]
 
+    global ONE_PROCESS
+    ONE_PROCESS = args.one_process
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="power-", dir=out))
