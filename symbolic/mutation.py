@@ -171,6 +171,8 @@ def _aliases(original) -> list:
     """``(module, attribute)`` of every loaded ``attnlimits`` module that holds ``original`` itself
     (``from x import f`` copies the reference; these are replaced as well)."""
     out = []
+    if original is None or isinstance(original, (bool, int, float, complex, str, bytes)):
+        return out  # shared values: an equal object elsewhere is not a copy of this attribute
     for name, mod in list(sys.modules.items()):
         if not name.startswith("attnlimits") or mod is None:
             continue
