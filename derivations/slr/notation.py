@@ -19,6 +19,12 @@ NOTATION = {
     "m": ("m", "teacher overlap of a block (m_k, m_v); in the closed forms of §8 the key overlap m_k"),
     "q": ("q", "self-overlap of a block (q_k, q_v); in the Bayes-optimal prior update the overlap q of §11"),
     "V": ("V", "variance order parameter of a block"),
+    "m_k": ("m_{k}", "key overlap with the teacher"),
+    "m_v": ("m_{v}", "value overlap with the teacher"),
+    "q_k": ("q_{k}", "key self-overlap"),
+    "q_v": ("q_{v}", "value self-overlap"),
+    "V_k": ("V_{k}", "key variance order parameter"),
+    "V_v": ("V_{v}", "value variance order parameter"),
     "A": ("A", "E[σ(χ)_ε*], the weight on the teacher's token"),
     "B": ("B", "E‖σ(χ)‖², the squared norm of the attention weights"),
     # RS prior and channel (§10)
