@@ -586,7 +586,8 @@ def explore(properties: Sequence[str] = (), *, budget: int = 100, seed: int = 0,
 def show(result: str, item: str | None = None, **options):
     """The equations of ``result``'s ``item`` as the solver uses them (``attnlimits show``): a
     :class:`attnlimits.symbolic.render.Formula` — LaTeX in Jupyter, ``to_text()``, ``to_latex()``,
-    ``to_json()``, ``subs``/``simplify`` as in SymPy.  Without ``item``: the names of the items.
+    ``to_json()``, ``legend()``; ``subs``/``xreplace`` take names as strings (``{"c": 0.5}``) and
+    refuse unknown ones, ``inline()`` substitutes the definitions.  Without ``item``: the names of the items.
     ``options``: ``activation``, ``L``, ``model``, ``variant`` where the item takes them.
 
     >>> import attnlimits as al

@@ -45,7 +45,7 @@ __all__ = [
     "r", "m_vec", "Gamma_mat", "Omega_mat", "omega_K", "omega_Q", "L_red",
     "ybar_expression", "ybar_boxed_expression", "ybar", "ybar_rate", "error_attention", "outer_invariants",
     "reduced_geometry_rank1", "reduced_geometry_general",
-    "ridge_stieltjes", "ridge_ybar", "error_ridge",
+    "ridge_stieltjes", "ridge_ybar", "error_ridge", "ridge_mbar", "ridge_stieltjes_quadratic",
     "large_gamma_m1", "crossover_c_star", "noise_kernel_stieltjes_update", "stieltjes_m", "z",
     "noise_kernel_system",
     "diagonal_constant", "diagonal_constant_leading", "REFERENCES",
@@ -198,14 +198,18 @@ outer_invariants = (
 # §7 ridge baseline (Proposition 2)
 
 
+ridge_mbar = sp.Symbol("mbar")  #: m̄ as the unknown of its defining quadratic
+ridge_stieltjes_quadratic = c * gamma * ridge_mbar**2 + (1 - c + gamma) * ridge_mbar - 1  #: = 0 defines m̄ (§7)
+
+
 def _positive_stieltjes_root():
     """Positive root of ``cγm̄² + (1 − c + γ)m̄ − 1 = 0``, in a cancellation-free form.
 
     SymPy solves the quadratic; Vieta (m₊m₋ = −1/(cγ)) gives the conjugate form, and the two
     are combined by the sign of ``B = 1 − c + γ`` so that neither subtracts nearly equal numbers.
     """
-    mb = sp.Symbol("mbar")
-    roots = sp.solve(c * gamma * mb**2 + (1 - c + gamma) * mb - 1, mb)
+    mb = ridge_mbar
+    roots = sp.solve(ridge_stieltjes_quadratic, mb)
     # the positive root is the one with +sqrt: check numerically at a sample point
     sample = {c: sp.Rational(1, 2), gamma: sp.Rational(1, 3)}
     (m_plus,) = [rt for rt in roots if rt.subs(sample) > 0]

@@ -10,7 +10,9 @@ Reading this module imports no SymPy (the builders import it when called).
 """
 from attnlimits.symbolic.result import Item
 
-__all__ = ["ITEMS"]
+__all__ = ["ITEMS", "NOTATION"]
+
+from attnlimits.derivations.attention_rmt.notation import NOTATION  # noqa: E402  (the result's notation)
 
 _M = "attnlimits.derivations.attention_rmt.items:"
 _DOC = "docs/attention_rmt.md"
@@ -111,12 +113,31 @@ def error_attention(activation=None):
 
 
 def ridge(activation=None):
+    """m̄ defined once: ȳ and E are written in m̄ and m̄′ = dm̄/dγ, as Proposition 2 writes them.
+
+    The solver's closed forms (``ridge_ybar``, ``error_ridge``) are the derivation's; here the
+    Stieltjes transform (and its γ-derivative, which SymPy took of it) are replaced by their symbols,
+    and m̄′ is the implicit derivative of the quadratic that defines m̄.
+    """
+    import sympy as sp
+
     from attnlimits.symbolic.render import Formula
 
     R = _R()
-    return Formula("ridge baseline (Proposition 2): Stieltjes transform, ybar and error",
-                   [("mbar", R.ridge_stieltjes), ("ybar_ridge", R.ridge_ybar), ("E_ridge", R.error_ridge)],
-                   parameters=(R.c, R.gamma, R.snr), section=f"{_DOC} §7", kind="closed_form", name="ridge")
+    mbar, mbar_prime = R.ridge_mbar, sp.Symbol("mbar_prime")
+    named = {sp.diff(R.ridge_stieltjes, R.gamma): mbar_prime}
+    rows = [("mbar", R.ridge_stieltjes),
+            ("mbar_prime", -sp.diff(R.ridge_stieltjes_quadratic, R.gamma)
+             / sp.diff(R.ridge_stieltjes_quadratic, mbar)),
+            ("ybar_ridge", R.ridge_ybar.xreplace(named).xreplace({R.ridge_stieltjes: mbar})),
+            ("E_ridge", R.error_ridge.xreplace(named).xreplace({R.ridge_stieltjes: mbar}))]
+    for name, rhs in rows[1:]:
+        if rhs.has(sp.Piecewise):
+            raise AssertionError(f"ridge item: {name} still holds the piecewise m̄ (the derivation changed form)")
+    return Formula("ridge baseline (Proposition 2): Stieltjes transform, ybar and error", rows,
+                   parameters=(R.c, R.gamma, R.snr), section=f"{_DOC} §7", kind="closed_form", name="ridge",
+                   notes=("m̄′ is the implicit derivative of cγm̄² + (1 − c + γ)m̄ − 1 = 0; "
+                          "--substitute writes every row in c, γ, SNR alone",))
 
 
 def noise_kernel_system(activation=None):

@@ -10,13 +10,15 @@ Reading this module imports no SymPy (the builders import it when called).
 """
 from attnlimits.symbolic.result import Item
 
-__all__ = ["ITEMS"]
+__all__ = ["ITEMS", "NOTATION"]
+
+from attnlimits.derivations.slr.notation import NOTATION  # noqa: E402  (the result's notation)
 
 _M = "attnlimits.derivations.slr.items:"
 _DOC = "docs/slr.md"
 
 
-def _rows(obj, name="value"):
+def _rows(obj, name="value", names=()):
     """(lhs, rhs) rows of what a derivation function returns: a mapping, an (inputs, expr) pair, a
     pair of expressions, a list or a single expression (non-SymPy values are left out)."""
     import sympy as sp
@@ -28,8 +30,10 @@ def _rows(obj, name="value"):
         return [(k, v) for k, v in obj.items() if ok(v)]
     if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[0], (tuple, list)) and not ok(obj[0]):
         inputs, out = obj
-        return _rows(out, name)
+        return _rows(out, name, names)
     if isinstance(obj, (tuple, list)):
+        if names:
+            return [(n, v) for n, v in zip(names, obj) if ok(v)]
         return [(f"{name}_{i}", v) for i, v in enumerate(obj) if ok(v)]
     return [(name, obj)]
 
@@ -42,32 +46,37 @@ def _inputs(obj):
     return ()
 
 
-def _formula(title, obj, *, kind, name, section, lhs="value", notes=()):
+def _formula(title, obj, *, kind, name, section, lhs="value", notes=(), names=(), unknowns=()):
     import sympy as sp
     from attnlimits.symbolic.render import Formula
 
-    rows = _rows(obj, lhs)
+    rows = _rows(obj, lhs, names)
     symbols = set()
     for _, v in rows:
         if isinstance(v, sp.Basic):
             symbols |= v.free_symbols
     params = tuple(sorted(symbols, key=str))
-    return Formula(title, rows, parameters=_inputs(obj) or params, section=section, kind=kind, name=name,
-                   notes=tuple(notes))
+    by_name = {str(s): s for s in (*_inputs(obj), *params)}
+    unknowns = tuple(by_name[u] for u in unknowns)
+    parameters = tuple(p for p in (_inputs(obj) or params) if p not in unknowns)
+    return Formula(title, rows, unknowns=unknowns, parameters=parameters, section=section, kind=kind,
+                   name=name, notes=tuple(notes))
 
 
 def rs_prior_update(L=None, model=None, variant=None):
     from . import replica as R
 
     return _formula("RS prior (ridge) part: m, q, V of one block from its conjugates", R.prior_update(),
-                    kind="system", name="rs_prior_update", section=f"{_DOC} §10.2")
+                    kind="system", name="rs_prior_update", section=f"{_DOC} §10.2",
+                    unknowns=("m_hat", "q_hat", "V_hat"))
 
 
 def rs_conjugate_update(L=None, model=None, variant=None):
     from . import replica as R
 
     return _formula("RS conjugate update from the channel averages (Stein form)", R.conjugate_update("stein"),
-                    kind="system", name="rs_conjugate_update", section=f"{_DOC} §10.4", lhs="hat")
+                    kind="system", name="rs_conjugate_update", section=f"{_DOC} §10.4", lhs="hat",
+                    unknowns=("gg", "dg", "gx", "gxi", "m"))
 
 
 def rs_channel(L=2, model=None, variant=None):
@@ -75,7 +84,8 @@ def rs_channel(L=2, model=None, variant=None):
 
     L = int(L or 2)
     return _formula(f"RS channel integrands per Monte Carlo sample, L = {L}", R.channel_integrands(L),
-                    kind="system", name="rs_channel", section=f"{_DOC} §10.3", lhs="integrand")
+                    kind="system", name="rs_channel", section=f"{_DOC} §10.3", lhs="integrand",
+                    unknowns=[f"{w}_{i}" for w in ("wchi", "wz") for i in range(1, L + 1)])
 
 
 def rs_test_error(L=None, model=None, variant=None):
@@ -110,7 +120,8 @@ def optimal_value_risk(L=None, model=None, variant=None):
     from . import population as P
 
     return _formula("risk at the optimal value direction (A, B form)", P.optimal_value_risk(),
-                    kind="closed_form", name="optimal_value_risk", section=f"{_DOC} §5", lhs="risk")
+                    kind="closed_form", name="optimal_value_risk", section=f"{_DOC} §5",
+                    names=("m_v_star", "risk_star"))
 
 
 def linear_closed_form(L=None, model="spiked", variant="linear_uncentred"):
@@ -126,7 +137,7 @@ def bo_prior_update(L=None, model=None, variant=None):
     from . import bayes_optimal as B
 
     return _formula("BO state evolution: prior update", B.prior_update(), kind="system", name="bo_prior_update",
-                    section=f"{_DOC} §11", lhs="q")
+                    section=f"{_DOC} §11", lhs="q", unknowns=("qhat",))
 
 
 def bo_stationarity(L=2, model=None, variant=None):
@@ -134,14 +145,15 @@ def bo_stationarity(L=2, model=None, variant=None):
 
     L = int(L or 2)
     return _formula(f"BO state evolution: channel stationarity (integration by parts), L = {L}",
-                    B.stationarity(L), kind="system", name="bo_stationarity", section=f"{_DOC} §11", lhs="qhat")
+                    B.stationarity(L), kind="system", name="bo_stationarity", section=f"{_DOC} §11",
+                    names=("I_k", "I_v"), unknowns=("q_k", "q_v"))
 
 
 def bo_test_error(L=None, model=None, variant=None):
     from . import bayes_optimal as B
 
     return _formula("Bayes-optimal test error from the overlaps", B.test_error(), kind="observable",
-                    name="bo_test_error", section=f"{_DOC} §11", lhs="E_BO")
+                    name="bo_test_error", section=f"{_DOC} §11", names=("E_BO", "nu_B"))
 
 
 def bo_free_entropy(L=None, model=None, variant=None):
