@@ -287,6 +287,15 @@ class Comparison:
         return _excess(self.value, self.reference, float(self.tolerance), float(self.allowance), self.kind)
 
     @property
+    def within_margin(self) -> bool:
+        """Deterministic verdict: no deviation beyond the margin.  The excess of a two-sided kind is
+        signed (negative below the reference), so it is its size that must be zero."""
+        ex = self.excess
+        if self.kind in ("abs", "rel"):
+            return abs(ex) <= 0
+        return ex <= 0
+
+    @property
     def stochastic(self) -> bool:
         """Whether the comparison has a finite positive SE (and so a p-value)."""
         return _has_se(self.se)
@@ -325,7 +334,7 @@ class Comparison:
             return False  # one draw: no error bar, no verdict
         p = self.p_value
         if p is None:
-            return self.excess <= 0
+            return self.within_margin
         return p > alpha
 
 

@@ -232,3 +232,16 @@ def test_power_of_a_t_check_needs_dof():
             hits += bool(holm(p, LEVEL).failed[0])
         power = hits / runs
         assert abs(power - exact) <= k * math.sqrt(exact * (1 - exact) / runs) + 0.01, (draws, size, power)
+
+
+@pytest.mark.parametrize("value, ok", [(3.0, True), (3.0009, True), (2.9991, True), (3.002, False), (2.998, False),
+                                       (-221.0, False)])
+def test_deterministic_two_sided_fails_on_both_sides(value, ok):
+    """A deterministic abs/rel check fails below the reference as well as above it (a signed excess must
+    not pass for being negative), in Comparison and in a claim's Check alike."""
+    from attnlimits.verify.claims.base import Check
+    from attnlimits.verify.comparison import Comparison
+
+    assert Comparison(value, 3.0, tolerance=1e-3).passes(0.01) is ok
+    assert Comparison(value, 3.0, tolerance=1e-3 / 3, kind="rel").passes(0.01) is ok
+    assert Check("x", 3.0, value, None, 1e-3).passed is ok

@@ -234,7 +234,7 @@ class Check:
             return False  # one draw: no error bar, no verdict
         comp = self.comparison()
         if not self.stochastic:
-            return comp.excess <= 0
+            return comp.within_margin
         if self.p_adjusted is not None and self.level is not None:
             return self.p_adjusted > self.level
         return comp.p_value > self.single_level

@@ -221,7 +221,8 @@ def evaluate_point(prop: Property, point: dict, *, size: dict, seed: int, level:
             p_point = min(p_point, m * p) if p == p else 0.0
         else:
             ex = c.excess
-            z = max(ex, 0.0) / max(float(c.tolerance), 1e-300) if math.isfinite(ex) else math.inf
+            ex = abs(ex) if c.kind in ("abs", "rel") else max(ex, 0.0)  # two-sided: the excess is signed
+            z = ex / max(float(c.tolerance), 1e-300) if math.isfinite(ex) else math.inf
             bad = not c.passes(level)
             p = 0.0 if bad else 1.0
             if bad:
