@@ -140,3 +140,18 @@ def test_project_dataclasses_round_trip(tmp_path):
     hit, (back, extra) = d.get(("k",))
     assert hit and back.seeds == res.seeds and back.settings == res.settings
     assert torch.equal(back.theta, res.theta) and extra[0] == 1.5 and extra[1] != extra[1]
+
+
+def test_entry_of_the_wrong_type_is_recomputed_not_used(tmp_path):
+    """A valid entry holding a value of another type (a planted or stale file) is rejected, counted and
+    recomputed on every run that reads it — never handed to the claim, never failing it."""
+    fn = _Counter()
+    a = Context("full", device="cpu", seed=0, cache_dir=tmp_path)
+    a.cached(KEY, lambda: [1, 2, 3], persist=True)  # the file now holds a list under this key
+    b = Context("full", device="cpu", seed=0, cache_dir=tmp_path)
+    value = b.cached(KEY, fn, persist=True, expect=dict)
+    assert fn.calls == 1 and isinstance(value, dict)
+    assert b.disk.summary()["rejected"] == 1 and b.disk.summary()["hits"] == 0
+    c = Context("full", device="cpu", seed=0, cache_dir=tmp_path)  # the recomputed value replaced the entry
+    assert c.cached(KEY, fn, persist=True, expect=lambda v: "E_test" in v)["E_test"] == 0.378
+    assert fn.calls == 1 and c.disk.summary()["hits"] == 1

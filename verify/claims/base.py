@@ -395,14 +395,23 @@ class Context:
         text = "|".join([str(self.seed), str(name), *map(str, extra)])
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF
 
-    def cached(self, key, fn: Callable, *, persist: bool = False):
+    def cached(self, key, fn: Callable, *, persist: bool = False, expect=None):
         """``fn()`` once per ``key`` and run; with ``persist`` and a cache folder (``verify --cache``)
         also across runs: the result is read from / written to :class:`DiskCache` under ``key`` plus
-        the run's mode, seed and device, so an interrupted long run resumes where it stopped."""
+        the run's mode, seed and device, so an interrupted long run resumes where it stopped.
+
+        ``expect`` (a type, a tuple of types, or a predicate) is what a value must be: a disk entry that
+        decodes to anything else is rejected (counted in ``cache.rejected``) and recomputed, never handed
+        to the claim."""
         if key not in self._cache:
             if persist and self.disk is not None:
                 full_key = (key, self.mode, self.seed, self.device)
                 hit, value = self.disk.get(full_key)
+                if hit and expect is not None and not _conforms(value, expect):
+                    self.disk.hits -= 1
+                    self.disk._reject(self.disk._path(full_key), f"holds a {type(value).__name__}, not what the "
+                                      "claim stores there")
+                    hit = False
                 if hit:
                     text = " ".join(map(str, key)) if isinstance(key, tuple) else str(key)
                     self.progress(f"  from the cache: {text[:110]}")
@@ -413,6 +422,16 @@ class Context:
             else:
                 self._cache[key] = fn()
         return self._cache[key]
+
+
+def _conforms(value, expect) -> bool:
+    """Whether ``value`` is what ``expect`` (a type, a tuple of types, or a predicate) asks for."""
+    if isinstance(expect, type) or (isinstance(expect, tuple) and all(isinstance(t, type) for t in expect)):
+        return isinstance(value, expect)
+    try:
+        return bool(expect(value))
+    except Exception:  # noqa: BLE001 - a predicate that cannot read the value rejects it
+        return False
 
 
 def _plain(key) -> bool:

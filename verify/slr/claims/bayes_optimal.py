@@ -217,7 +217,8 @@ def _gamp_rate(ctx, size, L, nu, eb):
             return [_gamp_excess(nu, L, a, D, ctx.seed_for("C19-order-gamp", a, s), size["gamp_points"], ctx.device)
                     for s in range(seeds)]
 
-        rows = ctx.cached(("slr-gamp-excess", L, nu, float(a), D, seeds, size["gamp_points"]), run, persist=True)
+        rows = ctx.cached(("slr-gamp-excess", L, nu, float(a), D, seeds, size["gamp_points"]), run, persist=True,
+                          expect=lambda v: isinstance(v, list) and len(v) == seeds and all(len(r) == 2 for r in v))
         conv = conv and all(c for _, c in rows)
         est = mean_se(np.array([e for e, _ in rows]))
         ys.append(float(est.mean)), es.append(float(est.se)), dofs.append(est.n_draws - 1)

@@ -78,7 +78,9 @@ def erm(ctx, activation, *, model, nu, L, alpha, lam, D, seeds, offset="R5", opt
             raise KeyboardInterrupt
         return res
 
-    return ctx.cached(key, run, persist=True)
+    from attnlimits.verify.slr.train import TrainResult
+
+    return ctx.cached(key, run, persist=True, expect=TrainResult)
 
 
 def _rs_rule(ctx):
@@ -126,7 +128,10 @@ def rs_tuned(ctx, activation, *, model, nu, L, alpha, delta):
             best.flags = tuple(best.flags) + tuple(f for f in flags if f not in best.flags)
         return best, grid
 
-    return ctx.cached(key, run, persist=True)
+    from attnlimits.numeric.slr.rs.fixed_point import RSFixedPoint
+
+    return ctx.cached(key, run, persist=True,
+                      expect=lambda v: isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], RSFixedPoint))
 
 
 #: The stored RS tunings, package data of :mod:`attnlimits.verify.slr` written by ``tools/regen_rs_tuned.py``.
@@ -219,7 +224,9 @@ def rs_tuned_entry(ctx, size, activation, *, model, nu, L, alpha, delta=0.1):
             return rs_problem(activation, model, nu, L, **rule).fixed_point(
                 float(alpha), float(e["lam"]), float(delta), x0=[e["values"][k] for k in UNKNOWNS])
 
-        fp = ctx.cached(ckey, solve, persist=True)
+        from attnlimits.numeric.slr.rs.fixed_point import RSFixedPoint
+
+        fp = ctx.cached(ckey, solve, persist=True, expect=RSFixedPoint)
         return _RSEntry(fp.lam, fp.E_test, fp.E_test_error, fp.values, fp.errors,
                         f"solved now at the stored λ* (rule {rule['replicates']}×{rule['points']}; stored "
                         f"E_test {e['E_test']:.4f} ± {e['E_test_error']:.4f})")
