@@ -74,34 +74,6 @@ def _api(fn):
     return wrapper
 
 
-def _check_output_file(output, what: str = "output") -> str:
-    """A file the API will write: its folder must exist and be writable (checked before any work)."""
-    import os
-    from pathlib import Path
-
-    text = str(output).strip()
-    if not text:
-        raise InputError(f"{what} must name a file")
-    path = Path(text)
-    if path.is_dir():
-        raise InputError(f"{what} {text} is a folder; name a file")
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError(f"{what} {text}: the folder {folder} does not exist")
-    if path.exists():
-        if not os.access(path, os.W_OK):
-            raise InputError(f"{what} {text}: the file is not writable")
-        return text
-    import tempfile
-
-    try:  # a probe file of our own in that folder (os.access says yes for root in /proc)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".attnlimits-probe-"):
-            pass
-    except OSError as exc:
-        raise InputError(f"{what} {text}: cannot write in {folder} ({exc.strerror or exc})") from None
-    return text
-
-
 def results() -> dict[str, Result]:
     """The registered results, name → :class:`~attnlimits.symbolic.result.Result` (entry points of
     the ``attnlimits.results`` group, plus those registered in this process)."""

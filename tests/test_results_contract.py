@@ -178,7 +178,12 @@ def _run_property_at_simplest_point(prop):
     from attnlimits.symbolic.properties import simplest_point
     from attnlimits.verify.comparison import Comparison
 
-    pairs = list(resolve(prop.evaluate)(simplest_point(prop), size=dict(prop.quick), seed=0))
+    from attnlimits.symbolic.properties import NotEvaluable
+
+    try:
+        pairs = list(resolve(prop.evaluate)(simplest_point(prop), size=dict(prop.quick), seed=0))
+    except NotEvaluable as why:  # a precondition (e.g. GAMP's convergence) is not met there: not a verdict
+        pytest.skip(f"{prop.name} is not evaluable at its simplest point: {why}")
     assert pairs, prop.name
     for label, comp in pairs:
         assert isinstance(label, str) and isinstance(comp, Comparison), (prop.name, label)

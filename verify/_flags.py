@@ -26,7 +26,7 @@ __all__ = ["LEGEND", "SEED_FLAGS", "caption", "flag_words", "flagged", "mark_fla
 
 #: The legend text of each flag word (theory words first, then training statuses).
 LEGEND = {
-    "rsb": "RS unstable (replicon ≥ 1 by 3 SE): not a prediction",
+    "rsb": "RS unstable (replicon ≥ 1): not a prediction",
     "rsb_uncertain": "replicon within 3 SE of 1: RS possibly broken, not a prediction",
     "unstable": "unstable fixed point (damped map): not a prediction",
     "rough": "fixed point of a rough map: not a prediction",

@@ -49,7 +49,7 @@ def cheap_figure(monkeypatch):
 
     def make(out, mode, seed, device):
         calls.append(out)
-        fig, ax, _ = F._axes("test panel", "x", "y")
+        fig, ax, _ = F.axes("test panel", "x", "y")
         ax.plot([1, 2, 3], [1, 4, 9], label="y")
         return fig, ax, [{"x": x, "y": x * x} for x in (1, 2, 3)], "made-up points"
 
