@@ -111,21 +111,25 @@ def bo_monotone(point, *, size, seed):
 
 
 def bo_below_rs(point, *, size, seed):
-    """The Bayes-optimal error is a lower bound of the replica prediction of ridge ERM (equilibrium branch)."""
+    """The Bayes-optimal error is a lower bound of the replica prediction of ridge ERM (equilibrium branch); at
+    that RS fixed point, the identities of :func:`~attnlimits.verify.slr.replica.rs_identities` hold."""
     from attnlimits.verify.comparison import combine
-    from attnlimits.verify.slr.replica import rs_problem
+    from attnlimits.verify.slr.replica import rs_identities, rs_problem
 
     nu, L, a, lam = 2.0, 2, point["alpha"], point["lam"]
     (bo,) = _bo("spiked", nu, L, (a,), 0.1, size, seed)
     rs_reps = int(size.get("rs_replicates", 4))
-    found = rs_problem(point["activation"], "spiked", nu, L, points=int(size.get("rs_points", 512)), replicates=rs_reps,
-                       seed=seed).all_branches([a], lam, 0.1)
+    problem = rs_problem(point["activation"], "spiked", nu, L, points=int(size.get("rs_points", 512)),
+                         replicates=rs_reps, seed=seed)
+    found = problem.all_branches([a], lam, 0.1)
     eq = [fp for _, fp, ph in found[a] if ph == "equilibrium"]
     if not eq:
         raise RuntimeError(f"no equilibrium RS fixed point at alpha={a:g}, lam={lam:g}")
     rs = eq[0]
     se, dof = combine([bo.E_BO_se, rs.E_test_error], [int(size.get("replicates", 8)) - 1, rs_reps - 1])
-    return [("E_BO <= E_RS (equilibrium)", Comparison(bo.E_BO, rs.E_test, se=se, dof=dof, kind="upper"))]
+    identities = [(c["label"], Comparison(c["value"], c["reference"], tolerance=c["tolerance"]))
+                  for c in rs_identities(problem, rs, L)]
+    return [("E_BO <= E_RS (equilibrium)", Comparison(bo.E_BO, rs.E_test, se=se, dof=dof, kind="upper"))] + identities
 
 
 def gamp_vs_state_evolution(point, *, size, seed):
@@ -184,16 +188,18 @@ def replica_vs_erm_models(point, *, size, seed):
 def replica_vs_erm_at(act, model, nu, L, a, lam, *, size, seed, delta=0.1):
     """The comparison of :func:`replica_vs_erm` at one (activation, model, ν, L, α, λ): RS at ``rs_points`` ×
     ``rs_replicates`` (default 4) replicates; ERM at ``D`` and ``D/2`` with ``seeds`` seeds each (the SE of the mean over seeds,
-    ``seeds − 1`` degrees of freedom, combined with the RS replicate SE by Welch–Satterthwaite)."""
+    ``seeds − 1`` degrees of freedom, combined with the RS replicate SE by Welch–Satterthwaite), and the two
+    identities of the RS theory at that fixed point (:func:`~attnlimits.verify.slr.replica.rs_identities`:
+    test error = population risk at the overlaps, free energy = training objective), deterministic."""
     import numpy as np
 
     from attnlimits.verify.comparison import combine
-    from attnlimits.verify.slr.replica import rs_problem
+    from attnlimits.verify.slr.replica import rs_identities, rs_problem
     from attnlimits.verify.slr.train import train_multistart
 
     reps = int(size.get("rs_replicates", 4))  # the RS SE's degrees of freedom are reps − 1
-    found = rs_problem(act, model, nu, L, points=int(size.get("rs_points", 1024)), replicates=reps,
-                       seed=seed).all_branches([a], lam, delta)
+    problem = rs_problem(act, model, nu, L, points=int(size.get("rs_points", 1024)), replicates=reps, seed=seed)
+    found = problem.all_branches([a], lam, delta)
     eq = [fp for _, fp, ph in found[a] if ph == "equilibrium"]
     if not eq:
         raise RuntimeError(f"no equilibrium RS fixed point at {model} nu={nu:g} L={L} alpha={a:g}, lam={lam:g}")
@@ -219,5 +225,7 @@ def replica_vs_erm_at(act, model, nu, L, a, lam, *, size, seed, delta=0.1):
         means[d] = (float(e.mean()), float(e.std(ddof=1) / math.sqrt(e.size)) if e.size > 1 else math.inf, e.size)
     (m, s, n), (m_half, _, _) = means[D], means[D // 2]
     se, dof = combine([s, float(rs.E_test_error)], [n - 1, reps - 1])
+    identities = [(c["label"], Comparison(c["value"], c["reference"], tolerance=c["tolerance"]))
+                  for c in rs_identities(problem, rs, L)]
     return [(f"ERM E_test (D={D}, equilibrium minimum) vs RS equilibrium E_test",
-             Comparison(m, float(rs.E_test), se=se, dof=dof, allowance=2.5 * abs(m - m_half)))]
+             Comparison(m, float(rs.E_test), se=se, dof=dof, allowance=2.5 * abs(m - m_half)))] + identities

@@ -29,6 +29,8 @@ raises :class:`attnlimits.symbolic.result.InputError`; a fixed point that does n
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -41,7 +43,7 @@ from attnlimits.numeric.slr.rs_command import check_setting as _check
 from attnlimits.numeric.slr.rs_command import length_law as _lengths
 from attnlimits.numeric.slr.rs_command import parse_lams as _parse_lams
 
-__all__ = ["rs_kernels", "rs_rule", "rs_problem", "RSProblem", "run_replica", "REPLICA_COMMAND",
+__all__ = ["rs_kernels", "rs_rule", "rs_problem", "RSProblem", "rs_identities", "run_replica", "REPLICA_COMMAND",
            "DEFAULT_LAMBDA_GRID"]
 
 @lru_cache(maxsize=64)
@@ -155,6 +157,47 @@ def rs_problem(activation, model, nu, L, *, extra=None, points=1024, replicates=
     kern = rs_kernels(activation, L, extra)
     rules = rs_rule(model, nu, L, points=points, replicates=replicates, seed=seed)
     return RSProblem(kern.name, model, nu, kern, rules)
+
+
+def rs_identities(problem: RSProblem, fp, L) -> list[dict]:
+    """Two identities the RS theory must satisfy at any fixed point ``fp`` of ``problem`` (the model, ν and
+    L of the problem; ``L`` as given to :func:`rs_problem`), each a deterministic comparison
+    ``{"label", "value", "reference", "tolerance", "note"}`` with a numerical tolerance:
+
+    1. *test error*: the RS test-error expression (§10.5, the replica kernels' generated ``test_error``) at the
+       RS overlaps, with the population averages A, B computed afresh (QMC, 4 × 4096), equals the population
+       risk of §6.2 at the same overlaps (the population module's generated ``manifold_risk``, same A, B):
+       two derivations of one quantity — a predictor's test error depends on it only through its overlaps.
+       Tolerance 1e-9 relative (round-off).
+    2. *free energy*: the zero-temperature free energy from its derived functional (§10.7, ``rs_energy``)
+       equals the training objective (training loss + ridge term) — only at an exact fixed point of the RS
+       equations, so an error inside the fixed-point map (a conjugate, a prior update) shows as a gap, with
+       the integration noise cancelling (one rule for both).  Tolerance: the distance to the exact fixed
+       point, residual/(1 − ρ) (ρ the spectral radius, capped at 0.9), times a unit sensitivity, plus 1e-7.
+
+    Either fails for an error of a fraction of a per cent where the Monte Carlo comparisons with ERM
+    cannot resolve a few per cent (docs/power.md)."""
+    from attnlimits.verify.slr.theory import make_setting, population_AB, population_module
+
+    v = fp.values
+    lengths = L if isinstance(L, (list, tuple, dict)) else int(L)
+    setting = make_setting(problem.model, problem.nu, lengths)
+    A, B, _, _ = population_AB(problem.activation, setting, v["m_k"], v["q_k"], qmc_points=2 ** 12, replicates=4)
+    mod = next(iter(problem.kern.modules.values()))
+    (rs_formula,) = mod.test_error(v["m_v"], v["q_v"], A, B, float(fp.Delta), 0.0)
+    (population,) = population_module().manifold_risk(v["m_v"], v["q_v"], A, B)
+    rho = float(fp.stability)
+    rho = min(rho, 0.9) if math.isfinite(rho) else 0.9
+    return [
+        {"label": "RS test-error expression (§10.5) = population risk (§6.2) at the RS overlaps",
+         "value": float(rs_formula), "reference": float(population),
+         "tolerance": 1e-9 * max(1.0, abs(float(population))),
+         "note": f"A = {A:.6f}, B = {B:.6f} at m_k = {v['m_k']:.4f}, q_k = {v['q_k']:.4f} (one QMC set for both)"},
+        {"label": "RS free energy (§10.7) = training objective at the fixed point",
+         "value": float(fp.free_energy), "reference": float(fp.training_objective),
+         "tolerance": 1e-7 + float(fp.residual) / (1 - rho),
+         "note": f"residual {fp.residual:.1e}, spectral radius {fp.stability:.2f}"},
+    ]
 
 
 # =============================================================================================

@@ -369,6 +369,15 @@ def open_finding_note() -> str:
 # =============================================================================================
 
 
+def _rs_identity_checks(ctx, p, alpha, rs):
+    """:func:`attnlimits.verify.slr.replica.rs_identities` at the claim's RS point, as checks."""
+    from attnlimits.verify.slr.replica import rs_identities, rs_problem
+
+    problem = rs_problem(p["activation"], p["model"], p["nu"], p["L"], **_rs_rule(ctx))
+    return [Check(f"α={alpha:g}: {c['label']}", c["reference"], c["value"], None, c["tolerance"],
+                  tolerance_reason="numerical", note=c["note"]) for c in rs_identities(problem, rs, p["L"])]
+
+
 def _c15(ctx, size):
     checks, series_rs, series_erm, flags_rs, flags_erm = [], ([], [], []), ([], [], []), [], []
     p = R5
@@ -398,6 +407,7 @@ def _c15(ctx, size):
             so, do = combine([se, float(rs.errors[key])], [len(rows) - 1, rs_dof])
             checks.append(Check(f"α={alpha:g}: ERM {key} vs RS {rs.values[key]:.4f}", float(rs.values[key]), m,
                                 se=so, dof=do, note=_BAND_NOTE))
+        checks += _rs_identity_checks(ctx, p, alpha, rs)
         checks.append(Check(f"α={alpha:g}: every seed's L-BFGS converged or stalled at round-off", 1.0,
                             float(all(r["status"] in ("converged", "stalled") for r in rows)), kind="lower"))
         series_rs[0].append(alpha), series_rs[1].append(rs.E_test), series_rs[2].append(rs_se)
