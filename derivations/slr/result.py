@@ -335,6 +335,22 @@ PROPERTIES = (
              quick={"D": 100, "seeds": 24, "rs_points": 1024, "rs_replicates": 16},
              confirm={"D": 200, "seeds": 24, "rs_points": 2048, "rs_replicates": 16},
              map=("alpha", "nu"), seconds=600.0),
+    Property("slr-bo-large-alpha", "slr", "E_BO(alpha) -> the population Bayes risk like 1/alpha: the Richardson "
+             "limit 2 E_BO(2 alpha) - E_BO(alpha) equals E_B^pop (§11, §7; C19-order)",
+             {"alpha": Range(50.0, 400.0, scale="log"), "nu": Range(0.5, 5.0, scale="log"), "L": IntRange(2, 3)},
+             evaluate=f"{_EXPLORE}:bo_large_alpha", kind="theory", quick={"points": 2 ** 10, "replicates": 16},
+             confirm={"points": 2 ** 12, "replicates": 16}, seconds=60.0),
+    Property("slr-risk-formula-vs-direct", "slr", "the §6.1 risk formula for any seven overlaps (off the manifold "
+             "in every direction) equals the direct Monte Carlo risk of a predictor with those overlaps (C5)",
+             {"model": Choice(("spiked", "max")), "nu": Range(0.5, 8.0, scale="log"), "L": IntRange(2, 4),
+              "activation": Choice(tuple(ACTIVATION_NAMES)),
+              "k1": Range(0.0, 2.0), "k2": Range(-1.0, 1.0), "k3": Range(0.0, 1.5),
+              "v1": Range(-1.0, 1.0), "v2": Range(0.0, 1.5), "v3": Range(-1.5, 1.5), "v4": Range(0.1, 1.0)},
+             evaluate=f"{_EXPLORE}:risk_formula_vs_direct", kind="simulation",
+             quick={"n": 1_000_000, "batches": 20, "points": 2 ** 15},
+             confirm={"n": 4_000_000, "batches": 40, "points": 2 ** 16}, seconds=60.0,
+             doc="D = 16: the direct risk equals the formula at any D for an orthonormal teacher, so the size "
+                 "buys sequences, not dimension."),
     Property("slr-bo-below-rs", "slr", "E_BO(alpha) <= the replica prediction of ridge ERM at any lambda (§10-§11)",
              {"alpha": Range(1.0, 20.0, scale="log"), "lam": Range(0.03, 3.0, scale="log"),
               "activation": Choice(("softmax", "linear_uncentred", "linear_centred"))},

@@ -7,7 +7,7 @@ import math
 
 from attnlimits.verify.comparison import Comparison
 
-__all__ = ["bayes_bound", "bo_monotone", "bo_below_rs", "gamp_vs_state_evolution", "replica_vs_erm",
+__all__ = ["bayes_bound", "bo_monotone", "bo_below_rs", "bo_large_alpha", "risk_formula_vs_direct", "gamp_vs_state_evolution", "replica_vs_erm",
            "population_vs_mc", "replica_vs_erm_models", "replica_vs_erm_at", "length_law", "minimum_detectable_deviation"]
 
 #: the precision to which the population optimiser locates an optimum (its ``--tol`` 1e-6 on the
@@ -229,3 +229,62 @@ def replica_vs_erm_at(act, model, nu, L, a, lam, *, size, seed, delta=0.1):
                   for c in rs_identities(problem, rs, L)]
     return [(f"ERM E_test (D={D}, equilibrium minimum) vs RS equilibrium E_test",
              Comparison(m, float(rs.E_test), se=se, dof=dof, allowance=2.5 * abs(m - m_half)))] + identities
+
+
+def bo_large_alpha(point, *, size, seed):
+    """E_BO(α) → E_B^pop like 1/α (§11; claim C19-order): the Richardson limit 2·E_BO(2α) − E_BO(α) equals the
+    population Bayes risk (quadrature, §7) within the combined error of the state evolution plus an allowance
+    |E_BO(2α) − E_BO(α)| for the remaining O(1/α²) term (the last correction itself, C/(2α), bounds it for
+    α ≥ 50 by a margin of the order of α).  An error of the test-error map or of the state evolution that
+    survives at α → ∞ — a factor on E_BO, a wrong prior or channel update — shows here at 0.1–0.5 % of the risk."""
+    from attnlimits.verify.slr.theory import bayes_risk
+
+    a = float(point["alpha"])
+    p1, p2 = _bo("spiked", point["nu"], point["L"], (a, 2 * a), 0.1, size, seed)
+    eb = bayes_risk("spiked", float(point["nu"]), int(point["L"]))
+    limit = 2 * p2.E_BO - p1.E_BO
+    se = math.sqrt((2 * p2.E_BO_se) ** 2 + p1.E_BO_se ** 2 + float(eb.error or 0.0) ** 2)
+    reps = int(size.get("replicates", 8))
+    return [(f"2 E_BO(α={2 * a:.3g}) − E_BO(α={a:.3g}) vs E_B^pop",
+             Comparison(limit, float(eb.value), se=se or None, dof=reps - 1 if se else None,
+                        allowance=abs(p2.E_BO - p1.E_BO)))]
+
+
+def risk_formula_vs_direct(point, *, size, seed):
+    """The §6.1 risk formula for any realisable overlaps (:func:`population_risk_general`: Student fields
+    χ = m_k χ* + m_kv* z* + a, z = m_vk* χ* + m_v z* + b with the residual covariance of a, b) against the
+    direct Monte Carlo risk of a predictor (k, v) with exactly those overlaps, on sequences drawn at D = 16
+    (:func:`direct_risk`; exact at any D for an orthonormal teacher).  k and v are built on the orthonormal
+    (k̂*, v̂*, u₃, u₄) from the point's coefficients, so every one of the seven overlaps varies over the
+    domain — the manifold (k₂ = k₃ = v₁ = v₃ = 0) included.  ``n`` sequences in ``batches`` batches."""
+    import torch
+
+    from attnlimits.verify.comparison import combine
+    from attnlimits.verify.slr import direct_risk, make_teacher
+    from attnlimits.verify.slr.theory import make_setting, population_risk_general
+
+    D = 16
+    ck = (float(point["k1"]), float(point["k2"]), float(point["k3"]), 0.0)
+    cv = (float(point["v1"]), float(point["v2"]), float(point["v3"]), float(point["v4"]))
+    gen = torch.Generator().manual_seed(int(seed))
+    ks, vs = make_teacher(D, gen, device="cpu")
+    basis = [ks / math.sqrt(D), vs / math.sqrt(D)]
+    for _ in range(2):
+        w = torch.randn(D, generator=gen, dtype=ks.dtype)
+        for _twice in range(2):
+            for b in basis:
+                w = w - (w @ b) * b
+        basis.append(w / torch.linalg.vector_norm(w))
+    k = math.sqrt(D) * sum(c * u for c, u in zip(ck, basis))
+    v = math.sqrt(D) * sum(c * u for c, u in zip(cv, basis))
+    ov = {"m_k": ck[0], "m_kvstar": ck[1], "q_k": sum(x * x for x in ck), "m_vkstar": cv[0], "m_v": cv[1],
+          "q_v": sum(x * x for x in cv), "q_kv": sum(a * b for a, b in zip(ck, cv))}
+    nu, L, act = float(point["nu"]), int(point["L"]), point["activation"]
+    theory, terr = population_risk_general(act, make_setting(point["model"], nu, L), ov,
+                                           points=int(size.get("points", 2 ** 15)))
+    n, batches = int(size.get("n", 1_000_000)), int(size.get("batches", 20))
+    est = direct_risk(act, k, v, model=point["model"], nu=nu, L=L, n=n, D=D, generator=int(seed) + 1,
+                      teacher=(ks, vs), batch=-(-n // batches), device=size.get("device", "cpu"))
+    se, dof = combine([float(est.se), float(terr)], [est.n_draws - 1, None])
+    return [(f"direct MC risk (D={D}, n={n}) vs the §6.1 seven-overlap formula", Comparison(float(est.mean), theory,
+                                                                                           se=se, dof=dof))]
