@@ -66,6 +66,8 @@ DICT_CACHES = (
     "attnlimits.numeric.models:_CACHE",
     "attnlimits.numeric.slr.population:_COMPILED",
     "attnlimits.verify.slr.bo_kernels:_LOADED",
+    "attnlimits.verify.rmt.properties:_HERMITE",
+    "attnlimits.verify.rmt.properties:_EXPORTED",
 )
 
 

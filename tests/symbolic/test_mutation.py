@@ -155,3 +155,22 @@ def test_a_catalogue_plant_on_the_bayes_risk_acts_only_for_nu_above_2():
     assert inside[3.0] == pytest.approx(1.02 * clean[3.0], rel=1e-14)
     assert inside[1.5] == clean[1.5]
     assert {nu: T.bayes_risk("spiked", nu, 2).value for nu in (1.5, 3.0)} == clean  # bit-identical after
+
+
+def test_every_named_dict_cache_exists_and_the_rmt_property_caches_are_cleared_by_a_plant():
+    """Each ``DICT_CACHES`` entry names a dict of the package; the random-matrix properties' per-activation
+    caches (Hermite data, exported files) are emptied when a plant goes in, and the derived M₁ and bulk system
+    are ``lru_cache``s (cleared with the others), so a planted derivation is never served from an earlier run."""
+    import importlib
+
+    for entry in M.DICT_CACHES:
+        mod, attr = entry.split(":")
+        assert isinstance(getattr(importlib.import_module(mod), attr), dict), entry
+    from attnlimits.verify.rmt import properties as P
+
+    P._hermite_data("tanh")
+    assert P._HERMITE
+    with M.planted(M.Plant("noop", "rmt", "no change", "attnlimits.verify.rmt.properties:m1_value",
+                           M.map_return(lambda r, a, k: r), 0.01, "everywhere", "coefficient", (), ())):
+        assert not P._HERMITE
+    assert hasattr(P._large_gamma_m1, "cache_clear") and hasattr(P._bulk_compiled, "cache_clear")
