@@ -223,7 +223,7 @@ PLANTS_LIST = [
           0.01, "mpmath backend", "path", ("ID-backends",), ("rmt-mpmath-equals-float64",)),
     Plant("rmt-export-c>1", "rmt", "the exported solver file's Ē_attention 2 % off for c > 1",
           "attnlimits.numeric.models:model_source", _export_text(0.02),
-          0.02, "exported file, c > 1", "path", (), ("rmt-exported-equals-inprocess",)),
+          0.02, "exported file, c > 1", "path", ("ID-export",), ("rmt-exported-equals-inprocess",)),
 
     # --- SLR population (docs/slr.md §5–§8) ----------------------------------------------------
     Plant("slr-linear-closed-form", "slr",

@@ -1664,6 +1664,20 @@ _CLAIMS = [
                    quick={"points": list(_BACKEND_POINTS[:2]), "digits": 25, "relative_tolerance": 1e-10},
                    full={"points": list(_BACKEND_POINTS), "digits": 30, "relative_tolerance": 1e-10},
                    tags=("rmt", "identity", "theory-only")),
+    property_claim("rmt-exported-equals-inprocess", "ID-export", "the exported standalone solver gives the in-process numbers",
+                   "The file `attnlimits export rmt` writes (numpy only, run as its own process) gives the in-process "
+                   "Ē and Ē_RR to 1e-12 (times max(1, |Ē|)), at c < 1 and c > 1, with and without weights: the "
+                   "property rmt-exported-equals-inprocess at fixed points.",
+                   _src("Theorem 1, Prop. 2", "§1, §9"),
+                   quick={"points": [
+                       {"activation": "tanh", "c": 0.5, "gamma": 0.1, "snr": 1.0, "wk": 0.0, "wq": 0.0},
+                       {"activation": "relu", "c": 2.0, "gamma": 0.01, "snr": 0.5, "wk": 1.0, "wq": 0.5}]},
+                   full={"points": [
+                       {"activation": "tanh", "c": 0.5, "gamma": 0.1, "snr": 1.0, "wk": 0.0, "wq": 0.0},
+                       {"activation": "relu", "c": 2.0, "gamma": 0.01, "snr": 0.5, "wk": 1.0, "wq": 0.5},
+                       {"activation": "sin", "c": 4.0, "gamma": 1.0, "snr": 2.0, "wk": -1.0, "wq": 1.0},
+                       {"activation": "erf", "c": 0.25, "gamma": 0.001, "snr": 0.0, "wk": 0.0, "wq": 0.0}]},
+                   tags=("rmt", "identity", "theory-only")),
     Claim("ID-derivative", "implicit dȳ/dγ equals a central difference",
           "Ē = −γ²dȳ/dγ from the implicit-function theorem agrees with a central difference at "
           "γ(1 ± 1e-4) to 1e-6.",
