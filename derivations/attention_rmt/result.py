@@ -83,6 +83,12 @@ PROPERTIES = (
               "gamma": Range(1e-3, 10.0, scale="log"), "snr": Range(0.0, 4.0),
               "wk": Range(-2.0, 2.0), "wq": Range(-2.0, 2.0)},
              evaluate=f"{_EXPLORE}:exported_equals_inprocess", kind="theory", map=("c", "gamma"), seconds=60.0),
+    Property("rmt-derivative-identity", "rmt", "E = -gamma^2 d ybar/d gamma for attention and ridge: the engine's "
+             "error equals a central difference of its ybar (1e-6 relative; §6, §7, ID-derivative)",
+             {"activation": Choice(("tanh", "relu", "erf", "sin")), "c": Range(0.1, 10.0, scale="log"),
+              "gamma": Range(1e-3, 10.0, scale="log"), "snr": Range(0.0, 4.0),
+              "wk": Range(-2.0, 2.0), "wq": Range(-2.0, 2.0)},
+             evaluate=f"{_EXPLORE}:derivative_identity", kind="theory", map=("c", "gamma"), seconds=30.0),
     Property("rmt-mpmath-equals-float64", "rmt", "the mpmath solver (30 digits) and the float64 solver agree to "
              "float64's error (1e-9 relative)",
              {"activation": Choice(("tanh", "relu", "erf", "sin")), "c": Range(0.1, 10.0, scale="log"),

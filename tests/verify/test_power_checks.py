@@ -78,3 +78,38 @@ def test_the_B_plant_moves_the_linear_risk_as_B_does(mutants):
         spiked_p = _linear("linear_centred", "spiked", 3, 2.0)
     assert planted == pytest.approx(1 - (1 - clean) / 1.02, rel=1e-12) and arg_p == arg
     assert spiked_p == _linear("linear_centred", "spiked", 3, 2.0)  # spiked-SLR untouched
+
+
+_RMT_POINTS = ({"activation": "tanh", "c": 2.0, "gamma": 0.1, "snr": 1.0, "wk": 0.5, "wq": -0.3},
+               {"activation": "relu", "c": 0.4, "gamma": 0.01, "snr": 2.0, "wk": 0.0, "wq": 0.0})
+
+
+def _excess(comparisons):
+    """Largest |value − reference| / tolerance over the comparisons (deterministic checks)."""
+    return max(abs(c.value - c.reference) / c.tolerance for _, c in comparisons)
+
+
+def test_derivative_identity_holds_on_the_code_as_it_is():
+    from attnlimits.verify.rmt.properties import derivative_identity
+
+    assert all(_excess(derivative_identity(p, size={}, seed=0)) <= 1.0 for p in _RMT_POINTS)
+
+
+@pytest.mark.slow
+def test_derivative_identity_sees_an_error_of_the_error_expression(mutants):
+    from attnlimits.verify.rmt.properties import derivative_identity
+
+    for plant in ("rmt-woodbury-alpha", "rmt-ridge-snr"):  # both act at SNR > 0, at every c
+        with mutants.planted(plant):
+            assert all(_excess(derivative_identity(p, size={}, seed=0)) > 100.0 for p in _RMT_POINTS), plant
+
+
+def test_a1_by_direct_quadrature_matches_the_engine():
+    from attnlimits.symbolic.activations import parse_activation
+    from attnlimits.symbolic.hermite import hermite_coefficients
+    from attnlimits.verify.rmt.properties import _a1_by_quadrature
+
+    for expr in ("tanh(t)", "log(1+exp(t))", "sqrt(Abs(t))*tanh(2*t)"):
+        value, error = _a1_by_quadrature(expr)
+        assert float(hermite_coefficients(parse_activation(expr)).a1) == pytest.approx(value, rel=1e-8, abs=10 * error)
+    assert _a1_by_quadrature("log(t)") is None  # complex on t < 0: no reference, the Bessel check alone
