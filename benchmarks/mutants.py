@@ -204,7 +204,7 @@ PLANTS_LIST = [
     Plant("rmt-noise-kernel", "rmt", "the (ν − a₁²)m/c term of the §4.2 noise-kernel law with 1.02ν",
           f"{RMT}:noise_kernel_system",
           map_system(_xreplace_updates(lambda: {_sym(RMT, "nu"): _rat(1.02) * _sym(RMT, "nu")})),
-          0.02, "everywhere", "coefficient", ("V19",), ()),
+          0.02, "everywhere", "coefficient", ("V19",), ("rmt-noise-kernel-vs-simulation",)),
     Plant("rmt-hermite-a1", "rmt",
           "Hermite coefficient a₁ 2 % too large where SymPy cannot integrate (quadrature path)",
           "attnlimits.symbolic.hermite:hermite_coefficients",

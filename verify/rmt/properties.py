@@ -11,7 +11,7 @@ import sys
 
 from attnlimits.verify.comparison import Comparison
 
-__all__ = ["rmt_vs_simulation", "grammar_answers", "derivative_identity", "simulation_general", "large_gamma_m1", "sqrt_gamma_law",
+__all__ = ["rmt_vs_simulation", "grammar_answers", "derivative_identity", "noise_kernel_vs_simulation", "simulation_general", "large_gamma_m1", "sqrt_gamma_law",
            "frobenius_vs_m1", "bulk_traces_vs_simulation", "m1_value"]
 
 
@@ -430,3 +430,31 @@ def derivative_identity(point, *, size, seed):
         out.append((f"{key} = -gamma^2 d ybar/d gamma (central difference, h={h:g})",
                     Comparison(cd, e, tolerance=1e-6 * max(abs(e), 1e-3) + qerr)))
     return out
+
+
+def noise_kernel_vs_simulation(point, *, size, seed):
+    """The §4.2 law of the noise kernel (claim V19 over a domain): its Stieltjes transform m(z), the root of
+    the derived fixed point (:data:`attnlimits.derivations.attention_rmt.noise_kernel_system`), against the
+    empirical transform of the simulated kernel (random inputs, zero diagonal) at n/2 and n, extrapolated to
+    n → ∞ at rate 1/n (the rule of V19), real and imaginary parts."""
+    from attnlimits.verify.claims.base import Context
+    from attnlimits.verify.rmt.claims import solve_noise_kernel_stieltjes
+    from attnlimits.verify.rmt.montecarlo import noise_kernel_stieltjes
+    from attnlimits.verify.stats import mean_se
+
+    act, c = point["activation"], float(point["c"])
+    z = complex(float(point["x"]), float(point["y"]))
+    h = _hermite_data(act)
+    m = solve_noise_kernel_stieltjes(Context("quick"), float(h.a1), float(h.nu), c, z)
+    n, draws = int(size.get("n", 256)), int(size.get("draws", 24))
+    sizes, re, im = [], [], []
+    for k in (n // 2, n):
+        p = max(2, int(round(c * k)))
+        ms = noise_kernel_stieltjes(_activation_expr(act), k, p, [z], seed=seed + k, draws=draws,
+                                    device=size.get("device", "cpu"))
+        for acc, part in ((re, ms.real), (im, ms.imag)):
+            e = mean_se(part)
+            acc.append((float(e.mean[0]), float(e.se[0]), e.n_draws - 1))
+        sizes.append(k)
+    return [_extrapolated(f"Re m(z) (n={n}, n -> inf) vs the §4.2 law", [m.real] * 2, re, sizes),
+            _extrapolated(f"Im m(z) (n={n}, n -> inf) vs the §4.2 law", [m.imag] * 2, im, sizes)]
