@@ -490,7 +490,8 @@ def _cmd_hermite(args) -> int:
             "b2": mpmath.nstr(h.b2, args.dps),
             "method": h.method,
             "parseval_residual": float(h.parseval_residual),
-            "exact": {k: str(v) for k, v in (h.exact or {}).items()},
+            # closed forms, one column each (exact_a0, exact_a1, …): rows are flat
+            **{f"exact_{k}": str(v) for k, v in (h.exact or {}).items()},
         }
     if args.json:
         print(json.dumps(rec, indent=2))

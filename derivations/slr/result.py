@@ -85,7 +85,7 @@ POPULATION_COMMAND = Command(
         Param("tol", "float", default=1e-6, check="positive,<=0.1", help="target integration error (Gauss-Hermite)"),
         Param("seed", "int", default=0, check=">=0", help="seed of the QMC scrambling"),
     ),
-    table=("activation", "risk", "risk_error", "bayes_risk", "argmin", "limit"),
+    table=("activation", "risk", "risk_error", "bayes_risk", "argmin_m_k", "argmin_m_v", "limit"),
     expensive=("activation",),
 )
 

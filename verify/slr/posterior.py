@@ -332,7 +332,7 @@ def posterior_on_generated(nu: float, L: int, alpha: float, delta: float, D: int
         key = {"m_k": r * ov["m_k"], "q_k": nu * ov["q_k"], "m_v": ov["m_v"], "q_v": ov["q_v"],
                "m_kvstar": r * ov["m_kvstar"], "m_vkstar": ov["m_vkstar"], "q_kv": r * ov["q_kv"]}
         E, E_se = population_risk_general("softmax", setting, key, points=points) if test_error else (math.nan,) * 2
-        row = {"model": "spiked", "L": int(L), "nu": float(nu), "alpha": float(alpha), "delta": float(delta),
+        row = {"model": "spiked", "L": str(int(L)), "nu": float(nu), "alpha": float(alpha), "delta": float(delta),
                "D": int(D), "N": N, "seed": s, "chains": n_ch, "starts": ",".join(chain_starts), "sweeps": sweeps,
                "burn_in": burn_in, **ov, "E_test": float(E), "E_test_error": float(E_se),
                "flips_per_sweep": float(res["flips"][burn_in:, sl].mean()), "seconds_batch": elapsed}

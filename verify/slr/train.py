@@ -839,7 +839,7 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
     if init == "informed" and init_theta is None:
         start = _population_start(activation, model, nu, tuple(law), fixed_extra)
     settings = {"activation": activation, "model": model, "nu": nu,
-                "L": law[0][0] if len(law) == 1 else "U{" + ",".join(str(x) for x, _ in law) + "}",
+                "L": ",".join(str(x) for x, _ in law),  # text, as in every command: "2", or "1,2,3" (uniform)
                 "alpha": alpha, "lam": lam, "delta": delta, "D": D, "N": N,
                 "optimizer": optimizer, "init": "explicit" if init_theta is not None else init,
                 "dtype": dtype, "device": str(dev), "seed": int(seed), "max_iter": int(max_iter),

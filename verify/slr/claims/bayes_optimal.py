@@ -419,7 +419,7 @@ def _run_phase(ctx, size):
                             note=(NO_HARD_PHASE if s["hard"] == 0 else "hard phase found")
                             + f"; {s['distinct']} point(s) with two fixed points"))
         checks.append(Check(f"max |E_informed − E_uninformed| ({grid})", 0.0, s["max_gap"], None, PHASE_GAP_TOL))
-        sub = [r for r in rows if r["L"] == L]
+        sub = [r for r in rows if int(r["L"]) == int(L)]
         series = []
         for nu in sorted({r["nu"] for r in sub}):
             pts = sorted((r["alpha"], r["E_uninformed"], r["E_informed"]) for r in sub if r["nu"] == nu)

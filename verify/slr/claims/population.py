@@ -381,15 +381,15 @@ def _run_C6_command(ctx, size):
     parameters (:func:`~attnlimits.numeric.slr.population.population_risk`, QMC, deterministic within its
     error) and a Monte Carlo estimate of the risk at the printed parameters (torch, fresh sequences)."""
     from attnlimits.verify.slr import projection_risk
-    from attnlimits.verify.slr.population_command import run_population
+    from attnlimits.verify.slr.population_command import argmin_of, run_population
     from attnlimits.verify.slr.theory import population_risk
 
     checks, params = [], {"n": size["n"], "settings": []}
     for i, (model, nu, L) in enumerate(_C6_COMMAND):
-        rows = ctx.cached(("slr-population-command", model, nu, L), lambda: run_population(
+        rows = ctx.cached(("slr-population-rows", model, nu, L), lambda: run_population(
             {"model": model, "nu": nu, "L": [L], "activation": ",".join(_LIN)}))
         for j, row in enumerate(rows):
-            act, a = row["activation"], row["argmin"]
+            act, a = row["activation"], argmin_of(row)
             tag = f"{act} {model} L={L} ν={_fmt_nu(nu)}"
             quad, qerr = population_risk(act, _setting(model, nu, L), a["m_k"], a["q_k"], a["m_v"], a["q_v"],
                                          **_qmc(ctx))
