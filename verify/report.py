@@ -67,11 +67,13 @@ __all__ = ["format_table", "write_report", "environment_info", "family_summary",
 #: Maximum width (characters, ANSI codes excluded) of :func:`format_table` lines.
 TABLE_WIDTH = 110
 
-#: Columns of ``results.csv``, in order.
+#: Columns of ``results.csv``, in order: the claim, its verdict and the check, then the comparison's
+#: columns as every table prints them (:data:`attnlimits.verify.comparison.COMPARISON_COLUMNS`: value,
+#: theory, se, dof, tolerance, allowance, z, law, p), then the run's decision and power.
 CSV_COLUMNS = (
-    "claim", "verdict", "check", "kind", "theory", "value", "se", "tolerance", "k", "allowance",
-    "threshold", "passed", "mode", "seed", "device", "dof", "tolerance_reason", "statistic", "law", "p_value",
-    "p_adjusted", "holm_threshold", "level", "mdd", "mdd_relative",
+    "claim", "verdict", "check", "kind", "value", "theory", "se", "dof", "tolerance", "allowance", "z", "law", "p",
+    "k", "threshold", "passed", "tolerance_reason", "p_adjusted", "holm_threshold", "level", "mdd", "mdd_relative",
+    "mode", "seed", "device",
 )
 
 _VERDICTS = ("pass", "fail", "discrepancy")
@@ -549,28 +551,55 @@ def _csv_number(x: Any) -> str:
     return str(x) if f is None else repr(f)
 
 
+def comparison_of(check: Any):
+    """The check's :class:`~attnlimits.verify.comparison.Comparison` (``None`` for a check without a
+    numeric value and theory, e.g. a qualitative one)."""
+    from attnlimits.verify.comparison import Comparison
+
+    th = _attr(check, "theory")
+    try:
+        ref = tuple(float(x) for x in th) if _is_interval(th) else float(th)
+        se = _attr(check, "se")
+        dof = _attr(check, "dof")
+        return Comparison(float(_attr(check, "value")), ref, se=None if se is None else float(se),
+                          dof=None if dof is None else float(dof), tolerance=float(_attr(check, "tolerance") or 0.0),
+                          allowance=float(_attr(check, "allowance") or 0.0), kind=_attr(check, "kind", "abs") or "abs")
+    except (TypeError, ValueError):
+        return None
+
+
+def check_columns(check: Any) -> dict:
+    """The comparison columns of one check (:func:`attnlimits.verify.comparison.comparison_columns`), as
+    ``results.csv`` writes them; ``explore`` writes the same columns for the same comparison."""
+    from attnlimits.verify.comparison import comparison_columns
+
+    comp = comparison_of(check)
+    cols = {"kind": _attr(check, "kind", "abs") or "abs", **comparison_columns(comp)}
+    if comp is None:  # no comparison: the raw fields, as given
+        cols.update(value=_as_float(_attr(check, "value")),
+                    se=_as_float(_attr(check, "se")), tolerance=_as_float(_attr(check, "tolerance")),
+                    allowance=_as_float(_attr(check, "allowance")))
+    return cols
+
+
 def _csv_rows(results: Sequence, meta: Mapping) -> list[dict]:
     base = {"mode": meta.get("mode", ""), "seed": meta.get("seed", ""), "device": meta.get("device", "")}
     base = {k: "" if v is None else v for k, v in base.items()}
     rows = []
     for r in results:
         if not r.checks:
-            rows.append({"claim": r.claim, "verdict": r.verdict, **{k: "" for k in CSV_COLUMNS[2:12]}, **base,
-                         **{k: "" for k in CSV_COLUMNS[15:]}})
+            rows.append({k: "" for k in CSV_COLUMNS} | {"claim": r.claim, "verdict": r.verdict, **base})
             continue
         for c in r.checks:
+            cols = {k: "" if v is None else (_csv_number(v) if isinstance(v, float) else v)
+                    for k, v in check_columns(c).items()}
             rows.append({
-                "claim": r.claim, "verdict": r.verdict, "check": _attr(c, "label", ""),
-                "kind": _attr(c, "kind", "abs"), "theory": _csv_number(_attr(c, "theory")),
-                "value": _csv_number(_attr(c, "value")), "se": _csv_number(_attr(c, "se")),
-                "tolerance": _csv_number(_attr(c, "tolerance")), "k": _csv_number(_attr(c, "k")),
-                "allowance": _csv_number(_attr(c, "allowance")),
-                "threshold": _csv_number(_check_threshold(c)), "passed": _check_passed(c), **base,
-                "dof": _csv_number(_attr(c, "dof")), "tolerance_reason": _attr(c, "tolerance_reason", "") or "",
-                "statistic": _csv_number(_safe(c, "statistic")), "law": _safe(c, "law") or "",
-                "p_value": _csv_number(_safe(c, "p_value")), "p_adjusted": _csv_number(_attr(c, "p_adjusted")),
+                "claim": r.claim, "verdict": r.verdict, "check": _attr(c, "label", ""), **cols,
+                "k": _csv_number(_attr(c, "k")), "threshold": _csv_number(_check_threshold(c)),
+                "passed": _check_passed(c), "tolerance_reason": _attr(c, "tolerance_reason", "") or "",
+                "p_adjusted": _csv_number(_attr(c, "p_adjusted")),
                 "holm_threshold": _csv_number(_attr(c, "holm_threshold")), "level": _csv_number(_attr(c, "level")),
-                "mdd": _csv_number(_safe(c, "mdd")), "mdd_relative": _csv_number(_safe(c, "mdd_relative")),
+                "mdd": _csv_number(_safe(c, "mdd")), "mdd_relative": _csv_number(_safe(c, "mdd_relative")), **base,
             })
     return rows
 

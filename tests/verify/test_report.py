@@ -347,7 +347,7 @@ def test_report_shows_statistics_p_values_and_the_rule(tmp_path):
     assert chk["far"]["holm_threshold"] == pytest.approx(0.002) and chk["far"]["p_adjusted"] < 0.01
     with open(tmp_path / "results.csv", newline="", encoding="utf-8") as fh:
         rows = {r["check"]: r for r in csv.DictReader(fh)}
-    assert rows["t check"]["law"] == "t(3)" and float(rows["z check"]["statistic"]) == pytest.approx(3.0)
+    assert rows["t check"]["law"] == "t(3)" and float(rows["z check"]["z"]) == pytest.approx(3.0)
     assert rows["quoted"]["tolerance_reason"] == "quoted"
 
 
