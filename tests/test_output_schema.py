@@ -152,7 +152,7 @@ def test_every_column_is_documented_with_its_type(name, capsys, monkeypatch):
     assert wrong == [], f"JSON values of the wrong type: {wrong}"
     if not printed:  # a command with its own printer and no --csv (hermite)
         return
-    (rows_in, cmd, params, _fmt, threads), = printed
+    rows_in, cmd, params, _fmt, threads = printed[0][:5]
     original(rows_in, cmd, params, "csv", threads)
     text = capsys.readouterr().out
     table = list(csv.DictReader(io.StringIO(text)))

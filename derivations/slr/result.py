@@ -232,8 +232,8 @@ TRAIN_COMMAND = Command(
                 "learned overlaps), the seven overlaps, the distance to the manifold and the optimiser status.",
     examples=("attnlimits slr train --model spiked --nu 2 --L 2 --activation softmax,linear_uncentred "
               "--alpha 2,4,10 --lam 0.1 --D 400 --seeds 3 --plot curve.png",),
-    table=("activation", "alpha", "lam", "row", "seed_index", "start", "minimum", "E_test", "E_test_se",
-           "E_test_overlaps", "m_k", "q_k", "m_v", "q_v", "distance", "status", "flag", "iterations"),
+    # the default table fits 80 columns; --columns and --json give the rest (distance, overlaps, ...)
+    table=("activation", "alpha", "lam", "row", "seed_index", "E_test", "E_test_se", "flag", "status"),
     expensive=("seeds",),
 )
 
@@ -280,9 +280,9 @@ REPLICA_COMMAND = Command(
               "--lam tune --json",
               "attnlimits slr replica --model spiked --nu 2 --L 2 --activation linear_uncentred --lam 0.1 "
               "--alpha 2,3,4,5,8 --branches all"),
-    table=("activation", "alpha", "lam", "branch", "phase", "E_test", "E_test_error", "training_objective",
-           "replicon", "rsb", "only_unstable_fixed_points", "flag", "n_branches", "m_k", "q_k", "V_k",
-           "m_v", "q_v", "V_v", "stability", "stability_damped", "pd_fail_fraction", "method"),
+    # the default table fits 80 columns (flag carries rsb, unstable, rough, unconverged); --columns and
+    # --json give the rest (branch, phase, order parameters, stability, method, ...)
+    table=("activation", "alpha", "lam", "E_test", "E_test_error", "flag", "replicon", "m_k", "m_v"),
     expensive=("alpha",),
 )
 
