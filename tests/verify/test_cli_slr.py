@@ -26,9 +26,9 @@ def test_population_json_contract(capsys):
         assert r["risk_error"] < 1e-4
         assert not any(isinstance(v, (dict, list)) for v in r.values())  # flat rows
     by = {r["activation"]: r for r in rows}
-    assert by["softmax"]["risk"] == pytest.approx(0.35242, abs=1e-5)       # spec R3
-    assert by["linear_uncentred"]["risk"] == pytest.approx(6 / 13, abs=1e-9)  # spec §8: L(L-1)/(L²+(L-1)ν)
-    assert by["erf_learned"]["risk"] == pytest.approx(0.4444, abs=3e-3)    # spec R1 (MC, ±0.002)
+    assert by["softmax"]["risk"] == pytest.approx(0.35242, abs=1e-5)       # docs/slr.md §14 R3
+    assert by["linear_uncentred"]["risk"] == pytest.approx(6 / 13, abs=1e-9)  # docs/slr.md §8: L(L-1)/(L²+(L-1)ν)
+    assert by["erf_learned"]["risk"] == pytest.approx(0.4444, abs=3e-3)    # docs/slr.md §14 R1 (MC, ±0.002)
     assert "argmin_c" in by["erf_learned"]
 
 
@@ -38,7 +38,7 @@ def test_population_max_inf_variable_length(capsys):
     assert code == 0
     rows = json.loads(out)
     assert rows[0]["bayes_risk"] == 0.0 and rows[0]["limit"] is True
-    assert rows[1]["risk"] == pytest.approx(0.3895, abs=1e-4)  # spec R1, exact via M_L
+    assert rows[1]["risk"] == pytest.approx(0.3895, abs=1e-4)  # docs/slr.md §14 R1, exact via M_L
     assert rows[1]["per_length_average"] == pytest.approx(0.2562, abs=1e-4)
 
 

@@ -58,7 +58,7 @@ def fake_results() -> list[ClaimResult]:
         ClaimResult(
             "V9", "Cosine activation gives no gain", "fail",
             checks=[Check("gap", 0.0, float("nan"), se=0.01), Check("other", 1.0, 1.0, se=float("inf"))],
-            notes="MC value is not a number", elapsed=1.5, source="spec §12",
+            notes="MC value is not a number", elapsed=1.5, source="docs/attention_rmt.md §12",
         ),
         ClaimResult(
             "Q1", "Linear decay constant as quoted", "discrepancy",

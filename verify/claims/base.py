@@ -97,7 +97,7 @@ class Check:
     @classmethod
     def spec(cls, label: str, documented: float, engine: float, tol: float, note: str = "") -> "Check":
         """Deterministic: the engine reproduces a number the documentation states, within its quoted precision."""
-        return cls(f"spec: {label}", theory=float(documented), value=float(engine), se=None, tolerance=tol,
+        return cls(f"docs: {label}", theory=float(documented), value=float(engine), se=None, tolerance=tol,
                    tolerance_reason="quoted", note=note)
 
     @classmethod

@@ -35,7 +35,7 @@ def lengths_law(L) -> tuple:
 
 def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4, 10, 20), delta: float = 0.1, *,
                        form: str = "ibp", starts=("uninformed", "informed"), spec=None, progress=None, **overrides):
-    r"""Bayes-optimal test error :math:`E_{BO}(\alpha)` of SLR (spec §11), one :class:`attnlimits.numeric.slr.bo_state_evolution.BOPoint`
+    r"""Bayes-optimal test error :math:`E_{BO}(\alpha)` of SLR (docs/slr.md §11), one :class:`attnlimits.numeric.slr.bo_state_evolution.BOPoint`
     per α (the free-entropy-selected fixed point; ``.branches`` lists every distinct one).
 
     ``model="spiked"`` (ν finite) or ``"max"`` (ν finite or ``math.inf``; ``inner_points`` Gauss–Hermite

@@ -1,6 +1,6 @@
 r"""Finite-D posterior sampling for spiked-SLR: collapsed Gibbs over the hidden locations (issue 12, claim C19-post).
 
-Model (spec §3.2, §11): Gaussian priors :math:`k,v\sim\mathcal N(0,I_D)`; sequence :math:`\mu` has tokens
+Model (docs/slr.md §3.2, §11): Gaussian priors :math:`k,v\sim\mathcal N(0,I_D)`; sequence :math:`\mu` has tokens
 :math:`x_{\mu\ell}\in\mathbb R^D`, a hidden location :math:`\varepsilon_\mu` (uniform), the spike
 :math:`x_{\mu\varepsilon_\mu}=\sqrt\nu\,k/\sqrt D+\mathcal N(0,I_D)` and the label
 :math:`y_\mu=x_{\mu\varepsilon_\mu}\cdot v/\sqrt D+\Delta\xi_\mu`.  With :math:`u_{\mu\ell}=x_{\mu\ell}/\sqrt D`,
