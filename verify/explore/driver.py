@@ -249,17 +249,6 @@ def evaluate_point(prop: Property, point: dict, *, size: dict, seed: int, level:
     return row
 
 
-def _num(v):
-    if v is None:
-        return None
-    if isinstance(v, tuple):
-        return json.dumps([float(x) for x in v])
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
-
-
 def _evaluate_task(prop, point, size, seed, level, pin=True):
     """One point in a Dask worker: BLAS/torch threads pinned to 1, then :func:`evaluate_point`."""
     if pin:
