@@ -347,7 +347,8 @@ class Comparison:
 #: The columns of one comparison in every table that prints one — ``verify``'s ``results.csv``,
 #: ``explore``'s points table (``docs/output.md``, "Comparison columns"): the same names, the same values.
 #: (The comparison's ``kind`` is not among them: a property may have a parameter of that name.)
-COMPARISON_COLUMNS = ("value", "theory", "se", "dof", "tolerance", "allowance", "z", "law", "p")
+#: The p-value is ``p_value``, not ``p``: ``p`` is a dimension in the rmt result's rows.
+COMPARISON_COLUMNS = ("value", "theory", "se", "dof", "tolerance", "allowance", "z", "law", "p_value")
 
 
 def _column_number(x):
@@ -366,11 +367,11 @@ def comparison_columns(c) -> dict:
 
     ``theory`` is the reference (an interval ``(lo, hi)`` as the text ``"lo;hi"``); ``z`` the
     :func:`statistic` — the deviation beyond ``tolerance + allowance`` in SEs, signed for two-sided
-    kinds, 0 inside the margin —, ``law`` ``z`` or ``t(dof)``, ``p`` its p-value; ``z``, ``law`` and
-    ``p`` are empty for a deterministic comparison (no SE: the margin alone decides).
+    kinds, 0 inside the margin —, ``law`` ``z`` or ``t(dof)``, ``p_value`` its p-value; ``z``, ``law``
+    and ``p_value`` are empty for a deterministic comparison (no SE: the margin alone decides).
 
     >>> cols = comparison_columns(Comparison(0.52, 0.5, se=0.01, allowance=0.005))
-    >>> round(cols["z"], 6), cols["law"], round(cols["p"], 4)
+    >>> round(cols["z"], 6), cols["law"], round(cols["p_value"], 4)
     (1.5, 'z', 0.1336)
     """
     if c is None:
@@ -381,7 +382,7 @@ def comparison_columns(c) -> dict:
     return {"value": _column_number(c.value), "theory": theory, "se": _column_number(c.se),
             "dof": _column_number(c.dof), "tolerance": float(c.tolerance), "allowance": float(c.allowance),
             "z": c.statistic if stochastic else None, "law": c.law if stochastic else "",
-            "p": c.p_value if stochastic else None}
+            "p_value": c.p_value if stochastic else None}
 
 
 # --------------------------------------------------------------------------------------------------

@@ -62,6 +62,20 @@ def _step(msg: str) -> None:
         report(msg)
 
 
+def _compared(value, theory, se, draws) -> dict:
+    """The comparison columns of a simulated point against its theory (the columns ``verify`` and
+    ``explore`` write for a comparison: docs/output.md, "Comparison columns"); the SE comes from
+    ``draws`` draws or seeds (``draws − 1`` degrees of freedom)."""
+    from attnlimits.verify.comparison import Comparison, comparison_columns
+
+    try:
+        comp = Comparison(float(value), float(theory), se=float(se),
+                          dof=float(draws) - 1 if draws and int(draws) > 1 else None)
+        return comparison_columns(comp)
+    except (TypeError, ValueError):
+        return comparison_columns(None)
+
+
 def _run(result: str, command: str, **params) -> list[dict]:
     """Rows of a registered command; its own progress lines go to the figure's progress."""
     cmd = discover_results()[result].command(command)
@@ -193,14 +207,15 @@ def _rmt_panel(name, out, mode, seed, device, *, x, xlabel, title, theory_x, sim
                     xs.append(g), ys.append(float(m)), es.append(float(s)), zs.append((float(m) - tv) / max(float(s), 1e-300))
                     rows.append({"panel": name, "curve": key, "kind": "simulation", "gamma": float(g), "E": float(m),
                                  "E_se": float(s), "theory": tv, "n": n, "p": p, "draws": size["draws"],
-                                 "seed": seed, **{k: v for k, v in fixed.items() if k != "gamma"}})
+                                 "seed": seed, **{k: v for k, v in fixed.items() if k != "gamma"},
+                                 **_compared(m, tv, s, size["draws"])})
             else:
                 tv = theory_at(xv)[key][0]
                 m, s = float(est[key].mean[0]), float(est[key].se[0])
                 xs.append(xv), ys.append(m), es.append(s), zs.append((m - tv) / max(s, 1e-300))
                 rows.append({"panel": name, "curve": key, "kind": "simulation", x: float(xv), "E": m, "E_se": s,
                              "theory": tv, "n": n, "p": p, "draws": size["draws"], "seed": seed,
-                             **{k: v for k, v in fixed.items() if k != x}})
+                             **{k: v for k, v in fixed.items() if k != x}, **_compared(m, tv, s, size["draws"])})
         ax.errorbar(xs, ys, yerr=es, fmt=marker, ms=4, color=_COLORS[key], capsize=2, ls="none",
                     label=f"{_LABEL[key]} (simulation)")
         rax.plot(xs, zs, marker, ms=4, color=_COLORS[key])
@@ -335,7 +350,7 @@ def _fig_slr_finite(out, mode, seed, device):
                          "E_test_se": se, "theory": float(th["E_test"]), "theory_flag": th_flags[-1], "lam": lam,
                          "D": size["D"], "seeds": size["seeds"], "seed": seed, "flag": erm_flags[-1],
                          "seeds_flagged": sum(bool(s.get("flag")) for s in res.seeds), "nu": 2.0, "L": 2,
-                         "delta": 0.1})
+                         "delta": 0.1, **_compared(m, th["E_test"], se, len(errs))})
         measured_points(ax, xs, ms, ses, erm_flags, color=_COLORS[act], capsize=2, label=f"{act}: ERM, D = {size['D']}")
         # the residual against a flagged theory point compares with no prediction: hollow, like that point
         theory_line(rax, xs, zs, th_flags, color=_COLORS[act], ls="none", marker="o")

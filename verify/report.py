@@ -69,9 +69,9 @@ TABLE_WIDTH = 110
 
 #: Columns of ``results.csv``, in order: the claim, its verdict and the check, then the comparison's
 #: columns as every table prints them (:data:`attnlimits.verify.comparison.COMPARISON_COLUMNS`: value,
-#: theory, se, dof, tolerance, allowance, z, law, p), then the run's decision and power.
+#: theory, se, dof, tolerance, allowance, z, law, p_value), then the run's decision and power.
 CSV_COLUMNS = (
-    "claim", "verdict", "check", "kind", "value", "theory", "se", "dof", "tolerance", "allowance", "z", "law", "p",
+    "claim", "verdict", "check", "kind", "value", "theory", "se", "dof", "tolerance", "allowance", "z", "law", "p_value",
     "k", "threshold", "passed", "tolerance_reason", "p_adjusted", "holm_threshold", "level", "mdd", "mdd_relative",
     "mode", "seed", "device",
 )

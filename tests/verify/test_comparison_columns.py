@@ -19,14 +19,14 @@ def test_columns_of_a_comparison_by_hand():
     cols = comparison_columns(Comparison(0.52, 0.5, se=0.01, allowance=0.005))
     assert tuple(cols) == COMPARISON_COLUMNS
     assert cols["z"] == pytest.approx(1.5, rel=1e-12) and cols["law"] == "z"
-    assert cols["p"] == pytest.approx(math.erfc(1.5 / math.sqrt(2)), rel=1e-12)
+    assert cols["p_value"] == pytest.approx(math.erfc(1.5 / math.sqrt(2)), rel=1e-12)
     assert cols["allowance"] == 0.005 and cols["tolerance"] == 0.0 and cols["theory"] == 0.5
     # inside the margin: z = 0, not hidden: the margin columns say why
     inside = comparison_columns(Comparison(0.5027, 0.5, se=0.001, allowance=0.003))
-    assert inside["z"] == 0.0 and inside["p"] == 1.0 and inside["allowance"] == 0.003
+    assert inside["z"] == 0.0 and inside["p_value"] == 1.0 and inside["allowance"] == 0.003
     # deterministic: no z, law or p; an interval's theory as "lo;hi"
     det = comparison_columns(Comparison(1.0, (0.0, 2.0), kind="interval", tolerance=1e-9))
-    assert det["z"] is None and det["p"] is None and det["law"] == "" and det["theory"] == "0.0;2.0"
+    assert det["z"] is None and det["p_value"] is None and det["law"] == "" and det["theory"] == "0.0;2.0"
     assert set(COMPARISON_COLUMNS) <= set(CSV_COLUMNS)
 
 

@@ -44,6 +44,13 @@ def test_rmt_1c_png_and_tidy_csv(tmp_path):
             assert r["E"] == pytest.approx(0.75 / (1 + r["snr"]), abs=2e-4)
     # every simulated point carries its sizes and seed
     assert sims and all({"n", "p", "draws", "seed", "E_se", "theory"} <= set(r) for r in sims)
+    # and the comparison columns verify and explore write: z = (E − theory)/E_se here (no margin)
+    from attnlimits.verify.comparison import COMPARISON_COLUMNS
+
+    assert set(COMPARISON_COLUMNS) <= set(table[0])
+    for r in sims:
+        assert r["value"] == r["E"] and r["se"] == r["E_se"] and r["dof"] == r["draws"] - 1
+        assert r["z"] == pytest.approx((r["E"] - r["theory"]) / r["E_se"], rel=1e-12)
 
 
 @pytest.mark.slow

@@ -3,7 +3,7 @@
 - ``points.parquet`` (``points.csv`` with ``--csv``): one row per point tried — the property, the
   phase (``search``, ``shrink``, ``refine``, ``confirm``), the parameters, the worst check in the
   comparison columns ``verify``'s ``results.csv`` uses (value, theory, se, dof, tolerance,
-  allowance, z, law, p: :data:`attnlimits.verify.comparison.COMPARISON_COLUMNS`), its ``discrepancy``
+  allowance, z, law, p_value: :data:`attnlimits.verify.comparison.COMPARISON_COLUMNS`), its ``discrepancy``
   (the normal-equivalent |z| the search steers by), the point's p-value, the verdict and the seconds;
 - ``map-<property>.png``: the points in two chosen parameters, coloured by the discrepancy, failures as crosses,
   the shrunk counterexample as a star;
@@ -192,7 +192,7 @@ def _report(runs, *, level, seed, budget, interrupted, previous=()) -> str:
         for pt, c in (u for u in run.unconfirmed if u[0] != run.counterexample):
             lines += ["", "Screened failure, not confirmed (a false alarm of the screen): "
                       + ", ".join(f"`{k_}={_fmt(v)}`" for k_, v in pt.items())
-                      + f" — confirmation `{c.get('check')}` p {_fmt(c.get('p'))}."]
+                      + f" — confirmation `{c.get('check')}` p {_fmt(c.get('p_value'))}."]
         if run.counterexample is not None:
             c = run.confirmation or {}
             lines += ["", "Minimal counterexample: " + ", ".join(f"`{k_}={_fmt(v)}`" for k_, v in
@@ -200,7 +200,7 @@ def _report(runs, *, level, seed, budget, interrupted, previous=()) -> str:
                       f"Confirmation ({'failed: a finding' if run.failed else 'passed: not confirmed, a screening false alarm'}): "
                       f"check `{c.get('check')}`, value {_fmt(c.get('value'))}, theory {_fmt(c.get('theory'))}, "
                       f"SE {_fmt(c.get('se'))}, tolerance {_fmt(c.get('tolerance'))}, allowance {_fmt(c.get('allowance'))}, "
-                      f"z {_fmt(c.get('z'))}, p {_fmt(c.get('p'))}"
+                      f"z {_fmt(c.get('z'))}, p {_fmt(c.get('p_value'))}"
                       + (f"; {c.get('message')}" if c.get("message") else "") + ".",
                       "", "Reproduce:", "", "```bash", reproduce_command(prop, run.counterexample, seed), "```"]
         errs = [r for r in run.rows if r.get("verdict") in ("error", "slow") and r.get("message")]
