@@ -141,8 +141,8 @@ AMP_COMMAND = Command(
         Param("device", "str", "auto", "torch device (auto, cpu, cuda)"),
     ),
     examples=("attnlimits slr amp --model spiked --nu 2 --L 2 --alpha 4 --delta 0.1 --D 1000 --seeds 0,1",),
-    table=("seed", "q_k", "theory_q_k", "q_v", "theory_q_v", "test_error", "test_error_se", "theory_E_BO", "iterations",
-           "converged"),
+    # fits 80 columns, the flag (converged) first; --columns and --json give theory_q_k, theory_q_v, iterations
+    table=("seed", "converged", "q_k", "q_v", "test_error", "test_error_se", "theory_E_BO"),
 )
 
 
