@@ -56,3 +56,13 @@ def test_explore_row_and_verify_row_of_one_comparison_agree(tmp_path):
         else:
             assert ("" if a is None else str(a)) == b, k
     assert row["verdict"] == vrow["verdict"] == "pass"
+
+
+def test_a_parameter_named_like_a_comparison_column_is_refused():
+    """A property parameter called ``z`` or ``value`` would be overwritten by the check's column in the
+    points table: refused before any evaluation, naming the parameter."""
+    from attnlimits.verify.claims._properties import find_property
+
+    prop = find_property("slr-bo-monotone")
+    with pytest.raises(ValueError, match="parameter\\(s\\) z are named like columns"):
+        evaluate_point(prop, {"alpha": 2.0, "ratio": 1.5, "nu": 2.0, "L": 2, "z": 1.0}, size={}, seed=0, level=0.01)

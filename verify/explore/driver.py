@@ -57,7 +57,7 @@ from pathlib import Path
 
 from attnlimits.symbolic.properties import Choice, Expression, IntRange, NotEvaluable, Property, Range
 from attnlimits.symbolic.result import InputError, resolve
-from attnlimits.verify.comparison import LEVEL, comparison_columns, z_equivalent
+from attnlimits.verify.comparison import COMPARISON_COLUMNS, LEVEL, comparison_columns, z_equivalent
 
 __all__ = ["PropertyRun", "explore_property", "point_strategy", "evaluate_point", "point_seed", "MAX_CONFIRMATIONS",
            "SCREEN_LEVEL", "SPACE_FILLING_SHARE", "space_filling_points", "coverage", "coverage_text", "rule_text",
@@ -187,12 +187,18 @@ def point_seed(seed: int, point: dict, salt: str = "") -> int:
 
 def evaluate_point(prop: Property, point: dict, *, size: dict, seed: int, level: float) -> dict:
     """Evaluate ``prop`` at ``point`` and judge it at per-point level ``level`` (Bonferroni over its
-    stochastic checks).  Returns one row: the point, the worst check (its comparison columns and its
-    discrepancy, the normal-equivalent |z|), the point's
-    p-value ``p_point`` (module docstring), the verdict (``pass``/``fail``/``error``/``slow``/
-    ``not-evaluable``) and the seconds taken."""
+    stochastic checks).  Returns one row: the point, the worst check (``check``, its comparison columns
+    :data:`~attnlimits.verify.comparison.COMPARISON_COLUMNS` and its ``discrepancy``, the
+    normal-equivalent |z| the search steers by), the point's p-value ``p_point`` (module docstring),
+    the verdict (``pass``/``fail``/``error``/``slow``/``not-evaluable``) and the seconds taken.
+    A property parameter named like a comparison column would be overwritten: refused."""
     fn = resolve(prop.evaluate)
     t0 = time.perf_counter()
+    clash = sorted(set(point) & {"check", "discrepancy", "p_point", "verdict", "message", "seconds",
+                                 *COMPARISON_COLUMNS})
+    if clash:
+        raise ValueError(f"property {prop.name}: parameter(s) {', '.join(clash)} are named like columns of the "
+                         "points table; rename them in its domain")
     row = {"property": prop.name, **point}
     try:
         comps = list(fn(dict(point), size=dict(size), seed=int(seed)))
