@@ -39,10 +39,10 @@ _PATTERNS = {r"(.+)_error": "float", r"(.+)_se": "float", r"(.+)_sd": "float", r
 TYPES = ("int", "float", "bool", "str")
 
 
-def documented() -> dict:
-    """``{column: type}`` from the page's table (``argmin_X``/``exact_X`` stand for any ``X``)."""
+def documented(section_title: str = "Columns") -> dict:
+    """``{column: type}`` from the table of the page's section (``argmin_X``/``exact_X`` stand for any ``X``)."""
     names = {}
-    section = PAGE.read_text().split("\n## Columns\n", 1)[1].split("\n## ", 1)[0]
+    section = PAGE.read_text().split(f"\n## {section_title}", 1)[1].split("\n## ", 1)[0]
     for line in section.splitlines():
         if line.startswith("| `"):
             cells = line.split("|")
@@ -170,3 +170,29 @@ def test_every_registered_command_is_run_here():
     registered = {f"{r.name} {c.name}".strip() for r in discover_results().values() for c in r.commands
                   if r.name in ("rmt", "slr")}  # the results of this package (plug-ins test their own rows)
     assert registered <= run, registered - run
+
+
+def test_comparison_columns_of_verify_and_explore_have_their_types(tmp_path, capsys):
+    """verify's results.csv (claim V1, deterministic checks) and an explore row (slr-bo-monotone, one
+    stochastic check): every comparison column documented under "Comparison columns", of its type."""
+    import csv
+
+    from attnlimits.verify.claims._properties import find_property
+    from attnlimits.verify.comparison import COMPARISON_COLUMNS
+    from attnlimits.verify.explore.driver import evaluate_point
+
+    types = documented("Comparison columns")
+    assert set(COMPARISON_COLUMNS) <= set(types)
+    assert cli.main(["verify", "V1", "--quick", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    with open(tmp_path / "results.csv", newline="") as fh:
+        table = list(csv.DictReader(fh))
+    assert table and set(types) - {"check", "verdict"} <= set(table[0])
+    wrong = sorted({(k, r[k]) for r in table for k in types if not csv_type_ok(r[k], types[k])})
+    assert wrong == []
+    prop = find_property("slr-bo-monotone")
+    row = evaluate_point(prop, {"alpha": 2.0, "ratio": 1.5, "nu": 2.0, "L": 2}, size=dict(prop.quick), seed=1,
+                         level=0.01)
+    assert row["se"] is not None and row["z"] is not None  # a stochastic check: every column filled
+    wrong = sorted({(k, repr(row[k])) for k in types if k != "kind" and not json_type_ok(row[k], types[k])})
+    assert wrong == []
