@@ -503,7 +503,7 @@ def environment_info() -> dict:
 # --------------------------------------------------------------------------------------------------
 # JSON / CSV
 # --------------------------------------------------------------------------------------------------
-_FLOAT_FIELDS = ("value", "se", "tolerance", "k", "allowance", "threshold", "dof", "statistic", "p_value",
+_FLOAT_FIELDS = ("value", "se", "tolerance", "k", "allowance", "threshold", "dof", "statistic", "z", "p_value",
                  "p_adjusted", "holm_threshold", "level", "mdd", "mdd_relative", "mdd_level", "scale")
 
 

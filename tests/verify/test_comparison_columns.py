@@ -56,6 +56,12 @@ def test_explore_row_and_verify_row_of_one_comparison_agree(tmp_path):
         else:
             assert ("" if a is None else str(a)) == b, k
     assert row["verdict"] == vrow["verdict"] == "pass"
+    # results.json: the same fields by the same names
+    import json
+
+    (check,) = json.loads((tmp_path / "results.json").read_text())["claims"][0]["checks"]
+    for k in COMPARISON_COLUMNS:
+        assert check[k] == row[k], k
 
 
 def test_a_parameter_named_like_a_comparison_column_is_refused():

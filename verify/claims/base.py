@@ -244,6 +244,7 @@ class Check:
         d["theory"] = list(self.theory) if isinstance(self.theory, tuple) else self.theory
         d["threshold"] = self.threshold
         d["statistic"] = self.statistic
+        d["z"] = self.statistic  # the comparison column's name (results.csv, explore, figures)
         d["law"] = self.law
         d["p_value"] = self.p_value
         d["passed"] = self.passed
