@@ -237,7 +237,8 @@ def build_parser(results=None) -> argparse.ArgumentParser:
             p-value (Student t where the SE comes from few replicates); the run fails checks by
             Holm's procedure at the family-wise level --level (default 1%).  Exit status 1 when
             any claim fails; a 'discrepancy' (a quoted statement the derivation contradicts) is
-            reported, not a failure."""
+            reported, not a failure.  The table fits the terminal ($COLUMNS): at 80 columns it
+            leaves out the threshold, MDD and Holm-threshold columns (results.csv has them)."""
         ),
         epilog=_examples(
             "attnlimits verify --quick",
