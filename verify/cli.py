@@ -748,6 +748,14 @@ def main(argv=None) -> int:
         return 130
 
 
+def _leave_no_empty_folder() -> None:
+    """An output folder this run created and left empty (it stopped before writing) is removed."""
+    if "attnlimits.verify._io" in sys.modules:
+        from attnlimits.verify._io import remove_empty_created
+
+        remove_empty_created()
+
+
 def _main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -769,8 +777,11 @@ def _main(argv=None) -> int:
     name = args.command + (f" {args.subcommand}" if getattr(args, "subcommand", None) else "")
     try:
         args._threads = apply_threads(resolve_threads(getattr(args, "threads", None)))
-        return args._handler(args)
+        rc = args._handler(args)
+        _leave_no_empty_folder()
+        return rc
     except KeyboardInterrupt:
+        _leave_no_empty_folder()
         print(f"attnlimits {name}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (| head): nothing to say, the conventional status
@@ -789,6 +800,7 @@ def _main(argv=None) -> int:
             expected += (ActivationError,)
         except ImportError:  # pragma: no cover
             pass
+        _leave_no_empty_folder()
         if not isinstance(exc, expected):
             raise
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
