@@ -1,4 +1,4 @@
-"""Benchmark of the Monte Carlo simulators of :mod:`attnlimits.verify.rmt.montecarlo` (spec §10).
+"""Benchmark of the Monte Carlo simulators of :mod:`attnlimits.verify.rmt.montecarlo` (docs/attention_rmt.md §10).
 
 (a) A grid of 50 ridge parameters γ from ONE eigendecomposition of G = ΦᵀΦ/n per draw versus one
     Cholesky factorisation + solve per γ: wall time of both (solver only, on the same G; and the

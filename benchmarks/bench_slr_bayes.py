@@ -1,4 +1,4 @@
-"""Benchmark of the SLR Bayes-risk quadratures of :mod:`attnlimits.numeric.slr.bayes_risk` (spec §7).
+"""Benchmark of the SLR Bayes-risk quadratures of :mod:`attnlimits.numeric.slr.bayes_risk` (docs/slr.md §7).
 
 (a) Spiked ``L = 2``: ``bayes_risk`` in float64 (``scipy.integrate.quad`` split at the step, to
     1e-12) and at 30 digits (``mpmath.quad`` with split points), against the baselines measured in

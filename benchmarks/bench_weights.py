@@ -1,4 +1,4 @@
-"""Benchmark of ``attnlimits weights`` (:func:`attnlimits.verify.weights.analyze_checkpoint`, spec §13).
+"""Benchmark of ``attnlimits weights`` (:func:`attnlimits.verify.weights.analyze_checkpoint`, docs/attention_rmt.md §13).
 
 Baseline (labelled ``baseline``): the previous implementation, ``verify/weights.py`` at commit
 ``73757c0`` (alternating SVDs from tr B/p, a 41/201-point ``svdvals`` scan, bounded Brent refinements,

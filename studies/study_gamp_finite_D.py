@@ -1,9 +1,9 @@
 r"""Finite-D study of GAMP against the BO state evolution (issue 12, item 3; claim C19-AMP's allowance).
 
-GAMP (:func:`attnlimits.verify.slr.amp.gamp`) on spiked-SLR data (:func:`attnlimits.verify.slr.sample_sequences`, teacher of spec §2)
+GAMP (:func:`attnlimits.verify.slr.amp.gamp`) on spiked-SLR data (:func:`attnlimits.verify.slr.sample_sequences`, teacher of docs/slr.md §2)
 at ``D ∈ {250, 500, 1000, 2000}``, several seeds per D, one thread.  For every run the seven overlaps of the
 GAMP estimate are measured and the test error of the posterior-mean predictor (softmax attention with key
-:math:`\sqrt\nu\hat k` and value :math:`\hat v`, spec §11) is computed *exactly from the overlaps* by the §6.1
+:math:`\sqrt\nu\hat k` and value :math:`\hat v`, docs/slr.md §11) is computed *exactly from the overlaps* by the §6.1
 formula (:func:`attnlimits.verify.slr.theory.population_risk_general`, exact at finite D for the orthonormal teacher, C5),
 so that no test-sampling noise enters.  Deviations from the state evolution
 (:func:`attnlimits.verify.slr.bayes_optimal.bo_state_evolution`):

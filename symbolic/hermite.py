@@ -34,7 +34,7 @@ How the expectations are computed
 3. **Otherwise by quadrature**: ``mpmath.quad`` (tanh–sinh) on
    :math:`(-\infty,k_1,\dots,k_N,\infty)` at ``dps + 10`` digits, with its error estimate checked
    against :math:`10^{-\mathrm{dps}}`. Gauss–Hermite is never used (a fixed Gauss–Hermite rule
-   gives ReLU's :math:`\nu\approx0.3400` instead of :math:`0.340845`, spec §4.1).
+   gives ReLU's :math:`\nu\approx0.3400` instead of :math:`0.340845`, docs/attention_rmt.md §4.1).
 
 Parsing, the built-in activations, kinks and the smooth pieces live in
 :mod:`attnlimits.symbolic.activations` (re-exported here); the one time guard is :mod:`attnlimits.symbolic._timeguard`.

@@ -214,3 +214,21 @@ def test_claim_counts_are_the_registry():
              for i, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1)
              for m in _COUNT.finditer(line) if int(m.group(1)) > 20 and int(m.group(1)) != n]
     assert not wrong, f"{n} claims are registered; docs say otherwise:\n" + "\n".join(wrong)
+
+
+def test_help_names_docs_sections_never_the_spec():
+    """Help text names the docs page a user can open ("docs/slr.md §6"), never "spec §" (a document the
+    user was not given); an option's help that cites a section names its page."""
+    import re
+
+    from attnlimits.verify import cli
+
+    leaves = cli.leaf_parsers(cli.build_parser())
+    assert leaves
+    for name, parser in leaves.items():
+        text = parser.format_help()
+        assert "spec §" not in text and "Spec §" not in text, name
+        for action in parser._actions:
+            h = action.help or ""
+            if "§" in h:
+                assert re.search(r"docs/[a-z_]+\.md §", h), (name, h)

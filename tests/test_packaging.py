@@ -64,3 +64,15 @@ def test_checkout_package_finds_the_layers_beside_it():
 
     assert Path(attnlimits.numeric.__file__).resolve() == ROOT / "numeric" / "__init__.py"
     assert Path(attnlimits.__file__).resolve() == ROOT / "attnlimits" / "__init__.py"
+
+
+def test_a_test_run_leaves_no_folder_behind(tmp_path):
+    """pytest with the project's settings, run in a folder, leaves nothing there but what the tests
+    write under their own tmp_path: no empty .benchmarks/ (the pytest-benchmark plugin, where
+    installed, is switched off in pyproject.toml), no cache folder with -p no:cacheprovider."""
+    (tmp_path / "test_probe.py").write_text("def test_probe():\n    assert True\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c",
+                           str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path), "test_probe.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "__pycache__") == ["test_probe.py"]

@@ -75,6 +75,35 @@ def _inside(root: Path, path: Path) -> bool:
     return real == root or root in real.parents
 
 
+#: Folders :func:`check_output_folder` created in this process, parents first (see :func:`remove_empty_created`).
+_CREATED: list = []
+
+
+def _missing_chain(path: Path) -> list:
+    """``path`` and its ancestors that do not exist yet, outermost first."""
+    chain, p = [], Path(path)
+    while not (p.exists() or p.is_symlink()) and p != p.parent:
+        chain.append(p)
+        p = p.parent
+    return chain[::-1]
+
+
+def remove_empty_created() -> list:
+    """Remove the folders :func:`check_output_folder` created in this process that are still empty,
+    innermost first, and return them: a command refused or failed after its output check (a
+    checkpoint that does not read, an unknown claim) leaves no empty folder behind.  Only an empty
+    folder is removed (``rmdir``); one with any file in it is kept."""
+    removed = []
+    for p in reversed(_CREATED):
+        try:
+            p.rmdir()
+            removed.append(p)
+        except OSError:
+            pass
+    _CREATED.clear()
+    return removed
+
+
 def check_output_folder(path, *, option: str = "--out", subdirs=(), files=(), create_subdirs=False) -> Path:
     """Check the output folder ``path`` before any work: refuse (:class:`InputError`, one line naming
     ``option``) an empty name, a file in its place, a folder that cannot be created or written, a
@@ -86,10 +115,12 @@ def check_output_folder(path, *, option: str = "--out", subdirs=(), files=(), cr
     out = Path(path)
     if out.exists() and not out.is_dir():
         raise InputError(f"{option} {path} exists and is not a folder")
+    new = _missing_chain(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"{option} {path}: cannot create the folder ({exc.strerror or exc})") from None
+    _CREATED.extend(new)
     try:
         _probe(out)
     except OSError as exc:
@@ -104,7 +135,9 @@ def check_output_folder(path, *, option: str = "--out", subdirs=(), files=(), cr
             raise InputError(f"{option} {path}: {rel} exists and is not a folder")
         if sub.is_dir() or create_subdirs:
             try:
+                new = _missing_chain(sub)
                 sub.mkdir(parents=True, exist_ok=True)
+                _CREATED.extend(new)
                 _probe(sub)
             except OSError as exc:
                 raise InputError(f"{option} {path}: cannot write in {rel} ({exc.strerror or exc})") from None

@@ -83,6 +83,10 @@ def _add_command(sub, cmd, result, name):
                        + "output columns: docs/output.md explains every key (--json shows them all)")
     _add_params(p, cmd.parameters)
     _add_common(p)
+    p.add_argument("--columns", default=None, metavar="A,B,...",
+                   help="the table's columns, comma-separated, or 'all' (default: "
+                        + (",".join(cmd.table) if cmd.table and not cmd.formatter else "the command's table")
+                        + "); with --csv, the CSV's columns")
     p.set_defaults(_handler=_run_command, _result=result.name, _command=cmd.name)
     return p
 
@@ -233,7 +237,8 @@ def build_parser(results=None) -> argparse.ArgumentParser:
             p-value (Student t where the SE comes from few replicates); the run fails checks by
             Holm's procedure at the family-wise level --level (default 1%).  Exit status 1 when
             any claim fails; a 'discrepancy' (a quoted statement the derivation contradicts) is
-            reported, not a failure."""
+            reported, not a failure.  The table fits the terminal ($COLUMNS): at 80 columns it
+            leaves out the threshold, MDD and Holm-threshold columns (results.csv has them)."""
         ),
         epilog=_examples(
             "attnlimits verify --quick",
@@ -376,8 +381,12 @@ def _finite_json(v):
     return v
 
 
-def format_rows(rows, columns=(), fmt="table") -> str:
-    """Generic printing of tidy rows: JSON (valid: non-finite numbers become null), CSV, or a table."""
+def format_rows(rows, columns=(), fmt="table", width=None, left_out=None) -> str:
+    """Generic printing of tidy rows: JSON (valid: non-finite numbers become null), CSV, or a table.
+
+    The table shows ``columns`` (default: all), numbers at 4 significant digits (``--json``/``--csv``
+    carry them all), never clipped; with ``width``, trailing columns that would make a line longer
+    are left out and their names appended to the list ``left_out``."""
     if fmt == "json":
         return json.dumps(_finite_json(rows), indent=2, default=_json_default, allow_nan=False)
     cols = list(columns) or list(dict.fromkeys(k for r in rows for k in r))
@@ -399,13 +408,20 @@ def format_rows(rows, columns=(), fmt="table") -> str:
         if isinstance(v, bool):
             return "yes" if v else "no"
         if isinstance(v, float):
-            return f"{v:.6g}"
+            return f"{v:.4g}"
         if isinstance(v, dict):
             return ", ".join(f"{k}={cell(x)}" for k, x in v.items())
         return str(v)
 
     body = [[cell(r.get(c)) for c in cols] for r in rows]
     widths = [max(len(c), *(len(b[i]) for b in body)) if body else len(c) for i, c in enumerate(cols)]
+    if width:
+        keep = len(cols)
+        while keep > 1 and sum(widths[:keep]) + 2 * (keep - 1) > width:
+            keep -= 1
+        if left_out is not None:
+            left_out.extend(cols[keep:])
+        cols, widths, body = cols[:keep], widths[:keep], [b[:keep] for b in body]
     lines = ["  ".join(c.rjust(w) for c, w in zip(cols, widths))]
     lines += ["  ".join(v.rjust(w) for v, w in zip(b, widths)) for b in body]
     return "\n".join(lines)
@@ -427,27 +443,58 @@ def _run_command(args) -> int:
     except KeyboardInterrupt:
         # the finished rows are printed before the stop is reported (exit 130)
         if rows:
-            _print_rows(rows, cmd, params, fmt, args._threads)
+            _print_rows(rows, cmd, params, fmt, args._threads, args.columns)
         label = f"{args._result} {args._command}".strip()
         print(f"attnlimits {label}: interrupted after {len(rows)} finished row(s)"
               + (" (printed above)" if rows else ""), file=sys.stderr)
         return 130
     if not rows:
         raise CLIError("nothing computed")
-    _print_rows(rows, cmd, params, fmt, args._threads)
+    _print_rows(rows, cmd, params, fmt, args._threads, args.columns)
     return 0
 
 
-def _print_rows(rows, cmd, params, fmt, threads) -> None:
+def _print_rows(rows, cmd, params, fmt, threads, columns=None) -> None:
+    """Print the rows: ``--json``/``--csv`` in full (``--columns`` picks the CSV's columns), else the
+    command's table — its default columns, or ``--columns`` — fitted to the terminal's width (columns
+    that do not fit are named on stderr)."""
     from attnlimits.symbolic.result import resolve
+    from attnlimits.verify.report import terminal_width
 
     if fmt != "table":
         rows = [{**r, "threads": threads} for r in rows]
-    if cmd.formatter and fmt != "csv":
-        print(resolve(cmd.formatter)(rows, params, fmt))
+    if columns is not None:
+        columns = _chosen_columns(columns, rows)
+    if fmt == "json" or (cmd.formatter and fmt == "table" and columns is None):
+        text = resolve(cmd.formatter)(rows, params, fmt) if cmd.formatter else format_rows(rows, (), fmt)
+    elif fmt == "csv":
+        text = format_rows([{k: r.get(k) for k in columns} for r in rows] if columns else rows, (), "csv")
     else:
-        print(format_rows(rows, cmd.table, fmt))
+        left_out = []
+        text = format_rows(rows, columns or cmd.table, "table", width=terminal_width(default=None),
+                           left_out=left_out)
+        if left_out:
+            print(f"note: {len(left_out)} column(s) left out at this width ({', '.join(left_out)}); "
+                  "--columns NAME,... picks the table's columns, --json shows them all", file=sys.stderr)
+    print(text)
     sys.stdout.flush()
+
+
+def _chosen_columns(text, rows):
+    """The columns named by ``--columns`` (``all``: every column) that the rows have.  A name they lack
+    is reported in one line on stderr, with a "did you mean", and skipped — the rows were computed
+    already and are printed all the same (``None`` when no name is left: the default table)."""
+    import difflib
+
+    present = list(dict.fromkeys(k for r in rows for k in r))
+    names = [c.strip() for c in str(text).split(",") if c.strip()]
+    if names == ["all"]:
+        return present
+    for n in [n for n in names if n not in present]:
+        close = difflib.get_close_matches(n, present, n=1)
+        print(f"warning: --columns: no column {n!r} in these rows" + (f"; did you mean {close[0]!r}?" if close else "")
+              + " (--json lists every column; docs/output.md explains them)", file=sys.stderr)
+    return [n for n in names if n in present] or None
 
 
 def _run_export(args) -> int:
@@ -490,7 +537,8 @@ def _cmd_hermite(args) -> int:
             "b2": mpmath.nstr(h.b2, args.dps),
             "method": h.method,
             "parseval_residual": float(h.parseval_residual),
-            "exact": {k: str(v) for k, v in (h.exact or {}).items()},
+            # closed forms, one column each (exact_a0, exact_a1, …): rows are flat
+            **{f"exact_{k}": str(v) for k, v in (h.exact or {}).items()},
         }
     if args.json:
         print(json.dumps(rec, indent=2))
@@ -700,6 +748,14 @@ def main(argv=None) -> int:
         return 130
 
 
+def _leave_no_empty_folder() -> None:
+    """An output folder this run created and left empty (it stopped before writing) is removed."""
+    if "attnlimits.verify._io" in sys.modules:
+        from attnlimits.verify._io import remove_empty_created
+
+        remove_empty_created()
+
+
 def _main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -721,8 +777,11 @@ def _main(argv=None) -> int:
     name = args.command + (f" {args.subcommand}" if getattr(args, "subcommand", None) else "")
     try:
         args._threads = apply_threads(resolve_threads(getattr(args, "threads", None)))
-        return args._handler(args)
+        rc = args._handler(args)
+        _leave_no_empty_folder()
+        return rc
     except KeyboardInterrupt:
+        _leave_no_empty_folder()
         print(f"attnlimits {name}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (| head): nothing to say, the conventional status
@@ -741,6 +800,7 @@ def _main(argv=None) -> int:
             expected += (ActivationError,)
         except ImportError:  # pragma: no cover
             pass
+        _leave_no_empty_folder()
         if not isinstance(exc, expected):
             raise
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -109,6 +109,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = [
+    "COMPARISON_COLUMNS",
     "KINDS",
     "LEVEL",
     "Calibration",
@@ -119,6 +120,7 @@ __all__ = [
     "RateFit",
     "calibration",
     "combine",
+    "comparison_columns",
     "critical_value",
     "extrapolate",
     "fit_rate",
@@ -325,6 +327,10 @@ class Comparison:
                 "allowance": self.allowance, "kind": self.kind, "statistic": self.statistic, "law": self.law,
                 "p_value": self.p_value}
 
+    def columns(self) -> dict:
+        """The comparison as the table columns :data:`COMPARISON_COLUMNS` (:func:`comparison_columns`)."""
+        return comparison_columns(self)
+
     def passes(self, alpha: float) -> bool:
         """Verdict at per-check level ``alpha``: p > alpha; without SE, excess ≤ 0."""
         v = self.value
@@ -336,6 +342,47 @@ class Comparison:
         if p is None:
             return self.within_margin
         return p > alpha
+
+
+#: The columns of one comparison in every table that prints one — ``verify``'s ``results.csv``,
+#: ``explore``'s points table (``docs/output.md``, "Comparison columns"): the same names, the same values.
+#: (The comparison's ``kind`` is not among them: a property may have a parameter of that name.)
+#: The p-value is ``p_value``, not ``p``: ``p`` is a dimension in the rmt result's rows.
+COMPARISON_COLUMNS = ("value", "theory", "se", "dof", "tolerance", "allowance", "z", "law", "p_value")
+
+
+def _column_number(x):
+    if x is None:
+        return None
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return None
+    return f
+
+
+def comparison_columns(c) -> dict:
+    """``{column: value}`` for :data:`COMPARISON_COLUMNS` of a :class:`Comparison` (or ``None``: every
+    column empty).
+
+    ``theory`` is the reference (an interval ``(lo, hi)`` as the text ``"lo;hi"``); ``z`` the
+    :func:`statistic` — the deviation beyond ``tolerance + allowance`` in SEs, signed for two-sided
+    kinds, 0 inside the margin —, ``law`` ``z`` or ``t(dof)``, ``p_value`` its p-value; ``z``, ``law``
+    and ``p_value`` are empty for a deterministic comparison (no SE: the margin alone decides).
+
+    >>> cols = comparison_columns(Comparison(0.52, 0.5, se=0.01, allowance=0.005))
+    >>> round(cols["z"], 6), cols["law"], round(cols["p_value"], 4)
+    (1.5, 'z', 0.1336)
+    """
+    if c is None:
+        return {k: None for k in COMPARISON_COLUMNS}
+    ref = c.reference
+    theory = (";".join(repr(float(x)) for x in ref) if isinstance(ref, (tuple, list)) else _column_number(ref))
+    stochastic = c.stochastic
+    return {"value": _column_number(c.value), "theory": theory, "se": _column_number(c.se),
+            "dof": _column_number(c.dof), "tolerance": float(c.tolerance), "allowance": float(c.allowance),
+            "z": c.statistic if stochastic else None, "law": c.law if stochastic else "",
+            "p_value": c.p_value if stochastic else None}
 
 
 # --------------------------------------------------------------------------------------------------

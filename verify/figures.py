@@ -20,6 +20,7 @@ Panels (``attnlimits figure --list``):
 """
 from __future__ import annotations
 
+import contextvars
 import csv
 import math
 import os
@@ -50,9 +51,35 @@ class Figure:
     quick_minutes: float  # measured on two cores, for --list
 
 
+#: the progress callback of the figure being drawn (set by :func:`make_figure`); None: silent
+_PROGRESS: contextvars.ContextVar = contextvars.ContextVar("figure_progress", default=None)
+
+
+def _step(msg: str) -> None:
+    """One progress line of the figure being drawn (``figure NAME: msg`` on stderr from the CLI)."""
+    report = _PROGRESS.get()
+    if report is not None:
+        report(msg)
+
+
+def _compared(value, theory, se, draws) -> dict:
+    """The comparison columns of a simulated point against its theory (the columns ``verify`` and
+    ``explore`` write for a comparison: docs/output.md, "Comparison columns"); the SE comes from
+    ``draws`` draws or seeds (``draws − 1`` degrees of freedom)."""
+    from attnlimits.verify.comparison import Comparison, comparison_columns
+
+    try:
+        comp = Comparison(float(value), float(theory), se=float(se),
+                          dof=float(draws) - 1 if draws and int(draws) > 1 else None)
+        return comparison_columns(comp)
+    except (TypeError, ValueError):
+        return comparison_columns(None)
+
+
 def _run(result: str, command: str, **params) -> list[dict]:
+    """Rows of a registered command; its own progress lines go to the figure's progress."""
     cmd = discover_results()[result].command(command)
-    return list(cmd.function()(cmd.parse(params), progress=None))
+    return list(cmd.function()(cmd.parse(params), progress=_step if _PROGRESS.get() is not None else None))
 
 
 def axes(title: str, xlabel: str, ylabel: str, logx=False, logy=False, residual=False):
@@ -180,14 +207,15 @@ def _rmt_panel(name, out, mode, seed, device, *, x, xlabel, title, theory_x, sim
                     xs.append(g), ys.append(float(m)), es.append(float(s)), zs.append((float(m) - tv) / max(float(s), 1e-300))
                     rows.append({"panel": name, "curve": key, "kind": "simulation", "gamma": float(g), "E": float(m),
                                  "E_se": float(s), "theory": tv, "n": n, "p": p, "draws": size["draws"],
-                                 "seed": seed, **{k: v for k, v in fixed.items() if k != "gamma"}})
+                                 "seed": seed, **{k: v for k, v in fixed.items() if k != "gamma"},
+                                 **_compared(m, tv, s, size["draws"])})
             else:
                 tv = theory_at(xv)[key][0]
                 m, s = float(est[key].mean[0]), float(est[key].se[0])
                 xs.append(xv), ys.append(m), es.append(s), zs.append((m - tv) / max(s, 1e-300))
                 rows.append({"panel": name, "curve": key, "kind": "simulation", x: float(xv), "E": m, "E_se": s,
                              "theory": tv, "n": n, "p": p, "draws": size["draws"], "seed": seed,
-                             **{k: v for k, v in fixed.items() if k != x}})
+                             **{k: v for k, v in fixed.items() if k != x}, **_compared(m, tv, s, size["draws"])})
         ax.errorbar(xs, ys, yerr=es, fmt=marker, ms=4, color=_COLORS[key], capsize=2, ls="none",
                     label=f"{_LABEL[key]} (simulation)")
         rax.plot(xs, zs, marker, ms=4, color=_COLORS[key])
@@ -297,6 +325,7 @@ def _fig_slr_finite(out, mode, seed, device):
     rows = []
     dense = list(np.round(np.logspace(0, math.log10(20), 12), 4))
     for act in acts:
+        _step(f"{act}: replica theory at {len(dense)} values of α, λ tuned at each")
         tuned = _run("slr", "replica", model="spiked", nu=2.0, L=[2], activation=[act], alpha=dense, lam=["tune"],
                      delta=0.1, points=size["points"])
         th_rows = theory_rows("slr-finite-alpha", act, tuned, nu=2.0, L=2, delta=0.1)
@@ -304,7 +333,8 @@ def _fig_slr_finite(out, mode, seed, device):
         rows += th_rows
         lam_at = {float(r["alpha"]): float(r["lam"]) for r in tuned}
         xs, ms, ses, zs, th_flags, erm_flags = [], [], [], [], [], []
-        for a in alphas:
+        for i, a in enumerate(alphas, 1):
+            _step(f"{act}: α = {a:g} ({i}/{len(alphas)}): theory, then ERM at D = {size['D']}, {size['seeds']} seeds")
             lam = float(np.interp(math.log(a), [math.log(v) for v in lam_at], list(lam_at.values())))
             th = _run("slr", "replica", model="spiked", nu=2.0, L=[2], activation=[act], alpha=[a],
                       lam=[repr(lam)], delta=0.1, points=size["points"])[0]
@@ -320,10 +350,11 @@ def _fig_slr_finite(out, mode, seed, device):
                          "E_test_se": se, "theory": float(th["E_test"]), "theory_flag": th_flags[-1], "lam": lam,
                          "D": size["D"], "seeds": size["seeds"], "seed": seed, "flag": erm_flags[-1],
                          "seeds_flagged": sum(bool(s.get("flag")) for s in res.seeds), "nu": 2.0, "L": 2,
-                         "delta": 0.1})
+                         "delta": 0.1, **_compared(m, th["E_test"], se, len(errs))})
         measured_points(ax, xs, ms, ses, erm_flags, color=_COLORS[act], capsize=2, label=f"{act}: ERM, D = {size['D']}")
         # the residual against a flagged theory point compares with no prediction: hollow, like that point
         theory_line(rax, xs, zs, th_flags, color=_COLORS[act], ls="none", marker="o")
+    _step("Bayes-optimal state evolution and the population optimum")
     bo = bo_state_evolution("spiked", 2.0, 2, dense, 0.1)
     ax.plot(dense, [float(b.E_BO) for b in bo], "--", color="k", lw=1.4, label="Bayes-optimal (state evolution)")
     rows += [{"panel": "slr-finite-alpha", "curve": "BO", "kind": "theory", "alpha": a, "E_test": float(b.E_BO),
@@ -384,7 +415,11 @@ def make_figure(name: str, out, *, mode: str = "quick", seed: int = 0, device: s
     with OutputLock(out, f"attnlimits figure {name}"):
         if progress:
             progress(f"figure {name} ({mode}): {figures[name].title}")
-        fig, ax, rows, note = figures[name].make(out, mode, seed, device)
+        token = _PROGRESS.set((lambda msg: progress(f"figure {name}: {msg}")) if progress else None)
+        try:
+            fig, ax, rows, note = figures[name].make(out, mode, seed, device)
+        finally:
+            _PROGRESS.reset(token)
         png = _finish(fig, ax, out, name, rows, note + f"; made by: attnlimits figure {name}"
                       + (" --full" if mode == "full" else "") + f" (seed {seed})")
         record_files(out, "figure", [f"{name}.png", f"{name}.csv"], merge=True)

@@ -67,11 +67,13 @@ __all__ = ["format_table", "write_report", "environment_info", "family_summary",
 #: Maximum width (characters, ANSI codes excluded) of :func:`format_table` lines.
 TABLE_WIDTH = 110
 
-#: Columns of ``results.csv``, in order.
+#: Columns of ``results.csv``, in order: the claim, its verdict and the check, then the comparison's
+#: columns as every table prints them (:data:`attnlimits.verify.comparison.COMPARISON_COLUMNS`: value,
+#: theory, se, dof, tolerance, allowance, z, law, p_value), then the run's decision and power.
 CSV_COLUMNS = (
-    "claim", "verdict", "check", "kind", "theory", "value", "se", "tolerance", "k", "allowance",
-    "threshold", "passed", "mode", "seed", "device", "dof", "tolerance_reason", "statistic", "law", "p_value",
-    "p_adjusted", "holm_threshold", "level", "mdd", "mdd_relative",
+    "claim", "verdict", "check", "kind", "value", "theory", "se", "dof", "tolerance", "allowance", "z", "law", "p_value",
+    "k", "threshold", "passed", "tolerance_reason", "p_adjusted", "holm_threshold", "level", "mdd", "mdd_relative",
+    "mode", "seed", "device",
 )
 
 _VERDICTS = ("pass", "fail", "discrepancy")
@@ -119,7 +121,8 @@ def _num(x: Any, digits: int = 4) -> str:
 
 
 def _mc(value: Any, se: Any) -> str:
-    return _num(value) if se is None else f"{_num(value)} ± {_num(se)}"
+    """``mean ± SE``: the mean at 4 significant digits, the SE at 2 (``%.2g``)."""
+    return _num(value) if se is None else f"{_num(value)} ± {_num(se, 2)}"
 
 
 def _fit(text: str, width: int, align: str = "<") -> str:
@@ -197,8 +200,8 @@ def _stat_text(check: Any) -> str:
     if s is None:
         return "—"
     dof = _float_or_none(_attr(check, "dof"))
-    law = "z" if dof is None else f"t{dof:.2g}"
-    return f"{law} {s:+.2f}" if abs(s) < 100 else f"{law} {s:+.0e}"
+    law = "z" if dof is None else (f"t{dof:.0f}" if dof >= 10 else f"t{dof:.2g}")
+    return f"{law} {s:+.2f}" if abs(s) < 100 else f"{law} {s:+.1e}"
 
 
 def _p_text(x: Any) -> str:
@@ -285,9 +288,12 @@ def _power_summary(results: Sequence) -> dict:
 # --------------------------------------------------------------------------------------------------
 # terminal table
 # --------------------------------------------------------------------------------------------------
-# check line: indent 2 | label 15 | kind 8 | theory 13 | MC mean ± SE 19 | threshold 9 | MDD 6 | z/t 11 | p 8 | adj. thr 8
-# | mark 1
-_W_LABEL, _W_KIND, _W_THEORY, _W_MC, _W_THR, _W_MDD, _W_STAT, _W_P = 15, 8, 13, 19, 9, 6, 11, 8
+# check line: indent 2 | label (up to 24) | kind | theory | MC mean ± SE | threshold | MDD | z/t | p | adj. thr | mark.
+# The number columns are as wide as their widest cell (a number is never clipped); where the line
+# would exceed the width, adj. thr, then MDD, then threshold are left out (results.csv and
+# report.md have them), and a label that does not fit goes on a line of its own.
+_W_LABEL = 24
+_OPTIONAL = ("adj. thr", "MDD", "threshold")  # left out in this order on a narrow terminal
 
 
 def _pct(x: Any) -> str:
@@ -321,22 +327,32 @@ def _mdd_line(result: Any) -> str | None:
     return text
 
 
+#: The narrowest table :func:`format_table` lays out.
+MIN_WIDTH = 60
+
+
 def terminal_width(default: int = TABLE_WIDTH) -> int:
-    """The terminal's width when stdout is one (at least :data:`TABLE_WIDTH`), else ``default``."""
+    """The width to lay tables out in: ``$COLUMNS`` when set, else the terminal's width when stdout is
+    one, else ``default``; never below :data:`MIN_WIDTH`."""
+    import os
     import shutil
     import sys
 
+    cols = os.environ.get("COLUMNS", "").strip()
+    if cols.isdigit() and int(cols) > 0:
+        return max(MIN_WIDTH, int(cols))
     if not sys.stdout.isatty():
         return default
-    return max(TABLE_WIDTH, shutil.get_terminal_size((default, 24)).columns)
+    return max(MIN_WIDTH, shutil.get_terminal_size((default, 24)).columns)
 
 
-def _wrapped(text: str, width: int, indent: str) -> list[str]:
-    """``text`` on as many lines of ``width`` as it needs (never clipped), continuation lines indented."""
+def _wrapped(text: str, width: int, indent: str, first_indent: str = "") -> list[str]:
+    """``text`` on as many lines of ``width`` as it needs (never clipped), continuation lines indented
+    (the first line by ``first_indent``)."""
     import textwrap
 
-    return textwrap.wrap(" ".join(str(text).split()), width=width, subsequent_indent=indent,
-                         break_long_words=True, break_on_hyphens=False) or [""]
+    return textwrap.wrap(" ".join(str(text).split()), width=width, initial_indent=first_indent,
+                         subsequent_indent=indent, break_long_words=True, break_on_hyphens=False) or [first_indent]
 
 
 def format_table(results: Sequence, *, color: bool = False, elapsed: float | None = None,
@@ -360,18 +376,35 @@ def format_table(results: Sequence, *, color: bool = False, elapsed: float | Non
     str
         Header, one block per claim (name, verdict, time, title; then one line per check: label,
         kind, theory — ``[lo, hi]`` for interval checks —, MC mean ± SE — SE omitted when ``None`` —,
-        threshold, z or t statistic, raw p-value, Holm-adjusted threshold, ✓/✗), and a summary line such as ``"3 claims: 2 pass, 0 fail, 1 discrepancy (4.2 s)"``.
-        Numbers carry 4 significant digits. A claim without checks shows the first line of its notes.
+        threshold, MDD, z or t statistic, raw p-value, Holm-adjusted threshold, ✓/✗), and a summary line
+        such as ``"3 claims: 2 pass, 0 fail, 1 discrepancy (4.2 s)"``.  Values carry 4 significant
+        digits, standard errors 2; no number is clipped: each number column is as wide as its widest
+        cell, and on a narrow terminal (80 columns) the Holm threshold, the MDD and the threshold are
+        left out in that order (``results.csv`` has them).  A claim without checks shows the first line
+        of its notes.
     """
-    width = max(TABLE_WIDTH, int(width or TABLE_WIDTH))
+    width = max(MIN_WIDTH, int(width or TABLE_WIDTH))
     rule = "─" * width
     head1 = f"{'claim':<14}{'verdict':<13}{'time':>8}  title"
-    head2 = "  " + " ".join([
-        _fit("check", _W_LABEL), _fit("kind", _W_KIND), _fit("theory", _W_THEORY),
-        _fit("MC mean ± SE", _W_MC), _fit("threshold", _W_THR), _fit("MDD", _W_MDD), _fit("z / t", _W_STAT),
-        _fit("p", _W_P),
-        _fit("adj. thr", _W_P), "ok",
-    ])
+    cells = {}  # id(check) -> {column: text}
+    for r in results:
+        for c in r.checks:
+            cells[id(c)] = {
+                "kind": str(_attr(c, "kind", "abs")), "theory": _num(_attr(c, "theory")),
+                "MC mean ± SE": _mc(_attr(c, "value"), _attr(c, "se")), "threshold": _num(_check_threshold(c), 3),
+                "MDD": _pct(_safe(c, "mdd_relative")), "z / t": _stat_text(c), "p": _p_text(_safe(c, "p_value")),
+                "adj. thr": _p_text(_attr(c, "holm_threshold"))}
+    cols = ["kind", "theory", "MC mean ± SE", "threshold", "MDD", "z / t", "p", "adj. thr"]
+    widths = {k: max([len(k)] + [len(v[k]) for v in cells.values()]) for k in cols}
+
+    def numbers_width(cs):
+        return sum(widths[k] + 1 for k in cs) + 2  # each column and its space, the ✓/✗ mark
+    for drop in _OPTIONAL:  # a label column of at least 8 beside the numbers, or fewer columns
+        if 2 + 8 + 1 + numbers_width(cols) <= width:
+            break
+        cols.remove(drop)
+    w_label = max(0, min(_W_LABEL, width - 2 - 1 - numbers_width(cols)))
+    head2 = "  " + " ".join([_fit("check", w_label)] + [_fit(k, widths[k]) for k in cols] + ["ok"])
     lines = [head1, head2.rstrip(), rule]
     for r in results:
         verdict = (r.verdict or "?").upper()
@@ -380,24 +413,17 @@ def format_table(results: Sequence, *, color: bool = False, elapsed: float | Non
         vpad = " " * (13 - len(vword))
         tfield = f"{float(r.elapsed or 0.0):>6.1f} s  "
         lead = len(name) + 13 + len(tfield)
-        title = _wrapped(r.title or "", max(width - lead, 20), " " * lead)
-        lines.append(name + _paint(vword, r.verdict, color) + vpad + tfield + title[0])
+        title = _wrapped(r.title or "", max(width, lead + 20), " " * lead, first_indent=" " * lead)
+        lines.append(name + _paint(vword, r.verdict, color) + vpad + tfield + title[0][lead:])
         lines += title[1:]
         for c in r.checks:
             ok = _check_passed(c)
-            kind = str(_attr(c, "kind", "abs"))
             label = " ".join(str(_attr(c, "label", "")).split())
-            if len(label) > _W_LABEL:  # the whole label on a line of its own, the numbers below it
+            if len(label) > w_label:  # the whole label on a line of its own, the numbers below it
                 lines += ["  " + s for s in _wrapped(label, width - 2, "    ")]
                 label = ""
-            line = "  " + " ".join([
-                _fit(label, _W_LABEL), _fit(kind, _W_KIND),
-                _fit(_num(_attr(c, "theory")), _W_THEORY),
-                _fit(_mc(_attr(c, "value"), _attr(c, "se")), _W_MC),
-                _fit(_num(_check_threshold(c), 3), _W_THR), _fit(_pct(_safe(c, "mdd_relative")), _W_MDD),
-                _fit(_stat_text(c), _W_STAT),
-                _fit(_p_text(_safe(c, "p_value")), _W_P), _fit(_p_text(_attr(c, "holm_threshold")), _W_P),
-            ]) + " "
+            row = cells[id(c)]
+            line = "  " + " ".join([f"{label:<{w_label}}"] + [f"{row[k]:<{widths[k]}}" for k in cols]) + " "
             lines.append(line + _paint(_MARK[ok], ok, color))
         mline = _mdd_line(r)
         if mline:
@@ -412,9 +438,10 @@ def format_table(results: Sequence, *, color: bool = False, elapsed: float | Non
     lines.append(rule)
     fam = family_summary(results)
     if fam["m"]:
-        lines.append(f"family-wise rule: Holm at {fam['level']:g} over {fam['m']} checks with an SE "
-                     f"({fam['with_t']} by t); {fam['failed']} failed")
-        lines.append(f"beyond 2.5 SE: {fam['beyond_2_5_raw']} by |z| or |t|, {fam['beyond_2_5']} normal-equivalent")
+        lines += _wrapped(f"family-wise rule: Holm at {fam['level']:g} over {fam['m']} checks with an SE "
+                          f"({fam['with_t']} by t); {fam['failed']} failed", width, "  ")
+        lines += _wrapped(f"beyond 2.5 SE: {fam['beyond_2_5_raw']} by |z| or |t|, {fam['beyond_2_5']} "
+                          "normal-equivalent", width, "  ")
         lines += _wrapped(f"power: {fam['mdd_above_10']} of {fam['mdd_checks']} quantitative checks have MDD > 10 %, "
                           f"{fam['mdd_above_5']} > 5 %; {fam['claims_above_target']} claim(s) above their MDD "
                           f"target ({fam['claims_unexplained']} not explained)", width, "  ")
@@ -476,7 +503,7 @@ def environment_info() -> dict:
 # --------------------------------------------------------------------------------------------------
 # JSON / CSV
 # --------------------------------------------------------------------------------------------------
-_FLOAT_FIELDS = ("value", "se", "tolerance", "k", "allowance", "threshold", "dof", "statistic", "p_value",
+_FLOAT_FIELDS = ("value", "se", "tolerance", "k", "allowance", "threshold", "dof", "statistic", "z", "p_value",
                  "p_adjusted", "holm_threshold", "level", "mdd", "mdd_relative", "mdd_level", "scale")
 
 
@@ -549,28 +576,55 @@ def _csv_number(x: Any) -> str:
     return str(x) if f is None else repr(f)
 
 
+def comparison_of(check: Any):
+    """The check's :class:`~attnlimits.verify.comparison.Comparison` (``None`` for a check without a
+    numeric value and theory, e.g. a qualitative one)."""
+    from attnlimits.verify.comparison import Comparison
+
+    th = _attr(check, "theory")
+    try:
+        ref = tuple(float(x) for x in th) if _is_interval(th) else float(th)
+        se = _attr(check, "se")
+        dof = _attr(check, "dof")
+        return Comparison(float(_attr(check, "value")), ref, se=None if se is None else float(se),
+                          dof=None if dof is None else float(dof), tolerance=float(_attr(check, "tolerance") or 0.0),
+                          allowance=float(_attr(check, "allowance") or 0.0), kind=_attr(check, "kind", "abs") or "abs")
+    except (TypeError, ValueError):
+        return None
+
+
+def check_columns(check: Any) -> dict:
+    """The comparison columns of one check (:func:`attnlimits.verify.comparison.comparison_columns`), as
+    ``results.csv`` writes them; ``explore`` writes the same columns for the same comparison."""
+    from attnlimits.verify.comparison import comparison_columns
+
+    comp = comparison_of(check)
+    cols = {"kind": _attr(check, "kind", "abs") or "abs", **comparison_columns(comp)}
+    if comp is None:  # no comparison: the raw fields, as given
+        cols.update(value=_as_float(_attr(check, "value")),
+                    se=_as_float(_attr(check, "se")), tolerance=_as_float(_attr(check, "tolerance")),
+                    allowance=_as_float(_attr(check, "allowance")))
+    return cols
+
+
 def _csv_rows(results: Sequence, meta: Mapping) -> list[dict]:
     base = {"mode": meta.get("mode", ""), "seed": meta.get("seed", ""), "device": meta.get("device", "")}
     base = {k: "" if v is None else v for k, v in base.items()}
     rows = []
     for r in results:
         if not r.checks:
-            rows.append({"claim": r.claim, "verdict": r.verdict, **{k: "" for k in CSV_COLUMNS[2:12]}, **base,
-                         **{k: "" for k in CSV_COLUMNS[15:]}})
+            rows.append({k: "" for k in CSV_COLUMNS} | {"claim": r.claim, "verdict": r.verdict, **base})
             continue
         for c in r.checks:
+            cols = {k: "" if v is None else (_csv_number(v) if isinstance(v, float) else v)
+                    for k, v in check_columns(c).items()}
             rows.append({
-                "claim": r.claim, "verdict": r.verdict, "check": _attr(c, "label", ""),
-                "kind": _attr(c, "kind", "abs"), "theory": _csv_number(_attr(c, "theory")),
-                "value": _csv_number(_attr(c, "value")), "se": _csv_number(_attr(c, "se")),
-                "tolerance": _csv_number(_attr(c, "tolerance")), "k": _csv_number(_attr(c, "k")),
-                "allowance": _csv_number(_attr(c, "allowance")),
-                "threshold": _csv_number(_check_threshold(c)), "passed": _check_passed(c), **base,
-                "dof": _csv_number(_attr(c, "dof")), "tolerance_reason": _attr(c, "tolerance_reason", "") or "",
-                "statistic": _csv_number(_safe(c, "statistic")), "law": _safe(c, "law") or "",
-                "p_value": _csv_number(_safe(c, "p_value")), "p_adjusted": _csv_number(_attr(c, "p_adjusted")),
+                "claim": r.claim, "verdict": r.verdict, "check": _attr(c, "label", ""), **cols,
+                "k": _csv_number(_attr(c, "k")), "threshold": _csv_number(_check_threshold(c)),
+                "passed": _check_passed(c), "tolerance_reason": _attr(c, "tolerance_reason", "") or "",
+                "p_adjusted": _csv_number(_attr(c, "p_adjusted")),
                 "holm_threshold": _csv_number(_attr(c, "holm_threshold")), "level": _csv_number(_attr(c, "level")),
-                "mdd": _csv_number(_safe(c, "mdd")), "mdd_relative": _csv_number(_safe(c, "mdd_relative")),
+                "mdd": _csv_number(_safe(c, "mdd")), "mdd_relative": _csv_number(_safe(c, "mdd_relative")), **base,
             })
     return rows
 

@@ -1,4 +1,4 @@
-r"""Monte Carlo estimates: mean and standard error over independent draws (spec §10).
+r"""Monte Carlo estimates: mean and standard error over independent draws (docs/attention_rmt.md §10).
 
 Shared by the Monte Carlo simulators of both results (:mod:`attnlimits.verify.rmt.montecarlo`,
 :mod:`attnlimits.verify.slr`) and by the claims. NumPy only.

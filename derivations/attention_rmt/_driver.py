@@ -160,7 +160,8 @@ def run_cli(args):
             print(f"warning: gamma={float(r['gamma']):g}: quadrature error estimate {float(err):.1e} "
                   f"(near-singular integrand); increase --nodes (float64) or use --digits", file=sys.stderr)
     head = {"activation": ACTIVATION, "c": c, "snr": snr, "wk": ",".join(map(str, wk)),  # noqa: F821
-            "wq": ",".join(map(str, wq)), "diagonal": "keep" if kappa else "zero", "kappa": str(kappa)}
+            "wq": ",".join(map(str, wq)), "diagonal": "keep" if float(kappa) != 0 else "zero",
+            "kappa": str(kappa)}  # kappa = 0 is the zero-diagonal mode, the default of attnlimits rmt
     recs = [{**head, **r} for r in recs]  # every row echoes its inputs, as attnlimits rmt's rows do
     print(dumps_json(recs, digits) if args.json else format_table(recs, digits))
     return recs

@@ -118,7 +118,7 @@ def chi_vector(Lv: int) -> sp.Matrix:
 
 
 def g_nu(model: str, eps: int, chi) -> sp.Expr:
-    r"""The reweighting :math:`g_\nu(\varepsilon,\chi)` of spec §3.2–§3.3 (``eps`` 0-based).
+    r"""The reweighting :math:`g_\nu(\varepsilon,\chi)` of docs/slr.md §3.2–§3.3 (``eps`` 0-based).
 
     spiked: :math:`\exp(\sqrt\nu\chi_\varepsilon-\nu/2)`;
     max: :math:`L e^{\nu\chi_\varepsilon}/\sum_\ell e^{\nu\chi_\ell}`.
@@ -132,7 +132,7 @@ def g_nu(model: str, eps: int, chi) -> sp.Expr:
 
 @functools.lru_cache(maxsize=None)
 def ratio_condition(model: str, Lv: int = 2, eps: int = 0, other: int = 1) -> sp.Expr:
-    r"""Simplified :math:`\log(g_\nu(\varepsilon,\chi)/g_\nu(\varepsilon',\chi))` (spec §3.5).
+    r"""Simplified :math:`\log(g_\nu(\varepsilon,\chi)/g_\nu(\varepsilon',\chi))` (docs/slr.md §3.5).
 
     Equals :math:`c_\nu(\chi_\varepsilon-\chi_{\varepsilon'})` for both models and every ``L``.
     """
@@ -163,7 +163,7 @@ def softmax(vec, beta=1) -> sp.Matrix:
 
 @functools.lru_cache(maxsize=None)
 def posterior(model: str, Lv: int) -> sp.Matrix:
-    r"""Posterior of the location, :math:`p=\mathrm{softmax}(c_\nu\chi)` (spec §3.5).
+    r"""Posterior of the location, :math:`p=\mathrm{softmax}(c_\nu\chi)` (docs/slr.md §3.5).
 
     Derived by Bayes' rule with the uniform prior: :math:`P(\varepsilon\mid X)=g_\nu(\varepsilon,\chi)/
     \sum_{\varepsilon'}g_\nu(\varepsilon',\chi)` (the Gaussian factor is common);
@@ -185,7 +185,7 @@ def posterior_residual(model: str, Lv: int) -> sp.Matrix:
 
 @functools.lru_cache(maxsize=None)
 def normalisation_residual(model: str, Lv: int = 3) -> sp.Expr:
-    r""":math:`\mathbb E_{\mathcal N}[g_\nu(\varepsilon,\chi)]-1` (spec §3.1), simplified to 0.
+    r""":math:`\mathbb E_{\mathcal N}[g_\nu(\varepsilon,\chi)]-1` (docs/slr.md §3.1), simplified to 0.
 
     spiked: the Gaussian integral over :math:`\chi_\varepsilon`, done by SymPy; max:
     :math:`\sum_\varepsilon g_\nu(\varepsilon,\chi)-L` (then :math:`\mathbb E g_\nu(\varepsilon)=1` by
@@ -201,7 +201,7 @@ def normalisation_residual(model: str, Lv: int = 3) -> sp.Expr:
 
 @functools.lru_cache(maxsize=None)
 def nishimori_residual(model: str, Lv: int) -> sp.Expr:
-    r"""Nishimori identity at fixed ``X`` (spec §7): :math:`\mathbb E[p_{\varepsilon^*}\mid X]-\|p\|^2`.
+    r"""Nishimori identity at fixed ``X`` (docs/slr.md §7): :math:`\mathbb E[p_{\varepsilon^*}\mid X]-\|p\|^2`.
 
     Given ``X`` the true location is distributed as the posterior ``p``, so
     :math:`\mathbb E[p_{\varepsilon^*}\mid X]=\sum_\varepsilon P(\varepsilon\mid X)\,p_\varepsilon`.
@@ -266,7 +266,7 @@ def stein_identity_residual(Lv: int) -> sp.Expr:
 
     With Stein's lemma on the i.i.d. :math:`\chi^*` of max-SLR:
     :math:`\mu_L(\nu)=\mathbb E\chi^*_{\varepsilon^*}=\mathbb E\sum_\ell p_\ell\chi_\ell=
-    \mathbb E\sum_\ell\partial_\ell p_\ell=\nu\,\mathbb E(1-\|p\|^2)=\nu E_B^{\max}` (spec §8, claim C8).
+    \mathbb E\sum_\ell\partial_\ell p_\ell=\nu\,\mathbb E(1-\|p\|^2)=\nu E_B^{\max}` (docs/slr.md §8, claim C8).
     """
     chi = chi_vector(Lv)
     p = softmax(chi, nu)
@@ -275,7 +275,7 @@ def stein_identity_residual(Lv: int) -> sp.Expr:
 
 
 def stein_mean() -> sp.Expr:
-    r""":math:`\mu_L(\nu)=\mathbb E\chi^*_{\varepsilon^*}=\nu E_B^{\max}` on max-SLR (spec §8, claim C8).
+    r""":math:`\mu_L(\nu)=\mathbb E\chi^*_{\varepsilon^*}=\nu E_B^{\max}` on max-SLR (docs/slr.md §8, claim C8).
 
     The consequence of :func:`stein_identity_residual` (Stein's lemma on the i.i.d. marginal):
     :math:`\mathbb E\sum_\ell p_\ell\chi_\ell=\mathbb E\sum_\ell\partial_\ell p_\ell=
@@ -325,7 +325,7 @@ def max_L2_function() -> sp.Expr:
 
 @functools.lru_cache(maxsize=None)
 def one_d_form(model: str) -> OneDForm:
-    """The ``L = 2`` form of ``model`` with its split point and feature width (spec §7)."""
+    """The ``L = 2`` form of ``model`` with its split point and feature width (docs/slr.md §7)."""
     _check_model(model)
     if model == "spiked":
         f = spiked_L2_function()
@@ -398,7 +398,7 @@ def token_laws(model: str) -> dict:
     r"""Gaussian law ``(mean, sd)`` of the logits :math:`a_\ell=c_\nu\chi^*_\ell` per token type.
 
     spiked: ``"signal"`` :math:`\chi^*=\sqrt\nu+g` and ``"noise"`` :math:`\chi^*=g`;
-    max: ``"noise"`` (the marginal of ``X`` is i.i.d. Gaussian, spec §3.3).
+    max: ``"noise"`` (the marginal of ``X`` is i.i.d. Gaussian, docs/slr.md §3.3).
     """
     cv = c_nu(model)
     if model == "spiked":
@@ -467,7 +467,7 @@ class OuterForm:
 
 @functools.lru_cache(maxsize=None)
 def outer_integrand(model: str, Lv, form: str = "direct") -> OuterForm:
-    r"""Integrand in ``u`` of the Bayes risk (spec §7), for ``L ≥ 2`` (int or the symbol :data:`L`).
+    r"""Integrand in ``u`` of the Bayes risk (docs/slr.md §7), for ``L ≥ 2`` (int or the symbol :data:`L`).
 
     ``form="direct"`` (used by the numerics: no cancellation):
 

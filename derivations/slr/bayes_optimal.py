@@ -72,7 +72,7 @@ passes :math:`M=\max_\varepsilon A_\varepsilon` computed by the generated ``log_
 
 Max-SLR
 -------
-Section ``max_*`` below (spec §3.3, §11).  The max-SLR law is :math:`\mathcal N(X)\,\mathrm{softmax}(\nu\chi^*)_{\varepsilon^*}`:
+Section ``max_*`` below (docs/slr.md §3.3, §11).  The max-SLR law is :math:`\mathcal N(X)\,\mathrm{softmax}(\nu\chi^*)_{\varepsilon^*}`:
 :math:`P_{\rm out}=\sum_\varepsilon\mathrm{softmax}(\nu\chi)_\varepsilon\mathcal N(y;z_\varepsilon,\Delta^2)` is normalised
 (:func:`max_channel_normalisation`), so no prior term on :math:`k`.
 :math:`Z_{\rm out}=\sum_\varepsilon p_\varepsilon(\omega^\chi;V_k)\mathcal N(y;\omega^z_\varepsilon,V_v+\Delta^2)` with the key
@@ -137,7 +137,7 @@ MAX_SLR_STATUS = (
     "closed form 1/2 - arcsin(q)/pi, SE against GAMP on data at D = 1000, alpha in {2, 4, 10}, the alpha -> inf "
     "limit; L = 3 (nu = inf and 2) against GAMP at alpha = 4 only. Not checked: L >= 3 elsewhere, variable "
     "length, large finite nu (the inner rule sharpens with nu sqrt(V_k); its error is reported), finite-D "
-    "posterior sampling, a hard-phase scan (spec §11, §17.4)."
+    "posterior sampling, a hard-phase scan (docs/slr.md §11, §17.4)."
 )
 
 
@@ -417,7 +417,7 @@ def module_source(lengths: tuple) -> str:
 
 
 # =====================================================================================================
-# Max-SLR (spec §3.3, §11 "Max-SLR")
+# Max-SLR (docs/slr.md §3.3, §11 "Max-SLR")
 # =====================================================================================================
 #
 # In Gaussian-input language the max-SLR law of one sequence is N(X) softmax(nu chi)_eps (uniform prior

@@ -6,7 +6,7 @@ here from the SymPy expressions of :mod:`attnlimits.derivations.slr.population`,
 :mod:`attnlimits.symbolic.codegen` (the one code-generation route: NumPy, mpmath, PyTorch).  The numeric
 layer receives these bundles as arguments and never imports a derivation.
 
-- :func:`activation_kernels` — one activation (spec §4): the token map, the weight and their
+- :func:`activation_kernels` — one activation (docs/slr.md §4): the token map, the weight and their
   derivatives (:func:`attnlimits.derivations.slr.population.vector_form`); the PyTorch weights of the Monte
   Carlo are printed from the same kernels.
 - :func:`slr_kernels` — the result: the §6.2 risk and optimal value vector, the §6.1 residual
@@ -89,7 +89,7 @@ def _activation_kernels(name: str) -> KernelBundle:
 
 
 def activation_kernels(act) -> KernelBundle:
-    """The kernel bundle of an activation: a spec §4 name, ``elementwise:``/``normalised:`` text, or an
+    """The kernel bundle of an activation: a docs/slr.md §4 name, ``elementwise:``/``normalised:`` text, or an
     :class:`attnlimits.derivations.slr.population.Activation` (cached per name)."""
     a = P.activation(act)
     if a.name in P.ACTIVATIONS or a.name.startswith(("elementwise:", "normalised:")):
@@ -116,7 +116,7 @@ def _linear_coefficients(variant: str, model: str, length_one: bool):
 
 @lru_cache(maxsize=1)
 def population_kernels() -> KernelBundle:
-    """Population-level kernels (spec §5–§8); see the module docstring."""
+    """Population-level kernels (docs/slr.md §5–§8); see the module docstring."""
     mv_star, e_star = P.optimal_value_risk()
     va, vb, cab = P.residual_covariance()
     kernels = [
@@ -159,7 +159,7 @@ def population_kernels() -> KernelBundle:
 
 @lru_cache(maxsize=None)
 def bayes_kernels(model: str) -> KernelBundle:
-    r"""The Bayes-risk integrands of ``model`` (spec §7): L = 2 forms, Laplace kernels, token laws,
+    r"""The Bayes-risk integrands of ``model`` (docs/slr.md §7): L = 2 forms, Laplace kernels, token laws,
     outer integrands in symbolic L, the nested-quadrature integrands, M_L's integrand."""
     SB._check_model(model)
     f = SB.one_d_form(model)
@@ -200,7 +200,7 @@ def bayes_kernels(model: str) -> KernelBundle:
 
 @lru_cache(maxsize=1)
 def predecessor_kernels() -> KernelBundle:
-    """[M]'s formulas (spec §13): Theorem 1 on the manifold, Proposition 3, ζ."""
+    """[M]'s formulas (docs/slr.md §13): Theorem 1 on the manifold, Proposition 3, ζ."""
     tt, ss = sp.symbols("t s", real=True)
     kernels = [
         Kernel("manifold_risk", [SP.d, SP.L, SP.gamma, SP.lam, SP.kappa, SP.nu_M], [SP.manifold_excess_risk()],

@@ -211,7 +211,7 @@ AMBIGUOUS_NAMES = {
 
 
 def activation(name) -> Activation:
-    """The activation called ``name`` (spec §4 full name), or ``name`` itself if already one.
+    """The activation called ``name`` (docs/slr.md §4 full name), or ``name`` itself if already one.
 
     Also accepts ``"elementwise:<expr in t>"`` and ``"normalised:<positive expr in t>"`` for a user
     expression (:func:`custom_activation`).  A bare ``linear``, ``erf`` or ``softplus`` is refused

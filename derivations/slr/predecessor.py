@@ -23,7 +23,7 @@ Contents
   (:func:`manifold_risk_terms`);
 - :func:`prop3_risk` — Proposition 3, derived as :math:`\mathbb E Y^2-c^\top\Sigma^{-1}c`;
 - :func:`cor2_leading_term` — the small-λ term of Corollary 2;
-- :data:`NOTATION_MAP` — [M] → [D] (spec §13.3).
+- :data:`NOTATION_MAP` — [M] → [D] (docs/slr.md §13.3).
 """
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ g = sp.Symbol("g", real=True)  #: standard normal variable
 #: is part of the field); as an activation of :mod:`attnlimits.derivations.slr` (printed for the Monte Carlo).
 ACTIVATION = "elementwise:erf(t)"
 
-#: [M] → [D] (spec §13.3): key = [M] quantity, value = its [D] counterpart (with a note).
+#: [M] → [D] (docs/slr.md §13.3): key = [M] quantity, value = its [D] counterpart (with a note).
 NOTATION_MAP = {
     "d": "D",
     "k*, v* (unit)": "k*, v* of norm sqrt(D); projections divided by sqrt(D) (same chi*, z*)",

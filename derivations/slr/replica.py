@@ -79,7 +79,7 @@ def check_activation(act):
     a = activation(act)
     if a.extra_learned:
         raise InputError(f"activation {a.name!r} has a learned scalar ({a.extra_name}); the RS theory of §10 "
-                         "covers fixed scalars only (spec §17.5): use the *_fixed / softplus_norm variant with "
+                         "covers fixed scalars only (docs/slr.md §17.5): use the *_fixed / softplus_norm variant with "
                          "the scalar as a parameter")
     return a
 

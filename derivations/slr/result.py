@@ -85,12 +85,12 @@ POPULATION_COMMAND = Command(
         Param("tol", "float", default=1e-6, check="positive,<=0.1", help="target integration error (Gauss-Hermite)"),
         Param("seed", "int", default=0, check=">=0", help="seed of the QMC scrambling"),
     ),
-    table=("activation", "risk", "risk_error", "bayes_risk", "argmin", "limit"),
+    table=("activation", "risk", "risk_error", "bayes_risk", "argmin_m_k", "argmin_m_v", "limit"),
     expensive=("activation",),
 )
 
 _BO_COMMON = (
-    Param("model", "choice", "spiked", "data model: spiked (§3.2) or max (§3.3; ν = inf allowed)",
+    Param("model", "choice", "spiked", "data model: spiked (docs/slr.md §3.2) or max (§3.3; ν = inf allowed)",
           choices=("spiked", "max")),
     Param("nu", "float", 2.0, "spike strength ν (spiked) or inverse temperature ν (max; inf = argmax)",
           check="nonnegative,inf"),
@@ -103,7 +103,7 @@ BAYES_OPTIMAL_COMMAND = Command(
     help="Bayes-optimal test error E_BO(α) by the RS state evolution (docs/slr.md §11)",
     run="attnlimits.verify.slr.bayes_optimal:run_bayes_optimal",
     parameters=(
-        Param("model", "choice", "spiked", "data model: spiked (§3.2) or max (§3.3; ν = inf allowed)",
+        Param("model", "choice", "spiked", "data model: spiked (docs/slr.md §3.2) or max (§3.3; ν = inf allowed)",
               choices=("spiked", "max")),
         Param("nu", "float", 2.0, "spike strength ν (spiked) or inverse temperature ν (max; inf = argmax)",
               check="nonnegative,inf"),
@@ -141,8 +141,8 @@ AMP_COMMAND = Command(
         Param("device", "str", "auto", "torch device (auto, cpu, cuda)"),
     ),
     examples=("attnlimits slr amp --model spiked --nu 2 --L 2 --alpha 4 --delta 0.1 --D 1000 --seeds 0,1",),
-    table=("seed", "q_k", "theory_q_k", "q_v", "theory_q_v", "test_error", "test_error_se", "theory_E_BO", "iterations",
-           "converged"),
+    # fits 80 columns, the flag (converged) first; --columns and --json give theory_q_k, theory_q_v, iterations
+    table=("seed", "converged", "q_k", "q_v", "test_error", "test_error_se", "theory_E_BO"),
 )
 
 
@@ -173,7 +173,7 @@ PHASE_COMMAND = Command(
     help="informed vs uninformed BO fixed points of spiked- or max-SLR over an (α, ν) grid per L (docs/slr.md §11)",
     run="attnlimits.verify.slr.phase:run_phase",
     parameters=(
-        Param("model", "choice", "spiked", "data model: spiked (§3.2) or max (§3.3; ν = inf allowed)",
+        Param("model", "choice", "spiked", "data model: spiked (docs/slr.md §3.2) or max (§3.3; ν = inf allowed)",
               choices=("spiked", "max")),
         Param("L", "ints", [2, 3, 5], "sequence lengths (one panel each)", check=">=2"),
         Param("nu", "floats", [0.5, 1.0, 2.0, 3.0, 5.0, 8.0], "spike strengths ν (max-SLR: inverse temperatures, "
@@ -201,10 +201,10 @@ TRAIN_COMMAND = Command(
     help="ridge ERM at finite D (L-BFGS, GD, Adam/SGD), batched over seeds, against the theory",
     run="attnlimits.verify.slr.train:run_train",
     parameters=(
-        Param("model", "choice", "spiked", "data model (§3)", choices=("spiked", "max")),
+        Param("model", "choice", "spiked", "data model (docs/slr.md §3)", choices=("spiked", "max")),
         Param("nu", "float", 2.0, "spike strength ν (inf for max-SLR)", check="nonnegative,inf"),
         Param("L", "ints", [2], "sequence length, or a comma list for uniform variable length", check="positive"),
-        Param("activation", "choices", ["softmax"], "activation variants (§4), comma-separated",
+        Param("activation", "choices", ["softmax"], "activation variants (docs/slr.md §4), comma-separated",
               choices=tuple(ACTIVATION_NAMES)),
         Param("alpha", "floats", [4.0], "sample ratios α = N/D", check="positive"),
         Param("lam", "strs", ["0.1"], "ridge λ values (half_sum), or rs-tuned"),
@@ -227,13 +227,13 @@ TRAIN_COMMAND = Command(
               "minutes, plus the Bayes-optimal E_BO(α) line; none: ERM, population and Bayes only)", choices=("rs", "none")),
         Param("log", "str", "", "append each finished seed as a JSON line here", writes=True),
     ),
-    description="Trains the §4 predictor on N = αD sequences by ridge ERM (docs/slr.md §12), several "
+    description="Trains the predictor of docs/slr.md §4 on N = αD sequences by ridge ERM (§12), several "
                 "seeds at once, and reports E_test (fresh sequences and the §6.1 formula from the "
                 "learned overlaps), the seven overlaps, the distance to the manifold and the optimiser status.",
     examples=("attnlimits slr train --model spiked --nu 2 --L 2 --activation softmax,linear_uncentred "
               "--alpha 2,4,10 --lam 0.1 --D 400 --seeds 3 --plot curve.png",),
-    table=("activation", "alpha", "lam", "row", "seed_index", "start", "minimum", "E_test", "E_test_se",
-           "E_test_overlaps", "m_k", "q_k", "m_v", "q_v", "distance", "status", "flag", "iterations"),
+    # the default table fits 80 columns; --columns and --json give the rest (distance, overlaps, ...)
+    table=("activation", "alpha", "lam", "row", "seed_index", "E_test", "E_test_se", "flag", "status"),
     expensive=("seeds",),
 )
 
@@ -247,7 +247,7 @@ REPLICA_COMMAND = Command(
         Param("nu", "float", 2.0, "spike strength nu (inf allowed for max-SLR)", check="nonnegative,inf"),
         Param("L", "ints", [2], "sequence length; a list gives a uniform variable-length law", check=">=2",
               flag="--L"),
-        Param("activation", "strs", ["softmax"], "comma list of activation variants (spec §4 full names)",
+        Param("activation", "strs", ["softmax"], "comma list of activation variants (docs/slr.md §4 full names)",
               validator="attnlimits.derivations.slr.population:activation"),
         Param("alpha", "floats", [1.0, 2.0, 4.0, 10.0, 20.0], "sample ratios alpha = N/D", check="positive"),
         Param("lam", "strs", ["0.1"], "ridge strengths lambda (comma list) or 'tune' (log grid 1e-3..10 + refinement)"),
@@ -258,11 +258,11 @@ REPLICA_COMMAND = Command(
               "informed: no search, continuation from the informed start (fast)",
               choices=("equilibrium", "all", "informed")),
         Param("extra", "float", None, "value of a fixed extra scalar (erf_fixed c, softplus_norm b)"),
-        Param("metric", "choice", "excess", "error metric (spec §2)", choices=("excess", "noisy")),
+        Param("metric", "choice", "excess", "error metric (docs/slr.md §2)", choices=("excess", "noisy")),
         Param("points", "int", 1024, "Sobol points per replicate (power of 2)", check=">=64"),
         Param("replicates", "int", 4, "independent scrambled replicates (error estimate)", check=">=2"),
         Param("seed", "int", 0, "seed of the scramblings"),
-        Param("form", "choice", "stein", "form of the conjugate update (§10.4): stein = the derivative of the RS "
+        Param("form", "choice", "stein", "form of the conjugate update (docs/slr.md §10.4): stein = the derivative of the RS "
               "free energy (default); jacobian = after Stein's lemma with the prox Jacobian, which misses the "
               "jumps of the prox selection (docs/slr.md §10.6; to reproduce references made with it)",
               choices=("stein", "jacobian")),
@@ -280,9 +280,9 @@ REPLICA_COMMAND = Command(
               "--lam tune --json",
               "attnlimits slr replica --model spiked --nu 2 --L 2 --activation linear_uncentred --lam 0.1 "
               "--alpha 2,3,4,5,8 --branches all"),
-    table=("activation", "alpha", "lam", "branch", "phase", "E_test", "E_test_error", "training_objective",
-           "replicon", "rsb", "only_unstable_fixed_points", "flag", "n_branches", "m_k", "q_k", "V_k",
-           "m_v", "q_v", "V_v", "stability", "stability_damped", "pd_fail_fraction", "method"),
+    # the default table fits 80 columns (flag carries rsb, unstable, rough, unconverged); --columns and
+    # --json give the rest (branch, phase, order parameters, stability, method, ...)
+    table=("activation", "alpha", "lam", "E_test", "E_test_error", "flag", "replicon", "m_k", "m_v"),
     expensive=("alpha",),
 )
 
@@ -387,9 +387,9 @@ RESULT = Result(
         "attnlimits export slr --solver bayes-optimal --model max --nu inf --L 2 -o bo_max.py",
     ),
     export_parameters=(
-        Param("solver", "choice", "replica", "replica (RS theory of ridge ERM, §10) or bayes-optimal (BO state "
+        Param("solver", "choice", "replica", "replica (RS theory of ridge ERM, docs/slr.md §10) or bayes-optimal (BO state "
               "evolution, §11)", choices=("replica", "bayes-optimal")),
-        Param("activation", "str", None, "replica: one activation variant (spec §4 full name, no learned scalar; "
+        Param("activation", "str", None, "replica: one activation variant (docs/slr.md §4 full name, no learned scalar; "
               "default softmax)"),
         Param("L", "ints", [2], "sequence length; a list gives a uniform variable-length law (fixed in the file)",
               check=">=1", flag="--L"),

@@ -515,7 +515,7 @@ def _bayes_risk_nested_quad(kernels, model, nu, Lv, form="direct"):
 
 def bayes_risk(model: str, nu, L: int, *, dps: int | None = None, tol: float = 1e-12,
                representation: str = "auto", kernels=None) -> BayesRisk:
-    r"""Bayes risk :math:`E_B=1-\mathbb E\|p\|^2`, :math:`p=\mathrm{softmax}(c_\nu\chi^*)` (spec §7).
+    r"""Bayes risk :math:`E_B=1-\mathbb E\|p\|^2`, :math:`p=\mathrm{softmax}(c_\nu\chi^*)` (docs/slr.md §7).
 
     Parameters
     ----------
@@ -606,7 +606,7 @@ def bayes_risk(model: str, nu, L: int, *, dps: int | None = None, tol: float = 1
 
 def bayes_risk_varlen(model: str, nu, length_law: dict, *, dps: int | None = None,
                       tol: float = 1e-12, kernels=None) -> BayesRisk:
-    r"""Bayes risk under a length law: :math:`\sum_LP(L)\,E_B(L)` (spec §3.4, claim C23).
+    r"""Bayes risk under a length law: :math:`\sum_LP(L)\,E_B(L)` (docs/slr.md §3.4, claim C23).
 
     The Bayes predictor ``softmax(c_ν χ)`` does not depend on ``L``, so one parameter pair attains
     every per-length Bayes risk at once and the mixture is exact.  ``length_law`` maps lengths
@@ -640,7 +640,7 @@ def bayes_risk_varlen(model: str, nu, length_law: dict, *, dps: int | None = Non
 
 
 def max_stein_mean(nu, L: int, *, dps: int | None = None, kernels=None):
-    r""":math:`\mu_L(\nu)=\mathbb E[\chi^*_{\varepsilon^*}]=\nu\,E_B^{\max}(L,\nu)` (Stein, spec §8).
+    r""":math:`\mu_L(\nu)=\mathbb E[\chi^*_{\varepsilon^*}]=\nu\,E_B^{\max}(L,\nu)` (Stein, docs/slr.md §8).
 
     The formula is the generated ``stein_mean`` kernel (``attnlimits.derivations.slr.bayes.stein_mean``).
     ``ν = ∞`` gives :math:`M_L` (:func:`expected_max_gaussian`).  Accuracy: that of
@@ -672,7 +672,7 @@ def _quad_sum(f, pts) -> float:
 
 
 def expected_max_gaussian(L: int, *, dps: int | None = None, kernels=None):
-    r""":math:`M_L=\mathbb E\max_{\ell\le L}g_\ell=L\int x\,\varphi(x)\Phi(x)^{L-1}dx` (spec §8).
+    r""":math:`M_L=\mathbb E\max_{\ell\le L}g_\ell=L\int x\,\varphi(x)\Phi(x)^{L-1}dx` (docs/slr.md §8).
 
     Float64: ``scipy.integrate.quad`` split at 0 and at :math:`\sqrt{2\log L}`; about 1e-14
     absolute, under 1 ms.  ``dps``: ``mpmath.quad`` with the same splits, ``dps`` digits, 10–100 ms.
@@ -705,7 +705,7 @@ def expected_max_gaussian(L: int, *, dps: int | None = None, kernels=None):
 
 
 # ------------------------------------------------------------------------------------------------
-# [M] (spec §13)
+# [M] (docs/slr.md §13)
 
 
 def zeta_erf2_value(t, s, *, dps: int | None = None, kernels=None):
@@ -723,7 +723,7 @@ def zeta_erf2_value(t, s, *, dps: int | None = None, kernels=None):
 
 
 def predecessor_manifold_risk(d, L, gamma2, lam, kappa, nu_M, *, dps: int | None = None, kernels=None):
-    r"""[M] excess risk on the manifold (Theorem 1, spec §13.2; claims C21, C22).
+    r"""[M] excess risk on the manifold (Theorem 1, docs/slr.md §13.2; claims C21, C22).
 
     Evaluates the generated ``manifold_risk`` kernel
     (``attnlimits.derivations.slr.predecessor.manifold_excess_risk``) at :math:`\gamma=\sqrt{\gamma^2}`, with

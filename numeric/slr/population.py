@@ -116,7 +116,7 @@ def make_setting(model: str, nu, L, *, kernels=None) -> Setting:
     """Validate and build a :class:`Setting`.
 
     ``L`` is an int, a list of ints (uniform over the list: variable length, §3.4) or a dict
-    {L: P(L)}.  ν must be ≥ 0; ν = ∞ only for max-SLR (spec §2).  ``kernels`` is the SLR bundle
+    {L: P(L)}.  ν must be ≥ 0; ν = ∞ only for max-SLR (docs/slr.md §2).  ``kernels`` is the SLR bundle
     (``attnlimits.derivations.slr.kernels.slr_kernels()``), needed by every evaluation.
     """
     if model not in ("spiked", "max"):
@@ -596,7 +596,7 @@ def optimal_population_risk(act, setting: Setting, *, extra=None, starts=None,
     Parameters
     ----------
     act : str or Activation
-        Spec §4 name (``softmax``, ``linear_uncentred``, ...) or a user expression.
+        docs/slr.md §4 name (``softmax``, ``linear_uncentred``, ...) or a user expression.
     setting : Setting
         From :func:`make_setting`.
     orthogonal_noise : bool
@@ -955,7 +955,7 @@ def _linear_optimum(na, setting: Setting, per_length: bool = False) -> Populatio
     err = 2.0 * mu_err + 1e-15
     out = PopulationOptimum(name, setting, risk, err, argmin, A, B, False,
                             "scale-degenerate: only m_k m_v is identified" if degenerate else "",
-                            "closed form (spec §8)" + (", mu from quadrature" if setting.model == "max" else ""), 0)
+                            "closed form (docs/slr.md §8)" + (", mu from quadrature" if setting.model == "max" else ""), 0)
     if per_length and setting.variable:
         vals = {L: _linear_from_coefficients(mod, per[L], degenerate)[0] for L, _ in setting.lengths}
         out.per_length = {"risks": vals, "average": float(sum(p * vals[L] for L, p in setting.lengths))}

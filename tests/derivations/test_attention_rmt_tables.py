@@ -15,7 +15,7 @@ import pytest
 from attnlimits.derivations import attention_rmt as R
 from attnlimits.numeric import compile_model
 
-TOL = 5e-4  # spec §11: "tolerance 5e-4"
+TOL = 5e-4  # docs/attention_rmt.md §11: "tolerance 5e-4"
 
 TANH = dict(a1=0.605706, nu=0.394294)
 HERMITE = {

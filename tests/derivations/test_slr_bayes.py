@@ -1,4 +1,4 @@
-"""Symbolic checks of the SLR Bayes derivation (spec §3.5, §7, §8, §9) and of [M] (§13).
+"""Symbolic checks of the SLR Bayes derivation (docs/slr.md §3.5, §7, §8, §9) and of [M] (§13).
 
 Every identity is asserted by SymPy simplification to zero; closed forms that SymPy cannot derive
 (ζ(0, λ)) are checked against independent mpmath quadrature.

@@ -14,7 +14,7 @@ from attnlimits.symbolic.hermite import ActivationError
 
 L, nu, mu, m = S.L, S.nu, S.mu, S.m
 
-# spec §8 table, typed here as the independent expectation
+# docs/slr.md §8 table, typed here as the independent expectation
 SPEC_SPIKED = {
     "linear_uncentred": (L * (L - 1) / (L ** 2 + (L - 1) * nu), sp.sqrt(nu) * (L - 1) / L),
     "linear_centred": ((L - 1) / (L + nu), sp.sqrt(nu) * L / (L + nu)),
@@ -97,7 +97,7 @@ def test_variable_length_closed_forms_R2():
     assert float(p["per_length"]) == pytest.approx(0.27579, abs=6e-6)
     u = S.linear_closed_form_varlen("linear_uncentred", "spiked", law, nu_value=5)
     assert float(u["risk"]) == pytest.approx(0.22222, abs=6e-6)
-    # max-SLR nu = inf with M_L (M_1 = 0): spec R1/R2 0.3895 (per-length 0.2562), centred 0.27895 (0.16342)
+    # max-SLR nu = inf with M_L (M_1 = 0): docs/slr.md §14 R1/R2 0.3895 (per-length 0.2562), centred 0.27895 (0.16342)
     mus = {1: 0, 2: M_L[2], 3: M_L[3]}
     u = S.linear_closed_form_varlen("linear_uncentred", "max", law, mu_values=mus)
     assert float(u["risk"]) == pytest.approx(0.3895, abs=1e-4)

@@ -43,7 +43,7 @@ def test_z_elimination_matches_spec_10_3(L):
 
 
 def test_loss_hessian_blocks_match_spec_formulas():
-    # H_zz = σσᵀ, H_χz = uσᵀ + eJᵀ, H_χχ = uuᵀ + e Σ z_i ∇²σ_i (spec §10.3 step 5), softmax L = 2
+    # H_zz = σσᵀ, H_χz = uσᵀ + eJᵀ, H_χχ = uuᵀ + e Σ z_i ∇²σ_i (docs/slr.md §10.3 step 5), softmax L = 2
     chi, z, sig, ell, grad, H = R.loss_hessian("softmax", 2)
     L = 2
     J = sig.jacobian(chi)

@@ -25,6 +25,7 @@ def _fp(fp) -> dict:
 def compute() -> dict:
     from attnlimits.symbolic.result import discover_results, resolve
     from attnlimits.verify.slr.bayes_optimal import bo_state_evolution
+    from attnlimits.verify.slr.population_command import argmin_of
     from attnlimits.verify.slr.replica import rs_problem
 
     out = {}
@@ -40,7 +41,7 @@ def compute() -> dict:
     rows = list(resolve(slr_pop.run)(slr_pop.parse({"model": "spiked", "nu": 2.0, "L": [2],
                                                      "activation": ["softmax", "linear_uncentred"]}), progress=None))
     out["slr population spiked nu=2 L=2"] = [{"activation": r["activation"], "risk": r["risk"],
-                                              "argmin": r["argmin"]} for r in rows]
+                                              "argmin": argmin_of(r)} for r in rows]
     rmt = res["rmt"].command("")
     rows = list(resolve(rmt.run)(rmt.parse({"activation": "tanh", "c": 0.5, "gamma": [0.1, 1.0], "snr": 1.0,
                                             "wk": [1.0], "wq": [1.0]}), progress=None))

@@ -1,4 +1,4 @@
-"""Numeric Bayes risk of SLR and the [M] formulas (spec §7, §8, §9, §13; R3, R4, R7; C2, C3, C8,
+"""Numeric Bayes risk of SLR and the [M] formulas (docs/slr.md §7, §8, §9, §13; R3, R4, R7; C2, C3, C8,
 C10, C11, C20–C23).
 
 Expected values are the spec's reference numbers, compared to the number of digits they are

@@ -1,4 +1,4 @@
-"""BO state evolution solver (attnlimits.numeric.slr.bo_state_evolution) against spec R6 and its own error estimate."""
+"""BO state evolution solver (attnlimits.numeric.slr.bo_state_evolution) against docs/slr.md §14 R6 and its own error estimate."""
 import math
 
 import numpy as np
@@ -24,7 +24,7 @@ def test_R6_L2():
     pts = _curve(2, 2.0, sorted(tab))
     for p in pts:
         assert abs(p.E_BO - tab[int(p.alpha)]) <= 0.005, (p.alpha, p.E_BO)
-        assert len(p.branches) == 1  # unique fixed point at every R6 setting (spec §11)
+        assert len(p.branches) == 1  # unique fixed point at every R6 setting (docs/slr.md §11)
         assert p.q_k < 1 and p.q_v < 1 and p.residual < 1e-10
 
 

@@ -57,6 +57,13 @@ def test_export_round_trip(tmp_path, capsys, backend):
     inproc = cli_json(cli_args, capsys)
     assert [r["gamma"] for r in exported] == [r["gamma"] for r in inproc]
     assert set(exported[0]) == set(inproc[0]) - {"threads"}  # the CLI also records its thread setting
+    # the echoed inputs agree too: the default is the zero diagonal in both
+    assert {k: exported[0][k] for k in ("diagonal", "c", "snr", "wk", "wq")} == \
+        {k: inproc[0][k] for k in ("diagonal", "c", "snr", "wk", "wq")}
+    assert exported[0]["diagonal"] == "zero"
+    (kept,) = json.loads(run_blocked(path, blocked, ["--c", "0.5", "--gamma", "0.1", "--kappa", "0.5", "--json"]
+                                     + extra).stdout)
+    assert kept["diagonal"] == "keep" and float(kept["kappa"]) == 0.5
     for a, b in zip(exported, inproc):
         assert abs(a["E_attention"] - b["E_attention"]) <= 1e-12
         assert abs(a["E_ridge"] - b["E_ridge"]) <= 1e-12

@@ -8,7 +8,7 @@ import pytest
 from attnlimits.verify.slr.theory import (SettingError, make_setting, optimal_population_risk, population_AB,
                                 population_risk, population_risk_general)
 
-# spec R1 (MC 2e5 + Nelder–Mead, about ±0.002) — tolerance 0.003 = the spec's accuracy + margin
+# docs/slr.md §14 R1 (MC 2e5 + Nelder–Mead, about ±0.002) — tolerance 0.003 = the spec's accuracy + margin
 R1 = {
     ("spiked", 1, 2): {"erf_learned": 0.3985, "softplus_norm": 0.3301},
     ("spiked", 5, 2): {"erf_learned": 0.1891, "softplus_norm": 0.1122},
@@ -128,7 +128,7 @@ def test_limit_flag_only_for_genuine_limits():
     assert not optimal_population_risk("softmax", make_setting("spiked", 2, 1)).limit
     # an unresolved sharp integrand at the bound must not fake a plateau (erf_fixed, c = 0.5)
     assert not optimal_population_risk("erf_fixed", make_setting("spiked", 1, 2), extra=0.5).limit
-    # softplus_norm_bias reaches softmax only as b → −∞ (spec §4), also jointly with m_k → ∞
+    # softplus_norm_bias reaches softmax only as b → −∞ (docs/slr.md §4), also jointly with m_k → ∞
     r = optimal_population_risk("softplus_norm_bias", make_setting("max", math.inf, 2), qmc_points=2 ** 12,
                                 replicates=4)
     s = optimal_population_risk("softmax", make_setting("max", math.inf, 2), qmc_points=2 ** 12, replicates=4)

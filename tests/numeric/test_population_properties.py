@@ -14,7 +14,7 @@ lengths = st.sampled_from([2, 3])
 
 @given(models, nus, lengths)
 def test_softmax_optimum_is_the_bayes_risk(model, nu, L):
-    """min over (k, v) of the softmax risk = E_B, at m_k = c_ν (spec §7), for any ν and L."""
+    """min over (k, v) of the softmax risk = E_B, at m_k = c_ν (docs/slr.md §7), for any ν and L."""
     s = make_setting(model, nu, L)
     r = optimal_population_risk("softmax", s, tol=1e-6)
     b = bayes_risk(model, nu, L)

@@ -1,7 +1,7 @@
 """Tests of the RS fixed-point solver (attnlimits.numeric.slr.rs; docs/slr.md §10, §14 R5).
 
 Kernels are generated from attnlimits.derivations.slr.replica (tests may import every layer).  Expected values:
-spec R5 (stated ±0.003, overlaps within 2 %), the §8 closed forms and the Bayes risk (α → ∞ with a
+docs/slr.md §14 R5 (stated ±0.003, overlaps within 2 %), the §8 closed forms and the Bayes risk (α → ∞ with a
 fitted log–log slope), Stein's identity (k = 4 replicate standard errors).
 """
 import math
@@ -153,7 +153,7 @@ def test_alpha_to_infinity_softmax_tends_to_bayes():
     assert -1.3 < slope < -0.7, slope  # measured −0.86 (local −0.74 on 20–40, −0.99 on 40–80)
 
 
-# spec R5: softmax, spiked, L = 2, ν = 2, Δ = 0.1, λ = 0.1
+# docs/slr.md §14 R5: softmax, spiked, L = 2, ν = 2, Δ = 0.1, λ = 0.1
 R5 = {4.0: (0.378, dict(m_k=0.833, q_k=1.41, m_v=1.064, q_v=1.194, V_k=3.33, V_v=0.55)),
       10.0: (0.319, dict(m_k=1.27, q_k=2.52, m_v=1.042, q_v=1.108, V_k=1.60, V_v=0.158))}
 

@@ -55,7 +55,7 @@ CLOSED_FORMS = {
     "identity": (lambda: mpmath.mpf(1), lambda: mpmath.mpf(1)),
 }
 
-# Spec §4.1 table: (a1, nu, b2) to the digits printed there.
+# docs/attention_rmt.md §4.1 table: (a1, nu, b2) to the digits printed there.
 SPEC_TABLE = {
     "tanh": (0.605706, 0.394294, 0.02742),
     "sin": (0.606531, 0.432332, 0.06445),

@@ -1,4 +1,4 @@
-"""Marchenko–Pastur law of T: moments, quadrature, spectral-average calculus (spec §5, §9)."""
+"""Marchenko–Pastur law of T: moments, quadrature, spectral-average calculus (docs/attention_rmt.md §5, §9)."""
 from __future__ import annotations
 
 import mpmath

@@ -43,7 +43,7 @@ def test_jacobian_and_implicit_derivative_closed_form():
 
 
 def test_m1_derived_from_mp_moments_equals_spec():
-    # spec §8 E: M1 = nu + a1^2/c + 2 kappa a1 + c kappa^2 (stated); derived here from the series
+    # docs/attention_rmt.md §8 E: M1 = nu + a1^2/c + 2 kappa a1 + c kappa^2 (stated); derived here from the series
     m1 = R.large_gamma_m1()
     spec = R.nu + R.a1**2 / R.c + 2 * R.kappa * R.a1 + R.c * R.kappa**2
     assert sp.simplify(m1 - spec) == 0
@@ -52,7 +52,7 @@ def test_m1_derived_from_mp_moments_equals_spec():
 def test_crossover_c_star():
     cs = R.crossover_c_star()
     assert sp.simplify(cs - (R.nu + sp.sqrt(R.nu**2 + 4 * R.a1**2)) / 2) == 0
-    # tanh: 0.8341, erf: 0.9239, ReLU: 0.6987, linear: 1.618 (spec §4.1 table)
+    # tanh: 0.8341, erf: 0.9239, ReLU: 0.6987, linear: 1.618 (docs/attention_rmt.md §4.1 table)
     for a1v, nuv, expected in [(0.605706, 0.394294, 0.8341), (2 / math.sqrt(3 * math.pi), 2 / math.pi * math.asin(2 / 3), 0.9239),
                                (0.5, 0.5 - 1 / (2 * math.pi), 0.6987), (1, 1, 1.618)]:
         assert float(cs.subs({R.a1: a1v, R.nu: nuv})) == pytest.approx(expected, abs=5e-4)

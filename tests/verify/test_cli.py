@@ -22,7 +22,7 @@ def test_rmt_json_contract(capsys):
     assert rc == 0
     recs = json.loads(out)
     assert [r["gamma"] for r in recs] == [0.01, 0.1, 1.0]
-    # spec §11 T2, aligned unit weights: .2647/.3281/.4003; ridge .2502/.2603/.3886
+    # docs/attention_rmt.md §11 T2, aligned unit weights: .2647/.3281/.4003; ridge .2502/.2603/.3886
     for r, e, er in zip(recs, [.2647, .3281, .4003], [.2502, .2603, .3886]):
         assert r["E_attention"] == pytest.approx(e, abs=5e-4)
         assert r["E_ridge"] == pytest.approx(er, abs=5e-4)

@@ -63,12 +63,21 @@ def test_weights_command_on_synthetic_checkpoint(tmp_path, capsys):
         assert (tmp_path / "w" / name).exists()
 
 
-def test_weights_command_bad_file(tmp_path, capsys):
+def test_weights_command_bad_file(tmp_path, capsys, monkeypatch):
+    """A checkpoint that does not read is one line, exit 2, and leaves no empty output folder: neither the
+    default ./attnlimits-weights (run here in tmp_path, never in the checkout) nor a new --out."""
+    monkeypatch.chdir(tmp_path)
     bad = tmp_path / "broken.safetensors"
     bad.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json")
     for path in (str(bad), str(tmp_path / "missing.safetensors")):
         rc, _, err = run(["weights", path], capsys)
         assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        rc, _, err = run(["weights", path, "--out", str(tmp_path / "new" / "deeper")], capsys)
+        assert rc == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.safetensors"]
+    (tmp_path / "mine").mkdir()  # a folder the user made is kept, empty or not
+    assert run(["weights", str(bad), "--out", str(tmp_path / "mine")], capsys)[0] == 2
+    assert (tmp_path / "mine").is_dir()
 
 
 def test_citation_lists_the_references_of_the_claims_run(tmp_path, capsys):

@@ -125,7 +125,7 @@ def test_bayes_optimal_export_round_trip(tmp_path, capsys):
     exported = json.loads(proc.stdout)
     inproc = run_bayes_optimal(BAYES_OPTIMAL_COMMAND.parse({**args, "model": "spiked", "nu": "2", "L": "2"}))
     assert_same_rows(exported, inproc)
-    assert all(r["E_BO"] > r["E_B_snr"] - 1e-12 for r in exported)  # E_BO >= E_B^pop(nu q_k) (spec §11)
+    assert all(r["E_BO"] > r["E_B_snr"] - 1e-12 for r in exported)  # E_BO >= E_B^pop(nu q_k) (docs/slr.md §11)
     b = run_file(path, ["--delta", "0"], tmp_path)
     assert b.returncode == 2 and "--delta must be > 0" in b.stderr and len(b.stderr.strip().splitlines()) == 1
 
@@ -151,7 +151,7 @@ def test_bayes_optimal_max_export_round_trip(tmp_path, capsys):
     inproc = run_bayes_optimal(BAYES_OPTIMAL_COMMAND.parse({**args, "model": "max", "nu": "inf", "L": "2"}))
     assert_same_rows(exported, inproc)
     assert all(r["model"] == "max" and r["nu"] == math.inf for r in inproc)
-    # E_BO >= E_B^max(q_k) (spec §11, max-SLR: E_BO = 1 - q_v [1 - E_B^max(q_k)])
+    # E_BO >= E_B^max(q_k) (docs/slr.md §11, max-SLR: E_BO = 1 - q_v [1 - E_B^max(q_k)])
     assert all(r["E_BO"] > r["E_B_snr"] - 1e-12 for r in exported)
     # finite ν through the same file (--nu is an option; the model is fixed): the Gauss–Hermite inner rule
     args = {"alpha": "4", "delta": "0.1", "nu": "2", "points": "64", "replicates": "2", "inner_points": "8"}

@@ -44,6 +44,13 @@ def test_rmt_1c_png_and_tidy_csv(tmp_path):
             assert r["E"] == pytest.approx(0.75 / (1 + r["snr"]), abs=2e-4)
     # every simulated point carries its sizes and seed
     assert sims and all({"n", "p", "draws", "seed", "E_se", "theory"} <= set(r) for r in sims)
+    # and the comparison columns verify and explore write: z = (E − theory)/E_se here (no margin)
+    from attnlimits.verify.comparison import COMPARISON_COLUMNS
+
+    assert set(COMPARISON_COLUMNS) <= set(table[0])
+    for r in sims:
+        assert r["value"] == r["E"] and r["se"] == r["E_se"] and r["dof"] == r["draws"] - 1
+        assert r["z"] == pytest.approx((r["E"] - r["theory"]) / r["E_se"], rel=1e-12)
 
 
 @pytest.mark.slow
@@ -51,3 +58,26 @@ def test_rmt_1c_png_and_tidy_csv(tmp_path):
 def test_every_quick_figure(tmp_path, name):
     png, rows = make_figure(name, tmp_path, device="cpu")
     assert png.exists() and rows
+
+
+def test_a_figure_reports_progress_from_its_steps_and_commands(tmp_path, monkeypatch):
+    """A panel's own steps and the progress lines of the commands it runs reach make_figure's progress,
+    prefixed with the figure's name (slr-finite-alpha runs minutes: it must not be silent)."""
+    from attnlimits.verify import figures
+
+    def make(out, mode, seed, device):
+        figures._step("first step")
+        (row,) = figures._run("slr", "population", model="spiked", nu=2.0, L=[2], activation=["linear_uncentred"])
+        fig, ax, _ = figures.axes("probe", "x", "y")
+        ax.plot([1, 2], [row["risk"]] * 2, label="risk")
+        return fig, ax, [{"x": 1.0, "risk": row["risk"]}], "probe"
+
+    monkeypatch.setitem(figures.FIGURES, "probe", figures.Figure("probe", "probe", "test", make, 0.1))
+    lines = []
+    make_figure("probe", tmp_path, device="cpu", progress=lines.append)
+    assert "figure probe: first step" in lines
+    assert any(line.startswith("figure probe: [1/1] linear_uncentred") for line in lines), lines
+    assert figures._PROGRESS.get() is None  # reset after the figure
+    lines.clear()
+    make_figure("probe", tmp_path, device="cpu")  # no progress: silent, no error
+    assert lines == []

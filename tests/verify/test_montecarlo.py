@@ -1,4 +1,4 @@
-"""Tests of the PyTorch Monte Carlo simulators (spec §3, §4.2, §7, §10; claims V1, V19)."""
+"""Tests of the PyTorch Monte Carlo simulators (docs/attention_rmt.md §3, §4.2, §7, §10; claims V1, V19)."""
 from __future__ import annotations
 
 import math
@@ -50,7 +50,7 @@ def _rel(a, b, floor=1e-14):
 @pytest.mark.parametrize("gamma", [0.01, 0.1, 1.0])
 @pytest.mark.parametrize("diagonal", ["zero", "keep"])
 def test_v1_push_through_identity(gamma, diagonal):
-    """Spec §3 / V1: (1/n)||y − Φᵀw*||² = γ²||Qy||²/n to 1e-8 relative."""
+    """docs/attention_rmt.md §3 / V1: (1/n)||y − Φᵀw*||² = γ²||Qy||²/n to 1e-8 relative."""
     explicit, resolvent = probe_error_explicit(
         TANH, 300, 150, gamma, mu=[1.0], wk=[0.6, 0.5], wq=[0.8, 0.0, 0.4], seed=3,
         diagonal=diagonal, device=CPU,
@@ -178,12 +178,12 @@ def test_linear_keep_matches_direct_construction(name):
 
 
 # ---------------------------------------------------------------------------------------------
-# unbiasedness against a closed form (spec §7)
+# unbiasedness against a closed form (docs/attention_rmt.md §7)
 # ---------------------------------------------------------------------------------------------
 
 
 def _mp_ridge_error(c, gamma, snr):
-    """Spec §7: c γ m² + (1 − c + γ) m − 1 = 0 (positive root), D = γ(1 + (c+SNR) m),
+    """docs/attention_rmt.md §7: c γ m² + (1 − c + γ) m − 1 = 0 (positive root), D = γ(1 + (c+SNR) m),
     E_RR = γ² D'/D² with m' = −(c m² + m)/(2cγm + γ + 1 − c)."""
     b = 1 - c + gamma
     m = (-b + math.sqrt(b * b + 4 * c * gamma)) / (2 * c * gamma)
@@ -289,7 +289,7 @@ def test_torch_activation_other_symbol_constants_and_shapes():
 
 
 # ---------------------------------------------------------------------------------------------
-# noise kernel (spec §4.2, V19)
+# noise kernel (docs/attention_rmt.md §4.2, V19)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -305,7 +305,7 @@ def _noise_kernel_fixed_point(z, c, a1, nu, damping=0.5, tol=1e-13, maxiter=2000
 
 def test_noise_kernel_stieltjes_matches_fixed_point():
     n, c, z = 600, 0.5, 0.3j
-    a1, nu = 0.605706, 0.394294  # tanh, spec §4.1 table
+    a1, nu = 0.605706, 0.394294  # tanh, docs/attention_rmt.md §4.1 table
     theory = _noise_kernel_fixed_point(z, c, a1, nu)
     m = noise_kernel_stieltjes(TANH, n, int(c * n), [z], seed=1, draws=1, device=CPU)
     assert m.shape == (1, 1) and m.dtype == complex

@@ -27,7 +27,7 @@ def centred(name):
        act=st.sampled_from(ACTS), snr=st.floats(0, 4), seed=st.integers(0, 10_000),
        diagonal=st.sampled_from(["zero", "keep"]))
 def test_push_through_identity_v1(n, ratio, gamma, act, snr, seed, diagonal):
-    # He2 keeps a diagonal ~ sqrt(p/2), which the kept-diagonal mode refuses by design (spec §4.3,
+    # He2 keeps a diagonal ~ sqrt(p/2), which the kept-diagonal mode refuses by design (docs/attention_rmt.md §4.3,
     # tested in test_montecarlo.py): not an input of this property
     assume(not (act == "he2" and diagonal == "keep"))
     p = max(2, int(ratio * n))

@@ -58,7 +58,7 @@ def fake_results() -> list[ClaimResult]:
         ClaimResult(
             "V9", "Cosine activation gives no gain", "fail",
             checks=[Check("gap", 0.0, float("nan"), se=0.01), Check("other", 1.0, 1.0, se=float("inf"))],
-            notes="MC value is not a number", elapsed=1.5, source="spec §12",
+            notes="MC value is not a number", elapsed=1.5, source="docs/attention_rmt.md §12",
         ),
         ClaimResult(
             "Q1", "Linear decay constant as quoted", "discrepancy",
@@ -347,7 +347,7 @@ def test_report_shows_statistics_p_values_and_the_rule(tmp_path):
     assert chk["far"]["holm_threshold"] == pytest.approx(0.002) and chk["far"]["p_adjusted"] < 0.01
     with open(tmp_path / "results.csv", newline="", encoding="utf-8") as fh:
         rows = {r["check"]: r for r in csv.DictReader(fh)}
-    assert rows["t check"]["law"] == "t(3)" and float(rows["z check"]["statistic"]) == pytest.approx(3.0)
+    assert rows["t check"]["law"] == "t(3)" and float(rows["z check"]["z"]) == pytest.approx(3.0)
     assert rows["quoted"]["tolerance_reason"] == "quoted"
 
 
@@ -403,3 +403,34 @@ def test_shallow_copies_of_results_are_not_redrawn(tmp_path, monkeypatch):
     n = len(calls)
     write_report([copy.copy(r) for r in results], tmp_path, meta={"mode": "quick"})
     assert len(calls) == n and n > 0
+
+
+@pytest.mark.parametrize("width", [80, 110])
+def test_table_at_80_columns_cuts_no_number(width):
+    """At 80 columns (and 110) every line fits and every number is whole: the SE of a small mean with a
+    small SE (e.g. ± 4.5e-05) keeps its exponent; the mean, SE, statistic and p-value appear as
+    formatted, independently of the layout."""
+    from attnlimits.verify.claims.base import Check, ClaimResult
+
+    checks = [Check("tiny value with a small SE", -0.001234, -0.001301, se=4.538e-5, dof=125),
+              Check("rel", 12345.678, 12350.0, se=None, tolerance=1e-3, kind="rel"),
+              Check("interval", (0.45, 0.55), 0.5012, se=0.0123, kind="interval"),
+              Check("huge z", 0.0, 1.0, se=1e-6)]
+    res = [ClaimResult("C-narrow", "a claim checked at the terminal's width", "fail", checks)]
+    table = format_table(res, width=width)
+    lines = table.splitlines()
+    assert max(len(line) for line in lines) <= width
+    assert "…" not in table
+    body = "\n".join(lines)
+    for text in ("-0.001301 ± 4.5e-05", "t125 -1.48", "1.235e+04", "[0.45, 0.55]", "0.5012 ± 0.012",
+                 "z +1.0e+06"):
+        assert text in body, text
+
+
+def test_terminal_width_honours_columns(monkeypatch):
+    from attnlimits.verify.report import MIN_WIDTH, terminal_width
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert terminal_width() == 80
+    monkeypatch.setenv("COLUMNS", "20")
+    assert terminal_width() == MIN_WIDTH

@@ -33,9 +33,9 @@ from attnlimits.verify.slr import (
 )
 
 CPU = "cpu"
-EB_SPIKED_L2_NU2 = 0.22480  # spec R3
-EB_SPIKED_L3_NU2 = 0.35242  # spec R3
-LIN_UNC = {2: 1 / 3, 3: 0.46154}  # spec R4, spiked nu=2
+EB_SPIKED_L2_NU2 = 0.22480  # docs/slr.md §14 R3
+EB_SPIKED_L3_NU2 = 0.35242  # docs/slr.md §14 R3
+LIN_UNC = {2: 1 / 3, 3: 0.46154}  # docs/slr.md §14 R4, spiked nu=2
 
 
 def _gen(seed: int) -> torch.Generator:
@@ -144,7 +144,7 @@ def test_argument_checks():
 
 
 # ---------------------------------------------------------------------------------------------
-# activations (spec §4)
+# activations (docs/slr.md §4)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -208,7 +208,7 @@ def test_erf_and_linear_forms():
 @pytest.mark.parametrize("name,extra", [("softmax", None), ("softplus_norm", 0.0),
                                         ("softplus_norm_bias", -3.0)])
 def test_length_one_zero_error_for_normalised(name, extra):
-    """Spec §4: at L = 1 every normalised activation has σ = 1, so v = v* gives error 0."""
+    """docs/slr.md §4: at L = 1 every normalised activation has σ = 1, so v = v* gives error 0."""
     D = 30
     ks, vs = make_teacher(D, _gen(12), device=CPU)
     k = torch.randn(D, generator=_gen(13), dtype=torch.float64) * 3
@@ -223,7 +223,7 @@ def test_length_one_zero_error_for_normalised(name, extra):
 
 
 def test_c5_direct_risk_equals_overlap_formula():
-    """C5 (spec §6.1, §15) at reduced n: D = 500, spiked L = 3, ν = 2, k = √ν k* + k_⊥ with
+    """C5 (docs/slr.md §6.1, §15) at reduced n: D = 500, spiked L = 3, ν = 2, k = √ν k* + k_⊥ with
     ‖k_⊥‖²/D = 0.5 (k_⊥ ⊥ k*, v*), v = 0.8 v*. Theory 1 − 2 m_v A + q_v B at
     (√2, 2.5, 0.8, 0.64) = 0.4167; direct MC (4·10⁴ sequences) within k = 3 SE."""
     D = 500
@@ -249,7 +249,7 @@ def test_c5_direct_risk_equals_overlap_formula():
 
 
 def test_projection_risk_linear_closed_form():
-    """Spec §8: linear_uncentred at its spiked optimum, L = 2, ν = 2: E = 1/3 (4 SE)."""
+    """docs/slr.md §8: linear_uncentred at its spiked optimum, L = 2, ν = 2: E = 1/3 (4 SE)."""
     m = math.sqrt(2) / 2
     a_, b_ = 1 + m * math.sqrt(2), 2 + 2 * m * math.sqrt(2) + m * m * 4
     m_v = a_ / b_
@@ -263,7 +263,7 @@ def test_projection_risk_linear_closed_form():
 
 
 def test_variable_length_common_seeds_per_length():
-    """Spec §3.4: a length law gives the P(L)-weighted mean of per-length estimates, each with
+    """docs/slr.md §3.4: a length law gives the P(L)-weighted mean of per-length estimates, each with
     the same stream as a single-length call from an equally seeded generator."""
     D = 20
     ks, vs = make_teacher(D, _gen(19), device=CPU)

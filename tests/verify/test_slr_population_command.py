@@ -11,11 +11,11 @@ def test_rows_and_table():
     p = POPULATION_COMMAND.parse({"model": "spiked", "nu": "2", "L": "3", "activation": "softmax,linear_uncentred"})
     rows = run_population(p)
     assert [r["activation"] for r in rows] == ["softmax", "linear_uncentred"]
-    for key in ("risk", "risk_error", "bayes_risk", "bayes_error", "argmin", "limit", "limit_reason", "method",
+    for key in ("risk", "risk_error", "bayes_risk", "bayes_error", "argmin_m_k", "limit", "limit_reason", "method",
                 "model", "nu", "L", "metric"):
         assert key in rows[0]
-    assert rows[0]["risk"] == pytest.approx(0.35242, abs=5e-6)  # spec R3: softmax attains E_B
-    assert rows[1]["risk"] == pytest.approx(0.46154, abs=5e-6)  # spec R4
+    assert rows[0]["risk"] == pytest.approx(0.35242, abs=5e-6)  # docs/slr.md §14 R3: softmax attains E_B
+    assert rows[1]["risk"] == pytest.approx(0.46154, abs=5e-6)  # docs/slr.md §14 R4
     text = format_population_table(rows)
     assert text.startswith("single-location regression, spiked, L=3, nu=2, metric excess: Bayes risk 0.352423")
     assert "linear_uncentred" in text

@@ -94,7 +94,7 @@ def test_variable_length_split_and_training():
     res = T.train_erm("softmax", seeds=1, alpha=3.0, D=30, test=False, device="cpu",
                       **{**SMALL, "L": [1, 2, 3]})
     assert res.seeds[0]["status"] in ("converged", "stalled")
-    assert res.settings["L"] == "U{1,2,3}"
+    assert res.settings["L"] == "1,2,3"
 
 
 @pytest.mark.parametrize("kw, msg", [

@@ -1,4 +1,4 @@
-"""Tests of the real-pretrained-weights diagnostics (spec §13): loading, layouts, the identity-plus-low-rank
+"""Tests of the real-pretrained-weights diagnostics (docs/attention_rmt.md §13): loading, layouts, the identity-plus-low-rank
 fit, the report, and the bundled all-MiniLM-L6-v2 checkpoint (skipped when its package is absent)."""
 from __future__ import annotations
 
@@ -601,7 +601,7 @@ def minilm_dir() -> Path:
     return path
 
 
-# layer-sum regression values of spec §13 (no LN folding, sqrt(p/d_h) scaling)
+# layer-sum regression values of docs/attention_rmt.md §13 (no LN folding, sqrt(p/d_h) scaling)
 MINILM = {
     0: dict(fro_norm=380, trace_over_p=-0.18, rho_0=1.00, rho_1=0.94, rho_16=0.50, rho_64=0.26, sym_fro_ratio=0.84),
     5: dict(fro_norm=194, trace_over_p=0.36, rho_0=1.00, rho_1=0.96, rho_16=0.71, rho_64=0.39, sym_fro_ratio=0.79),

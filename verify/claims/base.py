@@ -97,7 +97,7 @@ class Check:
     @classmethod
     def spec(cls, label: str, documented: float, engine: float, tol: float, note: str = "") -> "Check":
         """Deterministic: the engine reproduces a number the documentation states, within its quoted precision."""
-        return cls(f"spec: {label}", theory=float(documented), value=float(engine), se=None, tolerance=tol,
+        return cls(f"docs: {label}", theory=float(documented), value=float(engine), se=None, tolerance=tol,
                    tolerance_reason="quoted", note=note)
 
     @classmethod
@@ -244,6 +244,7 @@ class Check:
         d["theory"] = list(self.theory) if isinstance(self.theory, tuple) else self.theory
         d["threshold"] = self.threshold
         d["statistic"] = self.statistic
+        d["z"] = self.statistic  # the comparison column's name (results.csv, explore, figures)
         d["law"] = self.law
         d["p_value"] = self.p_value
         d["passed"] = self.passed

@@ -57,7 +57,7 @@ from pathlib import Path
 
 from attnlimits.symbolic.properties import Choice, Expression, IntRange, NotEvaluable, Property, Range
 from attnlimits.symbolic.result import InputError, resolve
-from attnlimits.verify.comparison import LEVEL, z_equivalent
+from attnlimits.verify.comparison import COMPARISON_COLUMNS, LEVEL, comparison_columns, z_equivalent
 
 __all__ = ["PropertyRun", "explore_property", "point_strategy", "evaluate_point", "point_seed", "MAX_CONFIRMATIONS",
            "SCREEN_LEVEL", "SPACE_FILLING_SHARE", "space_filling_points", "coverage", "coverage_text", "rule_text",
@@ -187,11 +187,18 @@ def point_seed(seed: int, point: dict, salt: str = "") -> int:
 
 def evaluate_point(prop: Property, point: dict, *, size: dict, seed: int, level: float) -> dict:
     """Evaluate ``prop`` at ``point`` and judge it at per-point level ``level`` (Bonferroni over its
-    stochastic checks).  Returns one row: the point, the worst check, its p-value and |z|, the point's
-    p-value ``p_point`` (module docstring), the verdict (``pass``/``fail``/``error``/``slow``/
-    ``not-evaluable``) and the seconds taken."""
+    stochastic checks).  Returns one row: the point, the worst check (``check``, its comparison columns
+    :data:`~attnlimits.verify.comparison.COMPARISON_COLUMNS` and its ``discrepancy``, the
+    normal-equivalent |z| the search steers by), the point's p-value ``p_point`` (module docstring),
+    the verdict (``pass``/``fail``/``error``/``slow``/``not-evaluable``) and the seconds taken.
+    A property parameter named like a comparison column would be overwritten: refused."""
     fn = resolve(prop.evaluate)
     t0 = time.perf_counter()
+    clash = sorted(set(point) & {"check", "discrepancy", "p_point", "verdict", "message", "seconds",
+                                 *COMPARISON_COLUMNS})
+    if clash:
+        raise ValueError(f"property {prop.name}: parameter(s) {', '.join(clash)} are named like columns of the "
+                         "points table; rename them in its domain")
     row = {"property": prop.name, **point}
     try:
         comps = list(fn(dict(point), size=dict(size), seed=int(seed)))
@@ -199,12 +206,12 @@ def evaluate_point(prop: Property, point: dict, *, size: dict, seed: int, level:
         raise
     except NotEvaluable as exc:  # a precondition does not hold here: no verdict on the statement
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else "a precondition does not hold"
-        row.update(check="precondition", value=None, reference=None, se=None, z=0.0, p=1.0, p_point=1.0,
+        row.update(check="precondition", **comparison_columns(None), discrepancy=0.0, p_point=1.0,
                    verdict="not-evaluable", message=msg[:300], seconds=time.perf_counter() - t0)
         return row
     except Exception as exc:  # noqa: BLE001 - a point that raises is a finding, reported in one line
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        row.update(check="evaluation", value=None, reference=None, se=None, z=math.inf, p=0.0, p_point=0.0,
+        row.update(check="evaluation", **comparison_columns(None), discrepancy=math.inf, p_point=0.0,
                    verdict="error", message=f"{type(exc).__name__}: {msg}"[:300],
                    seconds=time.perf_counter() - t0)
         return row
@@ -231,30 +238,21 @@ def evaluate_point(prop: Property, point: dict, *, size: dict, seed: int, level:
     failed = any(j[0] for j in judged)
     pick = max(judged, key=lambda j: (j[0], j[1])) if judged else None
     worst = None if pick is None else (pick[3], pick[4])
-    worst_z, worst_p = (0.0, 1.0) if pick is None else (pick[1], pick[2])
+    worst_z = 0.0 if pick is None else pick[1]
     verdict = "fail" if failed else "pass"
     if not failed and seconds > prop.seconds:
         # informational: wall time depends on the machine's load, so it never decides a verdict (a
         # replay must fail the same way); a property whose statement is a time bound measures it itself
         verdict = "slow"
     lab, c = worst if worst is not None else ("(no checks)", None)
-    row.update(check=lab, value=None if c is None else _num(c.value), reference=None if c is None else
-               _num(c.reference), se=None if c is None else _num(c.se), z=worst_z, p=worst_p,
+    # the worst check in the columns verify's results.csv gives the same comparison; ``discrepancy`` is
+    # the normal-equivalent |z| of its p-value (the excess in tolerances for a deterministic check): what
+    # the search steers toward and ranks by
+    row.update(check=lab, **comparison_columns(c), discrepancy=worst_z,
                p_point=float(min(1.0, p_point)), verdict=verdict,
                message="" if verdict != "slow" else f"{seconds:.1f} s > the stated {prop.seconds:g} s",
                seconds=seconds)
     return row
-
-
-def _num(v):
-    if v is None:
-        return None
-    if isinstance(v, tuple):
-        return json.dumps([float(x) for x in v])
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
 
 
 def _evaluate_task(prop, point, size, seed, level, pin=True):
@@ -473,7 +471,8 @@ def explore_property(prop: Property, *, budget: int = 100, seed: int = 0, level:
                     if n_search() >= budget:
                         raise _Stop("budget")
                     row, _ = screen(point, "search")
-            target(float(min(row["z"], 1e6)) if math.isfinite(row["z"]) else 1e6, label="discrepancy")
+            target(float(min(row["discrepancy"], 1e6)) if math.isfinite(row["discrepancy"]) else 1e6,
+                   label="discrepancy")
             if _hard(row, run.hard_level) and k not in confirmed:
                 state["shrinking"] = True
                 state["last_fail"] = dict(point)
@@ -554,7 +553,7 @@ def explore_property(prop: Property, *, budget: int = 100, seed: int = 0, level:
         if not done:
             cands = [r for r in run.rows if r.get("phase") in ("sobol", "search", "shrink", "refine")
                      and r.get("verdict") in ("fail", "error")]
-            cands.sort(key=lambda r: (float(r.get("p_point", 0.0)), -float(r.get("z") or 0.0)))
+            cands.sort(key=lambda r: (float(r.get("p_point", 0.0)), -float(r.get("discrepancy") or 0.0)))
             pts = []
             for r in cands:
                 p = {k: r[k] for k in prop.domain}

@@ -1,9 +1,11 @@
 """What an explore run writes: the tidy table of every point, a validity map per property, report.md.
 
 - ``points.parquet`` (``points.csv`` with ``--csv``): one row per point tried — the property, the
-  phase (``search``, ``shrink``, ``refine``, ``confirm``), the parameters, the worst check with its
-  value, reference, SE, |z| and p-value, the verdict and the seconds taken;
-- ``map-<property>.png``: the points in two chosen parameters, coloured by |z|, failures as crosses,
+  phase (``search``, ``shrink``, ``refine``, ``confirm``), the parameters, the worst check in the
+  comparison columns ``verify``'s ``results.csv`` uses (value, theory, se, dof, tolerance,
+  allowance, z, law, p_value: :data:`attnlimits.verify.comparison.COMPARISON_COLUMNS`), its ``discrepancy``
+  (the normal-equivalent |z| the search steers by), the point's p-value, the verdict and the seconds;
+- ``map-<property>.png``: the points in two chosen parameters, coloured by the discrepancy, failures as crosses,
   the shrunk counterexample as a star;
 - ``report.md``: the false-alarm rule, one section per property (domain, points, verdict, the
   minimal counterexample and the command that reproduces it).
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from attnlimits.symbolic.properties import Choice, domain_text
 from attnlimits.symbolic.result import InputError
+from attnlimits.verify.comparison import COMPARISON_COLUMNS
 from attnlimits.verify.explore.driver import MAX_CONFIRMATIONS, coverage_text, rule_text
 
 __all__ = ["write_outputs", "reproduce_command"]
@@ -128,7 +131,8 @@ def _write_map(run, out: Path):
     xa, ya = axes[0], axes[1] if len(axes) > 1 else None
     xs = [coord(r, xa) for r in pts]
     ys = [coord(r, ya) for r in pts] if ya else [0.0] * len(pts)
-    zs = [min(float(r.get("z") or 0.0), 6.0) if math.isfinite(float(r.get("z") or 0.0)) else 6.0 for r in pts]
+    zs = [min(float(r.get("discrepancy") or 0.0), 6.0) if math.isfinite(float(r.get("discrepancy") or 0.0)) else 6.0
+          for r in pts]
     ok = [r["verdict"] == "pass" for r in pts]
     sc = ax.scatter([x for x, g in zip(xs, ok) if g], [y for y, g in zip(ys, ok) if g],
                     c=[z for z, g in zip(zs, ok) if g], cmap="viridis", vmin=0, vmax=6, s=22, label="pass")
@@ -140,7 +144,7 @@ def _write_map(run, out: Path):
         cy = coord(run.counterexample, ya) if ya else 0.0
         ax.scatter([cx], [cy], marker="*", s=220, color="orange", edgecolor="black", zorder=5,
                    label=f"counterexample ({'confirmed' if run.failed else 'not confirmed'})")
-    fig.colorbar(sc, ax=ax, label="|z| of the worst check (capped at 6)")
+    fig.colorbar(sc, ax=ax, label="discrepancy of the worst check: normal-equivalent |z| (capped at 6)")
     for a, setter, lim_ax in ((xa, ax.set_xlabel, "x"), (ya, ax.set_ylabel, "y")):
         if a is None:
             continue
@@ -188,14 +192,15 @@ def _report(runs, *, level, seed, budget, interrupted, previous=()) -> str:
         for pt, c in (u for u in run.unconfirmed if u[0] != run.counterexample):
             lines += ["", "Screened failure, not confirmed (a false alarm of the screen): "
                       + ", ".join(f"`{k_}={_fmt(v)}`" for k_, v in pt.items())
-                      + f" — confirmation `{c.get('check')}` p {c.get('p')}."]
+                      + f" — confirmation `{c.get('check')}` p {_fmt(c.get('p_value'))}."]
         if run.counterexample is not None:
             c = run.confirmation or {}
             lines += ["", "Minimal counterexample: " + ", ".join(f"`{k_}={_fmt(v)}`" for k_, v in
                                                                run.counterexample.items()) + ".",
                       f"Confirmation ({'failed: a finding' if run.failed else 'passed: not confirmed, a screening false alarm'}): "
-                      f"check `{c.get('check')}`, value {c.get('value')}, reference {c.get('reference')}, SE {c.get('se')}, "
-                      f"|z| {c.get('z') if c.get('z') is None else round(float(c.get('z')), 2)}, p {c.get('p')}"
+                      f"check `{c.get('check')}`, value {_fmt(c.get('value'))}, theory {_fmt(c.get('theory'))}, "
+                      f"SE {_fmt(c.get('se'))}, tolerance {_fmt(c.get('tolerance'))}, allowance {_fmt(c.get('allowance'))}, "
+                      f"z {_fmt(c.get('z'))}, p {_fmt(c.get('p_value'))}"
                       + (f"; {c.get('message')}" if c.get("message") else "") + ".",
                       "", "Reproduce:", "", "```bash", reproduce_command(prop, run.counterexample, seed), "```"]
         errs = [r for r in run.rows if r.get("verdict") in ("error", "slow") and r.get("message")]
@@ -229,8 +234,8 @@ def _previous_section(previous, n_now: int) -> list:
     if bad:
         lines += ["", f"{len(bad)} earlier point(s) screened as failing or raised; the first:", ""]
         for r in bad[:5]:
-            skip = {"property", "phase", "check", "value", "reference", "se", "z", "p", "verdict", "message",
-                    "seconds", "run_seed", "run_written"}
+            skip = {"property", "phase", "check", *COMPARISON_COLUMNS, "reference", "discrepancy", "p_point",
+                    "verdict", "message", "seconds", "run_seed", "run_written"}
             params = ", ".join(f"`{k_}={_fmt(v)}`" for k_, v in r.items() if k_ not in skip and v is not None)
             lines.append(f"- {r.get('property')} ({r.get('phase')}, {r.get('verdict')}): {params}")
     return lines

@@ -8,7 +8,7 @@ Every claim compares three things:
 1. **theory vs spec** — the generated solver (:func:`attnlimits.numeric.compile_model` of
    :data:`attnlimits.derivations.attention_rmt.model`) reproduces the number the spec states, to the spec's
    precision (tables of §11/§12 are given to 4 decimals: tolerance ``5e-4``).  These checks are
-   deterministic, need no Monte Carlo, carry labels starting with ``"spec: "`` and no SE;
+   deterministic, need no Monte Carlo, carry labels starting with ``"docs: "`` and no SE;
    :func:`spec_checks` runs them alone.
 2. **MC vs theory** — the PyTorch simulator of :mod:`attnlimits.verify.rmt.montecarlo` against the engine, by
    the rule of :mod:`attnlimits.verify.comparison`: a p-value from Student t with ``draws − 1``
@@ -96,7 +96,7 @@ def theory_curve(ctx, act: str, c: float, gammas, *, snr: float = 0.0, wk=(), wq
                  kappa: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """``(E_attention, E_ridge)`` of the engine along ``gammas`` (cached per argument set).
 
-    ``wk``/``wq`` are coordinates in an orthonormal basis whose first vector is μ̂ (spec §6);
+    ``wk``/``wq`` are coordinates in an orthonormal basis whose first vector is μ̂ (docs/attention_rmt.md §6);
     ``L`` an r×r block of a general ``W = I + L``; ``kappa`` the §4.3 diagonal constant.
     """
     key = ("curve", act, float(c), _tuple(gammas), float(snr), _tuple(wk), _tuple(wq), _tuple(L),
@@ -346,7 +346,7 @@ def _run_V15(ctx, size):
     _, rr = theory_curve(ctx, "tanh", _FIG1C_C, _FIG1C_GAMMAS, snr=4.0)
     i = _idx(_FIG1C_GAMMAS, 1e-5)
     checks.append(_mc_check("E_RR SNR 4, γ=1e-5", rr[i], res.estimate("ridge"), i, 0.01))
-    checks.append(Check("spec: γ→0 limit (1−c)/(1+SNR) (§7)", theory=(1 - _FIG1C_C) / (1 + 4.0),
+    checks.append(Check("docs: γ→0 limit (1−c)/(1+SNR) (§7)", theory=(1 - _FIG1C_C) / (1 + 4.0),
                         value=float(rr[i]), se=None, tolerance=1e-4,
                         note="engine at γ = 1e-5 vs the ridgeless limit stated in §7"))
     plot = _gamma_plot(ctx, "V15: ridge, c = 1/4, SNR 4",

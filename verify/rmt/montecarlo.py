@@ -1,5 +1,5 @@
 r"""Monte Carlo simulators of the random-matrix result: the interpolation error of nonlinear attention
-(spec §2, §3, §10).
+(docs/attention_rmt.md §2, §3, §10).
 
 Estimates (:class:`attnlimits.verify.stats.MCEstimate`, :func:`attnlimits.verify.stats.mean_se`) live in :mod:`attnlimits.verify.stats`,
 device and seed helpers (:func:`attnlimits.verify._torchutil.resolve_device`, :func:`attnlimits.verify._torchutil.draw_seed`)
@@ -10,7 +10,7 @@ random number comes from an explicit :class:`torch.Generator`: draw ``i`` under 
 uses one CPU generator seeded with a hash of ``(s, i)`` (:func:`draw_seed`), so results do not
 depend on how draws are batched, nor (beyond round-off) on the device.
 
-Model (spec §2, §10)
+Model (docs/attention_rmt.md §2, §10)
 --------------------
 Tokens :math:`X = Z + \mu y^\top \in \mathbb R^{p\times n}` with :math:`y_i=\pm1` Rademacher and
 :math:`Z_{ai}\sim\mathcal N(0,1)` i.i.d.; weight product :math:`W = W_K^\top W_Q = I_p + w_K w_Q^\top`
@@ -21,9 +21,9 @@ Tokens :math:`X = Z + \mu y^\top \in \mathbb R^{p\times n}` with :math:`y_i=\pm1
     K = f\big(X^\top W X/\sqrt p\big)/\sqrt p,\qquad K_{ij} = x_i^\top W x_j/\sqrt p\ \text{(key $i$, query $j$)},
 
 with its diagonal zeroed (``diagonal="zero"``, :math:`\kappa=0`), kept (``"keep"``) or set to a
-constant (``"set"`` with ``kappa``), spec §4.3. Features :math:`\Phi = XK`, Gram matrix
+constant (``"set"`` with ``kappa``), docs/attention_rmt.md §4.3. Features :math:`\Phi = XK`, Gram matrix
 :math:`G = \Phi^\top\Phi/n`, resolvent :math:`Q(\gamma) = (G+\gamma I_n)^{-1}`. The ridge probe
-error obeys the exact identity of spec §3
+error obeys the exact identity of docs/attention_rmt.md §3
 
 .. math::
 
@@ -79,7 +79,7 @@ __all__ = [
     "torch_activation",
 ]
 
-#: Kept-diagonal mode is refused when the measured mean diagonal exceeds this (spec §4.3, He₂).
+#: Kept-diagonal mode is refused when the measured mean diagonal exceeds this (docs/attention_rmt.md §4.3, He₂).
 KAPPA_REFUSE = 10.0
 
 _DIAGONAL_MODES = ("zero", "keep", "set")
@@ -175,7 +175,7 @@ def _is_sympy(obj) -> bool:
 
 @dataclass
 class AttentionMCResult:
-    """Output of :func:`simulate_attention` (spec §10).
+    """Output of :func:`simulate_attention` (docs/attention_rmt.md §10).
 
     Attributes
     ----------
@@ -267,7 +267,7 @@ def draw_tokens(
     index: int = 0,
     device="auto",
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Draw ``(X, y)`` of draw ``index`` under master ``seed`` (spec §2, §10).
+    """Draw ``(X, y)`` of draw ``index`` under master ``seed`` (docs/attention_rmt.md §2, §10).
 
     :math:`y\\in\\{\\pm1\\}^n` Rademacher, then :math:`Z\\in\\mathbb R^{p\\times n}` i.i.d.
     :math:`\\mathcal N(0,1)`, both from one CPU generator seeded with ``draw_seed(seed, index)``;
@@ -361,7 +361,7 @@ def attention_kernel(
         ``{}`` (W = I), ``{"wk": vec, "wq": vec}`` (W = I + w_K w_Qᵀ) or ``{"L": k×k}``
         (W = I + L on the first k coordinates); vectors are zero-padded to length p.
     diagonal : {"zero", "keep", "set"}
-        Diagonal convention of spec §4.3: zero it (κ = 0), keep it, or set it to ``kappa``.
+        Diagonal convention of docs/attention_rmt.md §4.3: zero it (κ = 0), keep it, or set it to ``kappa``.
     kappa : float, optional
         Diagonal value for ``diagonal="set"``.
 
@@ -412,7 +412,7 @@ def _kernel(X, fn, W: _Weights, diagonal: str, kappa):
         if worst > KAPPA_REFUSE:
             raise ValueError(
                 f"kept-diagonal mode refused: mean diagonal {worst:.3g} exceeds {KAPPA_REFUSE} "
-                "(spec §4.3; e.g. He2 has kappa ~ sqrt(p))"
+                "(docs/attention_rmt.md §4.3; e.g. He2 has kappa ~ sqrt(p))"
             )
     return K, kappa_hat
 
@@ -515,7 +515,7 @@ def probe_error_curve_features(
     are those of :math:`H=\Phi\Phi^\top/n=\sum_{k\le p}\lambda_ku_ku_k^\top` (:math:`p\times p`), with
     :math:`v_k=\Phi^\top u_k/\sqrt{n\lambda_k}`. With :math:`b_k=(u_k^\top\Phi y)^2/n=\lambda_k(v_k^\top y)^2`
     and :math:`\|y\|^2-\sum_{k\le p}(v_k^\top y)^2` on the null space of :math:`G` (eigenvalue 0),
-    the identity of spec §3 becomes
+    the identity of docs/attention_rmt.md §3 becomes
 
     .. math::
 
@@ -591,7 +591,7 @@ def _default_batch(n: int, p: int, draws: int, device: torch.device) -> int:
 
 @dataclass(frozen=True)
 class MCOptions:
-    """Monte Carlo knobs of :func:`simulate_attention` and :func:`probe_errors_cholesky` (spec §10).
+    """Monte Carlo knobs of :func:`simulate_attention` and :func:`probe_errors_cholesky` (docs/attention_rmt.md §10).
 
     Both functions take ``options=`` (an ``MCOptions``) and keywords that replace its fields
     (:func:`dataclasses.replace`), so ``simulate_attention(f, n, p, gammas, draws=8)`` and
@@ -648,7 +648,7 @@ def _validated_inputs(n: int, p: int, draws: int, gammas, mu, diagonal: str, kap
     if o.estimator == "trace" and mu_arr is not None and np.any(mu_arr != 0):
         warnings.warn(
             "the trace estimator targets random inputs (mu = 0); with mu != 0 it does not "
-            "estimate the probe error (spec §10)",
+            "estimate the probe error (docs/attention_rmt.md §10)",
             stacklevel=5,  # the caller of simulate_attention / probe_errors_cholesky
         )
     return gam, mu_arr
@@ -773,7 +773,7 @@ def simulate_attention(
     options: MCOptions | None = None,
     **overrides,
 ) -> AttentionMCResult:
-    r"""Monte Carlo probe errors of nonlinear attention and of ridge regression (spec §10).
+    r"""Monte Carlo probe errors of nonlinear attention and of ridge regression (docs/attention_rmt.md §10).
 
     For each draw :math:`i` (randomness from :func:`draw_seed` ``(seed, i)`` only):
 
@@ -863,7 +863,7 @@ def probe_errors_cholesky(
     options: MCOptions | None = None,
     **overrides,
 ) -> AttentionMCResult:
-    r"""Same as :func:`simulate_attention`, but one Cholesky solve per γ (spec §10 literally).
+    r"""Same as :func:`simulate_attention`, but one Cholesky solve per γ (docs/attention_rmt.md §10 literally).
 
     :math:`u = (G+\gamma I)^{-1}y` by ``torch.linalg.cholesky`` + ``cholesky_solve``,
     :math:`E = \gamma^2\|u\|^2/n`. Identical draws for identical ``seed``; used as the baseline of
@@ -890,7 +890,7 @@ def probe_error_explicit(
     kappa: float | None = None,
     device="auto",
 ) -> tuple[float, float]:
-    r"""The two sides of the exact identity of spec §3 on one draw (claim V1).
+    r"""The two sides of the exact identity of docs/attention_rmt.md §3 on one draw (claim V1).
 
     Returns
     -------
@@ -935,7 +935,7 @@ def noise_kernel_stieltjes(
     draws: int = 1,
     device="auto",
 ) -> np.ndarray:
-    r"""Empirical Stieltjes transform of the noise kernel (spec §4.2, claim V19).
+    r"""Empirical Stieltjes transform of the noise kernel (docs/attention_rmt.md §4.2, claim V19).
 
     :math:`K_N = f(Z^\top Z/\sqrt p)/\sqrt p` with its diagonal zeroed, :math:`Z` the noise of
     draw ``i`` of ``seed`` (same stream as :func:`draw_tokens`), and

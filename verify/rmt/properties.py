@@ -205,7 +205,7 @@ def _hermite(act):
 
 
 def m1_value(act: str, c: float, kappa: float = 0.0) -> float:
-    """M₁ = lim ‖XK_X‖²_F/n² (μ = 0) of spec §8 E, from the derived large-γ series
+    """M₁ = lim ‖XK_X‖²_F/n² (μ = 0) of docs/attention_rmt.md §8 E, from the derived large-γ series
     (:func:`attnlimits.derivations.attention_rmt.large_gamma_m1`) at the activation's Hermite data."""
     from attnlimits.derivations import attention_rmt as R
 
@@ -277,7 +277,7 @@ def simulation_general(point, *, size, seed):
 
 
 def large_gamma_m1(point, *, size, seed):
-    """The large-γ law of spec §8 E for random inputs: 1 − Ē = 2M₁/γ + O(γ⁻²) with
+    """The large-γ law of docs/attention_rmt.md §8 E for random inputs: 1 − Ē = 2M₁/γ + O(γ⁻²) with
     M₁ = ν + a₁²/c + 2κa₁ + cκ² (the derived series), and M₁ = c for ridge.  The engine's γ(1 − Ē)/2 at
     γ = γ₀/4, γ₀/2 and γ₀ (default 1e4), two Richardson steps (removing the O(1/γ) and O(1/γ²) terms), must
     equal M₁ to ``relative_tolerance`` (1e-4): the statement of claim V5's theory check, at any activation,
@@ -304,7 +304,7 @@ def large_gamma_m1(point, *, size, seed):
 
 
 def sqrt_gamma_law(point, *, size, seed):
-    """The small-γ law of spec §8 F for random inputs, κ = 0 and c > 1: Ē ≍ C√γ, i.e. the local log–log
+    """The small-γ law of docs/attention_rmt.md §8 F for random inputs, κ = 0 and c > 1: Ē ≍ C√γ, i.e. the local log–log
     slope of the engine's Ē between γ₁ and 10γ₁ (default γ₁ = 1e-5, the lower end of the solver's validated range) is 1/2 within ``band`` (0.01;
     the correction is O(√γ)), and ridge decays faster (slope ≥ 1.5: E_RR ∝ γ²)."""
     act, c = point["activation"], float(point["c"])
@@ -319,7 +319,7 @@ def sqrt_gamma_law(point, *, size, seed):
 
 
 def frobenius_vs_m1(point, *, size, seed):
-    """‖XK_X‖²_F/n² → M₁ (spec §8 E, claim V5) on simulation at μ = 0, for any key/query weights (irrelevant at
+    """‖XK_X‖²_F/n² → M₁ (docs/attention_rmt.md §8 E, claim V5) on simulation at μ = 0, for any key/query weights (irrelevant at
     μ = 0, §8 A) and either diagonal convention (``keep``: M₁ at each size's measured κ̂); measured at n/2 and n
     (``draws`` each) and extrapolated to n → ∞ at rate 1/n.  Power: with 24 draws the extrapolated SE is
     1.2 % of M₁ (ReLU, c = 2) — a minimum detectable deviation of about 3.2 % at a per-check level of 1 %;

@@ -18,7 +18,7 @@ def _registry():
     return S
 
 
-#: Activation variants of spec §4, always named in full (the registry of :mod:`attnlimits.derivations.slr`).
+#: Activation variants of docs/slr.md §4, always named in full (the registry of :mod:`attnlimits.derivations.slr`).
 ACTIVATIONS: tuple[str, ...] = tuple(_registry().ACTIVATIONS)
 #: Variants whose weights sum to one (length 1 gives σ = 1, §4).
 NORMALISED_ACTIVATIONS: tuple[str, ...] = tuple(a.name for a in _registry().ACTIVATIONS.values() if a.normalised)
@@ -34,7 +34,7 @@ def _check_activation(name):
     except S.ActivationError as exc:
         hint = ""
         if str(name) in S.AMBIGUOUS_NAMES:
-            hint = f" (a bare {name!r} is ambiguous, spec §2)"
+            hint = f" (a bare {name!r} is ambiguous, docs/slr.md §2)"
         raise ValueError(f"unknown activation {name!r}{hint}; variants: {', '.join(ACTIVATIONS)}, or "
                          f"'elementwise:<expr in t>' / 'normalised:<positive expr in t>' ({exc})") from None
 
@@ -46,7 +46,7 @@ def _as_output(value, like: torch.Tensor) -> torch.Tensor:
 
 
 def torch_attention_weights(name, chi: torch.Tensor, extra=None) -> torch.Tensor:
-    r"""Attention weights :math:`\sigma(\chi)` along the last dimension (spec §4), generated.
+    r"""Attention weights :math:`\sigma(\chi)` along the last dimension (docs/slr.md §4), generated.
 
     Parameters
     ----------

@@ -19,13 +19,13 @@ __all__ = ["bayes_mc", "posterior_calibration"]
 
 
 # =============================================================================================
-# Bayes (spec §7, claims C2, C3, C8) and calibration (§3.5, claim C1)
+# Bayes (docs/slr.md §7, claims C2, C3, C8) and calibration (§3.5, claim C1)
 # =============================================================================================
 
 
 def bayes_mc(model: str, nu: float, L, n: int, generator, *, batches: int = 20,
              device="auto") -> dict[str, MCEstimate]:
-    r"""Monte Carlo of the Bayes quantities (spec §7, §8; claims C2, C3, C8, C23).
+    r"""Monte Carlo of the Bayes quantities (docs/slr.md §7, §8; claims C2, C3, C8, C23).
 
     With :math:`p=\mathrm{softmax}(c_\nu\chi^*)` from :func:`sample_projections`:
 
@@ -85,7 +85,7 @@ def bayes_mc(model: str, nu: float, L, n: int, generator, *, batches: int = 20,
 def posterior_calibration(model: str, nu: float, L: int, n: int, D: int, generator,
                           bins: int = 10, *, batch: int | None = None,
                           device="auto") -> dict[str, Any]:
-    r"""Posterior = softmax check on finite-:math:`D` sequences (spec §3.5, claim C1).
+    r"""Posterior = softmax check on finite-:math:`D` sequences (docs/slr.md §3.5, claim C1).
 
     A teacher is drawn (:func:`make_teacher`, exactly orthonormalised), sequences from
     :func:`sample_sequences`; from :math:`X` and :math:`k^*` alone, :math:`\chi^*=Xk^*/\sqrt D` and

@@ -35,7 +35,7 @@ def lengths_law(L) -> tuple:
 
 def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4, 10, 20), delta: float = 0.1, *,
                        form: str = "ibp", starts=("uninformed", "informed"), spec=None, progress=None, **overrides):
-    r"""Bayes-optimal test error :math:`E_{BO}(\alpha)` of SLR (spec §11), one :class:`attnlimits.numeric.slr.bo_state_evolution.BOPoint`
+    r"""Bayes-optimal test error :math:`E_{BO}(\alpha)` of SLR (docs/slr.md §11), one :class:`attnlimits.numeric.slr.bo_state_evolution.BOPoint`
     per α (the free-entropy-selected fixed point; ``.branches`` lists every distinct one).
 
     ``model="spiked"`` (ν finite) or ``"max"`` (ν finite or ``math.inf``; ``inner_points`` Gauss–Hermite
@@ -122,7 +122,7 @@ def _amp_rows(params, model, L, progress):
             res = gamp_on_generated_max(params["nu"], L, params["alpha"], params["delta"], int(params["D"]), int(s),
                                         **kw)
         row = {k: v for k, v in res.items() if not isinstance(v, (list, dict))}
-        row.update({"model": model, "L": L, "nu": params["nu"], "alpha": params["alpha"],
+        row.update({"model": model, "L": str(L), "nu": params["nu"], "alpha": params["alpha"],
                     "delta": params["delta"], "D": int(params["D"]), "seed": int(s),
                     "theory_q_k": se.q_k, "theory_q_v": se.q_v, "theory_E_BO": se.E_BO, "theory_E_BO_error": se.E_BO_se})
         if not row.get("converged", True):
@@ -175,7 +175,7 @@ def phase_scan_rows(Ls, nus, alphas, delta, *, model, points, inner_points, test
                 uninf = br.get("uninformed") or next(b for b in p.branches)
                 inf = br.get("informed", uninf)
                 distinct = len(p.branches) > 1
-                yield {"model": model, "L": L, "nu": nu, "alpha": p.alpha, "delta": delta,
+                yield {"model": model, "L": str(L), "nu": nu, "alpha": p.alpha, "delta": delta,
                        "continuation": continuation, "distinct": distinct,
                        "E_BO": p.E_BO, "E_uninformed": uninf["E_BO"], "E_informed": inf["E_BO"],
                        "phi_uninformed": uninf["phi"], "phi_informed": inf["phi"],

@@ -30,7 +30,7 @@ __all__ = ["ACTIVATIONS", "NORMALISED_ACTIVATIONS", "torch_attention_weights", "
 
 
 # =============================================================================================
-# direct finite-D risk (spec §2, §6.1, claim C5)
+# direct finite-D risk (docs/slr.md §2, §6.1, claim C5)
 # =============================================================================================
 
 
@@ -60,7 +60,7 @@ def direct_risk(name: str, k, v, *, model: str, nu: float, L, n: int, D: int, ge
         E=\mathbb E\big[(z^*_{\varepsilon^*}-\sigma(Xk/\sqrt D)^\top(Xv/\sqrt D))^2\big]
         \quad(+\Delta^2\text{ under }\texttt{metric="noisy"})
 
-    (spec §2, §6.1). Exactly equal, at any :math:`D`, to the overlap formula of §6.1 when the
+    (docs/slr.md §2, §6.1). Exactly equal, at any :math:`D`, to the overlap formula of §6.1 when the
     teacher is exactly orthonormal (claim C5).
 
     Parameters
@@ -136,7 +136,7 @@ def direct_risk(name: str, k, v, *, model: str, nu: float, L, n: int, D: int, ge
 
 
 # =============================================================================================
-# population (projection) estimators (spec §6)
+# population (projection) estimators (docs/slr.md §6)
 # =============================================================================================
 
 
@@ -185,7 +185,7 @@ def projection_AB(name: str, m_k: float, q_k: float, *, model: str, nu: float, L
                   generator, extra=None, batches: int = 20,
                   device="auto") -> tuple[MCEstimate, MCEstimate]:
     r"""Monte Carlo of :math:`A=\mathbb E[\sigma(\chi)_{\varepsilon^*}]` and :math:`B=\mathbb E\|\sigma(\chi)\|^2`
-    on the manifold (spec §6.2), :math:`\chi=m_k\chi^*+\sqrt{q_k-m_k^2}\,\eta`.
+    on the manifold (docs/slr.md §6.2), :math:`\chi=m_k\chi^*+\sqrt{q_k-m_k^2}\,\eta`.
 
     ``L`` may be a length law (then :math:`A=\sum_LP(L)A_L`, same for :math:`B`, common random
     numbers per length). Mean and SE over ``batches`` batches of ``ceil(n/batches)`` samples.
@@ -198,7 +198,7 @@ def projection_AB(name: str, m_k: float, q_k: float, *, model: str, nu: float, L
 
 def projection_risk(name: str, m_k: float, q_k: float, m_v: float, q_v: float, *, model: str,
                     nu: float, L, n: int, generator, extra=None, **batching) -> MCEstimate:
-    r"""On-manifold population risk :math:`E=1-2m_vA+q_vB` (spec §6.2) with its SE from the
+    r"""On-manifold population risk :math:`E=1-2m_vA+q_vB` (docs/slr.md §6.2) with its SE from the
     per-batch values of :math:`(A,B)` (paired, so the SE includes their covariance).
     Same arguments and cost as :func:`projection_AB` (``batching``: its ``batches`` and ``device``)."""
     a, b = _ab_samples(name, m_k, q_k, model=model, nu=nu, L=L, n=n, generator=generator, extra=extra, **batching)
@@ -215,7 +215,7 @@ def _manifold_risk():
 
 def overlap_risk(name: str, ov: Mapping[str, float], *, model: str, nu: float, L, n: int,
                  generator, extra=None, batches: int = 20, device="auto") -> MCEstimate:
-    r"""General population risk from all seven overlaps (spec §6.1).
+    r"""General population risk from all seven overlaps (docs/slr.md §6.1).
 
     .. math::
 

@@ -5,12 +5,15 @@ The command of the SLR result per the contract of :mod:`attnlimits.symbolic.resu
 :func:`format_population_table` for the human table.  ``docs/slr.md`` §6 (population optimum),
 §7 (Bayes risk), §8 (linear closed forms).
 
-Rows: one per activation, with the keys the CLI prints with ``--json`` — ``activation``, ``risk``
-(the limit value when the optimum is a limit), ``risk_error``, ``bayes_risk``, ``bayes_error``,
-``argmin``, ``limit``, ``limit_reason``, ``method``, ``model``, ``nu`` (``"inf"`` for ν = ∞), ``L``
-(``{"3": 1.0}``), ``metric``, ``delta`` (metric ``noisy`` only), ``per_length`` (with
-``per_length``) — and, for limit optima, ``risk_at_bound`` (the value at the search bound) and
-``limit_method`` (derived or extrapolated).
+Rows: one per activation, flat (one number or word per column, as ``docs/output.md`` types them), with
+the keys the CLI prints with ``--json`` — ``activation``, ``risk`` (the limit value when the optimum is
+a limit), ``risk_error``, ``bayes_risk``, ``bayes_error``, ``argmin_X`` for each coordinate ``X`` of
+the minimiser (``argmin_m_k``, ``argmin_q_k``, ``argmin_s_k``, ``argmin_m_v``, ``argmin_q_v`` and the
+activation's learned scalars; :func:`argmin_of` gathers them back), ``limit``, ``limit_reason``,
+``method``, ``model``, ``nu`` (``"inf"`` for ν = ∞), ``L`` (the lengths as text: ``"3"``, or ``"1,2"``
+for a uniform law), ``metric``, ``delta`` (metric ``noisy`` only), ``per_length`` (``L:risk`` pairs,
+``;``-joined) and ``per_length_average`` (with ``--per-length``) — and, for limit optima,
+``risk_at_bound`` (the value at the search bound) and ``limit_method`` (derived or extrapolated).
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from attnlimits.derivations.slr.result import DEFAULT_ACTIVATIONS, POPULATION_CO
 from attnlimits.symbolic.result import InputError
 
 __all__ = ["POPULATION_COMMAND", "run_population", "format_population_table", "format_population",
-           "DEFAULT_ACTIVATIONS", "MAX_L"]
+           "argmin_of", "DEFAULT_ACTIVATIONS", "MAX_L"]
 
 MAX_L = 64  #: longest sequence the population rules are sized for (memory grows like points × L)
 _RULE_POINTS = 8 * 2 ** 14  # points of the largest (full) QMC rule
@@ -44,6 +47,12 @@ def _check_input(p, Ls):
     extra = p.get("extra")
     if extra is not None and not -1000 <= extra <= 1000:
         raise InputError(f"--extra must lie in [-1000, 1000], got {extra:g}")
+
+
+def argmin_of(row: dict) -> dict:
+    """The minimiser of a population row as a dict (``{"m_k": …, "q_k": …, …}``), from its
+    ``argmin_X`` columns, in the order they were written."""
+    return {k[len("argmin_"):]: v for k, v in row.items() if k.startswith("argmin_")}
 
 
 def run_population(params: dict, *, progress=None) -> list[dict]:
@@ -98,18 +107,19 @@ def run_population(params: dict, *, progress=None) -> list[dict]:
                                         per_length=bool(p.get("per_length")), tol=float(p.get("tol", 1e-6)),
                                         seed=int(p.get("seed", 0)), extra=extra)
         d = {"activation": a.name, "risk": r.risk + shift, "risk_error": r.risk_error,
-             "bayes_risk": b_val + shift, "bayes_error": b_err, "argmin": r.argmin, "limit": r.limit,
+             "bayes_risk": b_val + shift, "bayes_error": b_err,
+             **{f"argmin_{k}": float(v) for k, v in r.argmin.items()}, "limit": r.limit,
              "limit_reason": r.limit_reason, "method": r.method, "model": setting.model,
              "nu": "inf" if math.isinf(setting.nu) else setting.nu,
-             "L": {str(L): pr for L, pr in setting.lengths}, "metric": metric}
+             "L": ",".join(str(L) for L, _ in setting.lengths), "metric": metric}
         if r.limit and r.risk_at_bound is not None:
             d["risk_at_bound"] = r.risk_at_bound + shift
             d["limit_method"] = r.limit_method
         if metric == "noisy":
             d["delta"] = delta
         if r.per_length:
-            d["per_length"] = {"risks": {str(k): v + shift for k, v in r.per_length["risks"].items()},
-                               "average": r.per_length["average"] + shift}
+            d["per_length"] = ";".join(f"{k}:{v + shift!r}" for k, v in r.per_length["risks"].items())
+            d["per_length_average"] = r.per_length["average"] + shift
         rows.append(d)
     return rows
 
@@ -120,7 +130,7 @@ def format_population_table(rows: list[dict]) -> str:
         return ""
     d0 = rows[0]
     nu = d0["nu"]
-    Ls = [int(k) for k in d0["L"]]
+    Ls = [int(k) for k in str(d0["L"]).split(",")]
     ls = str(Ls[0]) if len(Ls) == 1 else "U{" + ",".join(str(L) for L in Ls) + "}"
     nu_txt = "inf" if nu == "inf" else f"{float(nu):g}"
     out = [f"single-location regression, {d0['model']}, L={ls}, nu={nu_txt}, metric {d0['metric']}: "
@@ -128,14 +138,14 @@ def format_population_table(rows: list[dict]) -> str:
     head = f"{'activation':<20} {'risk':>10} {'± error':>9} {'- Bayes':>10}  argmin"
     out += [head, "-" * len(head)]
     for d in rows:
-        arg = ", ".join(f"{k}={v:.4g}" for k, v in d["argmin"].items() if k not in ("q_v",))
+        arg = ", ".join(f"{k}={v:.4g}" for k, v in argmin_of(d).items() if k not in ("q_v",))
         flag = "  [limit]" if d["limit"] else ""
         out.append(f"{d['activation']:<20} {d['risk']:>10.6f} {d['risk_error']:>9.1e} "
                    f"{d['risk'] - d['bayes_risk']:>10.6f}  {arg}{flag}")
         if "risk_at_bound" in d:
             out.append(f"{'':<20} limit value ({d['limit_method']}); at the bound {d['risk_at_bound']:.6f}")
         if "per_length" in d:
-            out.append(f"{'':<20} per-length tuned average {d['per_length']['average']:.6f}")
+            out.append(f"{'':<20} per-length tuned average {d['per_length_average']:.6f}")
     return "\n".join(out)
 
 

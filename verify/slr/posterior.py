@@ -1,6 +1,6 @@
 r"""Finite-D posterior sampling for spiked-SLR: collapsed Gibbs over the hidden locations (issue 12, claim C19-post).
 
-Model (spec §3.2, §11): Gaussian priors :math:`k,v\sim\mathcal N(0,I_D)`; sequence :math:`\mu` has tokens
+Model (docs/slr.md §3.2, §11): Gaussian priors :math:`k,v\sim\mathcal N(0,I_D)`; sequence :math:`\mu` has tokens
 :math:`x_{\mu\ell}\in\mathbb R^D`, a hidden location :math:`\varepsilon_\mu` (uniform), the spike
 :math:`x_{\mu\varepsilon_\mu}=\sqrt\nu\,k/\sqrt D+\mathcal N(0,I_D)` and the label
 :math:`y_\mu=x_{\mu\varepsilon_\mu}\cdot v/\sqrt D+\Delta\xi_\mu`.  With :math:`u_{\mu\ell}=x_{\mu\ell}/\sqrt D`,
@@ -332,7 +332,7 @@ def posterior_on_generated(nu: float, L: int, alpha: float, delta: float, D: int
         key = {"m_k": r * ov["m_k"], "q_k": nu * ov["q_k"], "m_v": ov["m_v"], "q_v": ov["q_v"],
                "m_kvstar": r * ov["m_kvstar"], "m_vkstar": ov["m_vkstar"], "q_kv": r * ov["q_kv"]}
         E, E_se = population_risk_general("softmax", setting, key, points=points) if test_error else (math.nan,) * 2
-        row = {"model": "spiked", "L": int(L), "nu": float(nu), "alpha": float(alpha), "delta": float(delta),
+        row = {"model": "spiked", "L": str(int(L)), "nu": float(nu), "alpha": float(alpha), "delta": float(delta),
                "D": int(D), "N": N, "seed": s, "chains": n_ch, "starts": ",".join(chain_starts), "sweeps": sweeps,
                "burn_in": burn_in, **ov, "E_test": float(E), "E_test_error": float(E_se),
                "flips_per_sweep": float(res["flips"][burn_in:, sl].mean()), "seconds_batch": elapsed}

@@ -20,7 +20,7 @@ __all__ = ["predecessor_sequences", "predecessor_ls_risk", "predecessor_manifold
 
 
 # =============================================================================================
-# the predecessor [M] (spec §13; claims C20, C21)
+# the predecessor [M] (docs/slr.md §13; claims C20, C21)
 # =============================================================================================
 
 
@@ -32,7 +32,7 @@ def _unit_teacher(d: int, gen, dev):
 
 def predecessor_sequences(d: int, L: int, gamma2: float, eps: float, n: int, generator, *,
                           teacher=None, device="auto") -> dict[str, torch.Tensor]:
-    r"""Sequences of [M]'s model (spec §13.1).
+    r"""Sequences of [M]'s model (docs/slr.md §13.1).
 
     :math:`J_0` uniform (0-based), tokens :math:`\mathcal N(0,I_d)` except
     :math:`X_{J_0}=\sqrt{d/2}\,k^*+\gamma g`; :math:`k^*,v^*` unit and orthogonal (drawn by
@@ -113,7 +113,7 @@ def predecessor_ls_risk(d: int, L: int, gamma2: float, eps: float, n: int, gener
 def predecessor_manifold_risk_mc(d: int, L: int, gamma2: float, lam: float, kappa: float,
                                  nu_M: float, n: int, generator, *, method: str = "direct",
                                  batch: int | None = None, device="auto") -> MCEstimate:
-    r"""Excess risk of [M]'s erf attention on the manifold (spec §13.2, claim C21).
+    r"""Excess risk of [M]'s erf attention on the manifold (docs/slr.md §13.2, claim C21).
 
     .. math::
 

@@ -76,8 +76,10 @@ def population_vs_mc(point, *, size, seed):
     from attnlimits.verify.comparison import combine
     from attnlimits.verify.slr.estimators import projection_risk
 
+    from attnlimits.verify.slr.population_command import argmin_of
+
     (row,) = _population_rows(point, seed)
-    arg = row["argmin"]
+    arg = argmin_of(row)
     extra = [v for k, v in arg.items() if k not in _OVERLAPS]
     theory = float(row["risk_at_bound"]) if row.get("limit") and row.get("risk_at_bound") is not None \
         else float(row["risk"])

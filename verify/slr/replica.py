@@ -58,7 +58,7 @@ def _kernels_cached(act_name, lengths, extra):
 def rs_kernels(activation, L, extra=None):
     """Compiled RS kernels of ``activation`` for every length of ``L`` (cached).
 
-    Refuses activations with a learned scalar (``erf_learned``, ``softplus_norm_bias``; spec §17.5).
+    Refuses activations with a learned scalar (``erf_learned``, ``softplus_norm_bias``; docs/slr.md §17.5).
     """
     from attnlimits.derivations.slr import activation as get_act
     from attnlimits.derivations.slr.replica import check_activation

@@ -37,12 +37,12 @@ def _check_model(model: str, nu: float) -> float:
     if math.isnan(nu) or nu < 0:
         raise ValueError(f"nu must be >= 0, got {nu}")
     if math.isinf(nu) and model != "max":
-        raise ValueError("nu = inf is accepted for max-SLR only (spec §2)")
+        raise ValueError("nu = inf is accepted for max-SLR only (docs/slr.md §2)")
     return nu
 
 
 def c_nu(model: str, nu: float) -> float:
-    r"""Posterior inverse temperature :math:`c_\nu` (spec §3.5), from the generated kernel of
+    r"""Posterior inverse temperature :math:`c_\nu` (docs/slr.md §3.5), from the generated kernel of
     :func:`attnlimits.derivations.slr.c_nu`: :math:`\sqrt\nu` spiked, :math:`\nu` max."""
     from .theory import population_module
 
@@ -123,7 +123,7 @@ def _single_length(L) -> int:
 
 
 def _per_length_generators(gen: torch.Generator, law) -> dict[int, torch.Generator]:
-    """Common random numbers per length (spec §3.4): one base seed drawn from ``gen``, then the
+    """Common random numbers per length (docs/slr.md §3.4): one base seed drawn from ``gen``, then the
     stream of length ``L`` is seeded with ``draw_seed(base, L)``."""
     base = _child_seed(gen)
     return {length: _seeded(draw_seed(base, length), gen.device) for length, _ in law}
@@ -150,7 +150,7 @@ def _batches(n: int, batch: int) -> tuple[int, int]:
 
 
 # =============================================================================================
-# samplers (spec §2, §3.6)
+# samplers (docs/slr.md §2, §3.6)
 # =============================================================================================
 
 
@@ -180,7 +180,7 @@ def _draw_max_location(nu: float, chi_star, gen, dev) -> torch.Tensor:
 
 def sample_projections(model: str, nu: float, L: int, n: int, *, generator, device="auto",
                        location: str = "sample") -> dict[str, torch.Tensor]:
-    r"""Population projection sampler (spec §3.6).
+    r"""Population projection sampler (docs/slr.md §3.6).
 
     Draws, in this order: :math:`g\sim\mathcal N(0,I_L)` per sample; the location; then
     :math:`z^*`, :math:`\eta`, :math:`\eta'` i.i.d. :math:`\mathcal N(0,I_L)`.
@@ -243,7 +243,7 @@ def sample_projections(model: str, nu: float, L: int, n: int, *, generator, devi
 
 
 def make_teacher(D: int, generator, device="auto") -> tuple[torch.Tensor, torch.Tensor]:
-    r"""Teacher :math:`(k^*,v^*)` of spec §2: Gaussian, Gram–Schmidt, rescaled to norm :math:`\sqrt D`.
+    r"""Teacher :math:`(k^*,v^*)` of docs/slr.md §2: Gaussian, Gram–Schmidt, rescaled to norm :math:`\sqrt D`.
 
     :math:`k^*=\sqrt D\,a/\|a\|`; :math:`b\leftarrow b-(b\cdot\hat k)\hat k` applied twice
     (re-orthogonalisation), :math:`v^*=\sqrt D\,b/\|b\|`. Hence :math:`\|k^*\|^2=\|v^*\|^2=D` and
@@ -269,7 +269,7 @@ def make_teacher(D: int, generator, device="auto") -> tuple[torch.Tensor, torch.
 
 def sample_sequences(model: str, nu: float, L: int, n: int, D: int, *, generator, teacher=None,
                      delta: float = 0.0, device="auto") -> dict[str, torch.Tensor]:
-    r"""Finite-:math:`D` sequence sampler (spec §3.6).
+    r"""Finite-:math:`D` sequence sampler (docs/slr.md §3.6).
 
     Draw order: the teacher (only if ``teacher`` is None, via :func:`make_teacher`), then
     :math:`X` i.i.d. :math:`\mathcal N(0,1)` of shape (n, L, D), then the location (spiked:
@@ -315,7 +315,7 @@ def sample_sequences(model: str, nu: float, L: int, n: int, D: int, *, generator
 
 
 def overlaps(k, v, k_star, v_star) -> dict[str, float]:
-    r"""The seven overlaps of spec §5, all divided by :math:`D`.
+    r"""The seven overlaps of docs/slr.md §5, all divided by :math:`D`.
 
     ``m_k`` :math:`=k\cdot k^*/D`, ``m_v`` :math:`=v\cdot v^*/D`, ``q_k`` :math:`=\|k\|^2/D`,
     ``q_v`` :math:`=\|v\|^2/D`, ``m_kvstar`` :math:`=k\cdot v^*/D`, ``m_vkstar`` :math:`=v\cdot k^*/D`,
@@ -335,7 +335,7 @@ def overlaps(k, v, k_star, v_star) -> dict[str, float]:
 
 
 def distance_to_manifold(ov: Mapping[str, float]) -> float:
-    r""":math:`\sqrt{m_{kv^*}^2+m_{vk^*}^2+q_{kv}^2}` (spec §12 report)."""
+    r""":math:`\sqrt{m_{kv^*}^2+m_{vk^*}^2+q_{kv}^2}` (docs/slr.md §12 report)."""
     return math.sqrt(ov["m_kvstar"] ** 2 + ov["m_vkstar"] ** 2 + ov["q_kv"] ** 2)
 
 

@@ -80,7 +80,7 @@ def erm_susceptibility(activation, *, model, nu, L, alpha, lam, D, seeds, delta=
     """Per seed: the ERM minimiser from the informed start and its spin-glass susceptibility.
 
     ``start = (m_k0, m_v0)``: the informed start ``k = m_k0 k*``, ``v = m_v0 v*`` (default m_k0 = √ν(L−1)/L, m_v0 = 1,
-    the ``linear_uncentred`` spiked population optimum of spec §12).  Returns one dict per seed:
+    the ``linear_uncentred`` spiked population optimum of docs/slr.md §12).  Returns one dict per seed:
     ``chi`` (kk, kv, vv), ``lambda_min`` (smallest Hessian eigenvalue), the overlaps, the
     objective per sample and the final gradient norm.
     """

@@ -6,7 +6,7 @@ learned scalar), the data of shape ``(S, N_L, L, D)``, and one forward/backward 
 ``S`` objectives and their gradients together (the objectives do not interact, so the gradient of
 their sum is the stack of their gradients).
 
-Objective (spec §2, ``half_sum``), per seed:
+Objective (docs/slr.md §2, ``half_sum``), per seed:
 
 .. math::
 
@@ -127,7 +127,7 @@ __all__ = [
 
 OPTIMIZERS = ("lbfgs", "gd", "adam", "sgd")
 OVERLAP_KEYS = ("m_k", "q_k", "m_v", "q_v", "m_kvstar", "m_vkstar", "q_kv")
-#: Default λ grid of the RS tuning (spec §12: log grid 1e-3 … 10, at least 9 points).
+#: Default λ grid of the RS tuning (docs/slr.md §12: log grid 1e-3 … 10, at least 9 points).
 LAMBDA_GRID = tuple(float(x) for x in np.geomspace(1e-3, 10.0, 9))
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
 _STALL_ULP = 8.0
@@ -686,7 +686,7 @@ class TrainResult:
 
 def _check_inputs(activation, model, nu, alpha, lam, D, seeds, optimizer, init, dtype):
     if activation not in ACTIVATIONS:
-        hint = " (name the variant in full, spec §2)" if activation in ("linear", "erf", "softplus") else ""
+        hint = " (name the variant in full, docs/slr.md §2)" if activation in ("linear", "erf", "softplus") else ""
         raise InputError(f"unknown activation {activation!r}{hint}; variants: {', '.join(ACTIVATIONS)}")
     if model not in ("spiked", "max"):
         raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
@@ -737,7 +737,7 @@ class ERMOptions:
 def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: float, D: int, delta: float = 0.1,
               extra=None, init_theta: torch.Tensor | None = None, options: ERMOptions | None = None, progress=None,
               **overrides) -> TrainResult:
-    r"""Train ridge ERM for ``seeds`` independent problems at once (spec §12).
+    r"""Train ridge ERM for ``seeds`` independent problems at once (docs/slr.md §12).
 
     Parameters
     ----------
@@ -839,7 +839,7 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
     if init == "informed" and init_theta is None:
         start = _population_start(activation, model, nu, tuple(law), fixed_extra)
     settings = {"activation": activation, "model": model, "nu": nu,
-                "L": law[0][0] if len(law) == 1 else "U{" + ",".join(str(x) for x, _ in law) + "}",
+                "L": ",".join(str(x) for x, _ in law),  # text, as in every command: "2", or "1,2,3" (uniform)
                 "alpha": alpha, "lam": lam, "delta": delta, "D": D, "N": N,
                 "optimizer": optimizer, "init": "explicit" if init_theta is not None else init,
                 "dtype": dtype, "device": str(dev), "seed": int(seed), "max_iter": int(max_iter),
@@ -1050,7 +1050,7 @@ def _replica():
 
 
 def rs_tuned_lambda(activation, model, nu, L, alpha, delta, grid=LAMBDA_GRID) -> dict:
-    """λ minimising the RS test error (spec §12: log grid 10⁻³…10, 9 points, then a 1-D refinement),
+    """λ minimising the RS test error (docs/slr.md §12: log grid 10⁻³…10, 9 points, then a 1-D refinement),
     with the grid and the RS point at the chosen λ (a row of :class:`attnlimits.numeric.slr.rs.RSFixedPoint`)."""
     rep = _replica()
     best, pts = rep.rs_problem(activation, model, nu, L).tune_lambda(float(alpha), float(delta), grid=list(grid))
@@ -1227,7 +1227,7 @@ _COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab
 
 def bo_learning_curve(model: str, nu: float, L, alphas, delta: float = 0.1, *, n_grid: int = 9,
                       points: int = 2 ** 11, replicates: int = 4):
-    r"""The finite-α Bayes-optimal error :math:`E_{BO}(\alpha)` (spec §11) on a log grid through ``alphas``.
+    r"""The finite-α Bayes-optimal error :math:`E_{BO}(\alpha)` (docs/slr.md §11) on a log grid through ``alphas``.
 
     Calls :func:`attnlimits.verify.slr.bayes_optimal.bo_state_evolution` (free-entropy-selected fixed point)
     at the α of ``alphas`` and ``n_grid`` log-spaced α between their extremes, Sobol
@@ -1284,7 +1284,7 @@ def _attach_rs(summ: list[dict], act: str, curve: tuple) -> None:
 
 def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: dict | None = None,
                         title: str | None = None, bayes_optimal: bool = True, bo_curve: tuple | None = None) -> str:
-    r"""E_test against α per activation (spec §12, issue "learning curves").
+    r"""E_test against α per activation (docs/slr.md §12, issue "learning curves").
 
     ERM: summary rows (mean ± sd over seeds, points with error bars; a mean over seeds some of which stalled or
     did not converge — its ``flag`` — with an ``x`` marker and a legend entry); RS: ``rs_curves``
@@ -1295,7 +1295,7 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
     flagged ``rsb``, ``unstable``, ``rough``… is a hollow marker with a legend entry saying it is not a
     prediction (:mod:`attnlimits.verify._flags`), and a line on stderr says so.  The population optimum of
     each activation dashed in its colour; the Bayes risk (population) in black, dotted; the
-    finite-α Bayes-optimal error :math:`E_{BO}(\alpha)` (spec §11, :func:`bo_learning_curve`) in black,
+    finite-α Bayes-optimal error :math:`E_{BO}(\alpha)` (docs/slr.md §11, :func:`bo_learning_curve`) in black,
     dash-dotted, when ``bayes_optimal`` (``bo_curve = (alphas, E, SE)`` given, or computed; spiked and
     max-SLR) — a setting the BO theory does not cover gets a note in the legend instead.  Summary rows
     that get an RS point gain ``rs_E_test``, ``rs_E_test_error``, ``rs_flag`` and ``rs_m_k`` … ``rs_q_v``; those

@@ -52,7 +52,7 @@ def _linear_spiked_optimum(name: str, nu: float, L: int) -> tuple[float, float]:
 
 def informed_overlaps(name: str, *, model: str, nu: float, L, extra=None, n: int = 20_000,
                       generator=0, device="auto") -> dict[str, float]:
-    r"""Population-optimal :math:`(m_k, m_v)` used for informed initialisation (spec §12),
+    r"""Population-optimal :math:`(m_k, m_v)` used for informed initialisation (docs/slr.md §12),
     with :math:`q_k=m_k^2`, :math:`q_v=m_v^2`.
 
     * ``softmax``: :math:`m_k=c_\nu`, :math:`m_v=1` (exact, §7); at max-SLR :math:`\nu=\infty`
@@ -184,7 +184,7 @@ def train_population(name: str, *, model: str, nu: float, L, D: int, steps: int,
         Seeds the teacher, the initialisation, the training stream and the held-out stream
         (four independent child seeds, in that order).
     init : {"informed", "random"}
-        Informed: :math:`k=m_kk^*`, :math:`v=m_vv^*` at :func:`informed_overlaps` (spec §12),
+        Informed: :math:`k=m_kk^*`, :math:`v=m_vv^*` at :func:`informed_overlaps` (docs/slr.md §12),
         computed with the extra scalar fixed at ``extra_init``; for learned extras this reference
         is not the joint optimum, so ``gap_*`` may be negative.
         Random: :math:`k,v\sim\mathcal N(0,\texttt{init\_scale}^2I_D)` (risk ≈ 1 at start).

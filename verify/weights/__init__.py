@@ -1,6 +1,6 @@
 r"""Diagnostics of real pretrained attention weights: is :math:`W_K^\top W_Q` a scaled identity plus low rank?
 
-Spec §13 ("Real pretrained weights") tests the paper's *Assumption 1* (spec §2),
+docs/attention_rmt.md §13 ("Real pretrained weights") tests the paper's *Assumption 1* (docs/attention_rmt.md §2),
 :math:`W_K^\top W_Q = I_p + L` with :math:`L` of fixed rank, on checkpoints the user has locally.
 Nothing is ever downloaded.
 
@@ -25,7 +25,7 @@ Modules
     :math:`B=\sum_h B_h` (a proxy: :math:`W_O` mixes the heads). Optionally the gain :math:`g` of the
     LayerNorm feeding the block is folded in, :math:`B\leftarrow\operatorname{diag}(g)\,B\,\operatorname{diag}(g)`.
 :mod:`attnlimits.verify.weights.fit`
-    :func:`head_diagnostics` computes spec §13 items 1–4 for one matrix; :func:`fit_identity_plus_low_rank`
+    :func:`head_diagnostics` computes docs/attention_rmt.md §13 items 1–4 for one matrix; :func:`fit_identity_plus_low_rank`
     is item 3,
 
     .. math::

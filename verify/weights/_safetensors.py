@@ -1,4 +1,4 @@
-"""Dependency-free *safetensors* reader (NumPy only), used by :mod:`attnlimits.verify.weights.checkpoint` (spec §13).
+"""Dependency-free *safetensors* reader (NumPy only), used by :mod:`attnlimits.verify.weights.checkpoint` (docs/attention_rmt.md §13).
 
 File format
 -----------

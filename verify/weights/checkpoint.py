@@ -1,4 +1,4 @@
-r"""Checkpoint I/O for the pretrained-weight diagnostics (spec §13 "Loading").
+r"""Checkpoint I/O for the pretrained-weight diagnostics (docs/attention_rmt.md §13 "Loading").
 
 Reads a local checkpoint into a dict of NumPy arrays: ``.safetensors`` (the NumPy reader of
 :mod:`attnlimits.verify.weights._safetensors` or the ``safetensors`` package), ``.bin``/``.pt`` through
@@ -61,7 +61,7 @@ def read_safetensors(
     Raises
     ------
     CheckpointError
-        Missing, truncated or corrupt file, or an unsupported dtype (spec §13 "Loading").
+        Missing, truncated or corrupt file, or an unsupported dtype (docs/attention_rmt.md §13 "Loading").
     """
     path = Path(path)
     if not path.is_file():

@@ -1,4 +1,4 @@
-r"""Identity-plus-low-rank fit and the per-matrix diagnostics of spec §13 (items 1–4).
+r"""Identity-plus-low-rank fit and the per-matrix diagnostics of docs/attention_rmt.md §13 (items 1–4).
 
 For a square matrix :math:`B` (a head's :math:`B_h` or a layer sum) the fit is
 
@@ -57,7 +57,7 @@ import numpy as np
 
 __all__ = ["DEFAULT_RANKS", "FitResult", "fit_identity_plus_low_rank", "head_diagnostics", "resolve_ranks"]
 
-#: Default ranks of the identity-plus-rank-r fit (spec §13 item 3); ``"d_h"`` is the head dimension.
+#: Default ranks of the identity-plus-rank-r fit (docs/attention_rmt.md §13 item 3); ``"d_h"`` is the head dimension.
 DEFAULT_RANKS: tuple[int | str, ...] = (0, 1, 2, 4, 8, 16, "d_h", 64)
 
 _EPS = np.finfo(np.float64).eps
@@ -74,7 +74,7 @@ _CACHE = 4  # eigendecompositions kept per matrix (the start s0 = tr B/p is shar
 
 @dataclass
 class FitResult:
-    r"""Best identity-plus-rank-r fit :math:`B\approx s^\star I+L` (spec §13 item 3).
+    r"""Best identity-plus-rank-r fit :math:`B\approx s^\star I+L` (docs/attention_rmt.md §13 item 3).
 
     Attributes
     ----------
@@ -515,7 +515,7 @@ def _fit(
 def fit_identity_plus_low_rank(
     B: np.ndarray, r: int, *, tol: float = 1e-10, max_iter: int = 500, scan_points: int | None = None
 ) -> FitResult:
-    r"""Best fit :math:`B\approx sI+L`, :math:`\operatorname{rank}L\le r`, in Frobenius norm (spec §13 item 3).
+    r"""Best fit :math:`B\approx sI+L`, :math:`\operatorname{rank}L\le r`, in Frobenius norm (docs/attention_rmt.md §13 item 3).
 
     .. math::
 
@@ -542,7 +542,7 @@ def fit_identity_plus_low_rank(
 
     Notes
     -----
-    Algorithm (spec §13 item 3; formulas in the module docstring):
+    Algorithm (docs/attention_rmt.md §13 item 3; formulas in the module docstring):
 
     1. From :math:`s=\operatorname{tr}B/p`, a Newton descent on :math:`\phi_r(s)` safeguarded by the
        majoriser step :math:`s-\phi_r'/(2(p-r))` (monotone; one eigendecomposition of
@@ -626,7 +626,7 @@ def head_diagnostics(
     scan_points: int | None = None,
     factors: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict:
-    r"""Spec §13 diagnostics 1–4 of one matrix (a head's :math:`B_h` or a layer sum :math:`B`).
+    r"""docs/attention_rmt.md §13 diagnostics 1–4 of one matrix (a head's :math:`B_h` or a layer sum :math:`B`).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-r"""Per-head query/key matrices of a state dict (spec §13 "Layouts").
+r"""Per-head query/key matrices of a state dict (docs/attention_rmt.md §13 "Layouts").
 
 :func:`extract_heads` finds :math:`W_Q^h, W_K^h\in\mathbb R^{d_h\times p}` in BERT, GPT-2 or a
 user-described (:class:`GenericLayout`) naming scheme and returns them as :class:`AttentionHeads`, which
@@ -23,7 +23,7 @@ __all__ = ["GenericLayout", "AttentionHeads", "extract_heads", "embedding_mean"]
 
 @dataclass(frozen=True)
 class GenericLayout:
-    """User-described layout of query/key weights (spec §13, *Generic*).
+    """User-described layout of query/key weights (docs/attention_rmt.md §13, *Generic*).
 
     Parameters
     ----------
@@ -59,7 +59,7 @@ class GenericLayout:
 
 @dataclass
 class AttentionHeads:
-    """Per-head query/key weights of a checkpoint (spec §13 "Layouts").
+    """Per-head query/key weights of a checkpoint (docs/attention_rmt.md §13 "Layouts").
 
     Attributes
     ----------
@@ -211,7 +211,7 @@ def extract_heads(
     prefix: str | None = None,
     generic: GenericLayout | None = None,
 ) -> AttentionHeads:
-    """Extract per-head :math:`W_Q^h, W_K^h\\in\\mathbb R^{d_h\\times p}` from a state dict (spec §13).
+    """Extract per-head :math:`W_Q^h, W_K^h\\in\\mathbb R^{d_h\\times p}` from a state dict (docs/attention_rmt.md §13).
 
     Parameters
     ----------

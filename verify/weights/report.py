@@ -1,4 +1,4 @@
-r"""Report of the pretrained-weight diagnostics (spec §13): :func:`analyze_checkpoint` and :class:`WeightsReport`.
+r"""Report of the pretrained-weight diagnostics (docs/attention_rmt.md §13): :func:`analyze_checkpoint` and :class:`WeightsReport`.
 
 :func:`analyze_checkpoint` loads a checkpoint (:mod:`.checkpoint`), extracts the heads (:mod:`.heads`),
 runs :func:`attnlimits.verify.weights.fit.head_diagnostics` on every head product and layer sum, and returns a
@@ -58,7 +58,7 @@ def _clean(x: Any) -> Any:
 
 @dataclass
 class WeightsReport:
-    """Result of :func:`analyze_checkpoint` (spec §13).
+    """Result of :func:`analyze_checkpoint` (docs/attention_rmt.md §13).
 
     Attributes
     ----------
@@ -316,7 +316,7 @@ class WeightsOptions:
 
 def analyze_checkpoint(path: str | os.PathLike, *, options: WeightsOptions | None = None,
                        progress: Callable[[str], None] | None = None, **overrides) -> WeightsReport:
-    r"""Run the spec §13 diagnostics on a local checkpoint.
+    r"""Run the docs/attention_rmt.md §13 diagnostics on a local checkpoint.
 
     Parameters
     ----------

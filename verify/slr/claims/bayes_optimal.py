@@ -3,7 +3,7 @@ r"""Claim C19: the Bayes-optimal error of spiked-SLR at finite α (``docs/slr.md
 Source: Duranthon, Marion, Boyer, Loureiro, Zdeborová, arXiv:2509.21936 ([D]), as derived in the spec.
 
 - ``C19-R6`` — the state evolution (:func:`attnlimits.verify.slr.bayes_optimal.bo_state_evolution`) against
-  the spec's R6 table (±0.005).
+  the R6 table of docs/slr.md §14 (±0.005).
 - ``C19-AMP`` — GAMP (:mod:`attnlimits.verify.slr.amp`) on generated data at ``D = 1000`` against the state
   evolution at R6 points: test error within 3 SE + an allowance ``0.1/√D`` (measured: the one-run
   deviation is a D^-1/2 fluctuation, :func:`_run_AMP`; formerly ``5/D``); the GAMP variances
@@ -43,7 +43,7 @@ PAPER = "arXiv:2509.21936"
 SPEC = "docs/slr.md"
 SEED_OFFSET = 41_000
 
-#: Spec §14 R6 (spiked, Δ = 0.1): (L, ν) → {α: E_BO}, and the population value.
+#: docs/slr.md §14 R6 (spiked, Δ = 0.1): (L, ν) → {α: E_BO}, and the population value.
 R6 = {
     (2, 2.0): {1: 0.483, 4: 0.247, 10: 0.234, 20: 0.230},
     (3, 1.0): {1: 0.818, 4: 0.518, 10: 0.497, 20: 0.489},
@@ -75,13 +75,13 @@ def _run_R6(ctx, size):
         al = sorted(table)
         pts = bo_curve_cached(ctx, L, nu, al, size["points"])
         for a, p in zip(al, pts):
-            checks.append(Check(f"spec R6: E_BO(L={L}, ν={nu:g}, α={a:g})", table[a], p.E_BO, p.E_BO_se, 0.005,
+            checks.append(Check(f"docs/slr.md §14 R6: E_BO(L={L}, ν={nu:g}, α={a:g})", table[a], p.E_BO, p.E_BO_se, 0.005,
                                 tolerance_reason="quoted",
                                 note=f"{len(p.branches)} distinct fixed point(s); q_k={p.q_k:.4f}, q_v={p.q_v:.4f}; "
                                      "±0.005: the precision docs/slr.md §15 states for the quoted R6 table"))
         plots.append(PlotSpec(f"C19: E_BO(α), spiked L={L}, ν={nu:g}", "α", "test error",
                               [PlotSeries("state evolution", al, [p.E_BO for p in pts]),
-                               PlotSeries("spec R6", al, [table[a] for a in al], kind="points")]))
+                               PlotSeries("docs/slr.md §14 R6", al, [table[a] for a in al], kind="points")]))
     return checks, plots, {"points": size["points"], "delta": DELTA}
 
 
@@ -154,7 +154,7 @@ def _run_order(ctx, size):
     slope = float(np.polyfit(np.log(np.array(al)[big]), np.log(E[big] - eb), 1)[0])
     checks.append(Check("E_BO − E_B^pop ∝ α^slope, slope", (-1.2, -0.8), slope, None, 0.0, kind="interval",
                         note="fitted on α ≥ 20; expected −1 (1 − q_b ≈ 1/q̂_b ∝ 1/α)"))
-    checks.append(Check(f"spec: population E_B (L={L}, ν={nu:g})", R6_POP[(L, nu)], eb, None, 5e-5))
+    checks.append(Check(f"docs: population E_B (L={L}, ν={nu:g})", R6_POP[(L, nu)], eb, None, 5e-5))
     series = [PlotSeries("state evolution", list(al), list(E - eb))]
     params = {"alphas": list(al), "slope": slope}
     if size.get("gamp_alphas"):
@@ -236,7 +236,7 @@ def _gamp_rate(ctx, size, L, nu, eb):
 
 register(Claim(
     "C19-R6", "BO state evolution reproduces R6",
-    "E_BO(α) of spiked-SLR at Δ = 0.1 equals the spec's R6 table within 0.005.",
+    "E_BO(α) of spiked-SLR at Δ = 0.1 equals the R6 table of docs/slr.md §14 within 0.005.",
     f"{PAPER} (BO finite α); {SPEC} §11, §14 R6, §15 C19", _run_R6,
     quick={"settings": [(2, 2.0)], "points": 2 ** 12},
     full={"settings": [(2, 2.0), (3, 1.0), (3, 2.0)], "points": 2 ** 14},
@@ -419,7 +419,7 @@ def _run_phase(ctx, size):
                             note=(NO_HARD_PHASE if s["hard"] == 0 else "hard phase found")
                             + f"; {s['distinct']} point(s) with two fixed points"))
         checks.append(Check(f"max |E_informed − E_uninformed| ({grid})", 0.0, s["max_gap"], None, PHASE_GAP_TOL))
-        sub = [r for r in rows if r["L"] == L]
+        sub = [r for r in rows if int(r["L"]) == int(L)]
         series = []
         for nu in sorted({r["nu"] for r in sub}):
             pts = sorted((r["alpha"], r["E_uninformed"], r["E_informed"]) for r in sub if r["nu"] == nu)

@@ -42,7 +42,7 @@ OV4 = ("m_k", "q_k", "m_v", "q_v")
 
 #: Offsets added to ``ctx.seed`` (master seed of the ERM seeds) per claim family.  C15, C16 and
 
-#: Spec R5 (RS column), the setting of C15: softmax, spiked, L=2, ν=2, Δ=0.1, λ=0.1.
+#: docs/slr.md §14 R5 (RS column), the setting of C15: softmax, spiked, L=2, ν=2, Δ=0.1, λ=0.1.
 R5 = {"activation": "softmax", "model": "spiked", "nu": 2.0, "L": 2, "delta": 0.1, "lam": 0.1,
       "rs": {4.0: {"m_k": 0.833, "q_k": 1.41, "m_v": 1.064, "q_v": 1.194, "E_test": 0.378},
              10.0: {"m_k": 1.27, "q_k": 2.52, "m_v": 1.042, "q_v": 1.108, "E_test": 0.319}}}
@@ -106,7 +106,7 @@ TUNE_RULE = {"points": 1024, "replicates": 4}
 
 
 def rs_tuned(ctx, activation, *, model, nu, L, alpha, delta):
-    """Cached RS λ tuning (spec §12: 9-point log grid 10⁻³…10 at :data:`TUNE_RULE`, λ* by RS E_test, then
+    """Cached RS λ tuning (docs/slr.md §12: 9-point log grid 10⁻³…10 at :data:`TUNE_RULE`, λ* by RS E_test, then
     the fixed point at λ* at the claim's rule).  One tuning per (setting, activation, α, Δ) and run:
     C15b and C18 share it through ``ctx.cached``.  Returns ``(best RSFixedPoint, grid points)``."""
     from attnlimits.numeric.slr.rs import UNKNOWNS
@@ -166,7 +166,7 @@ def load_rs_tuned(text: str | None = None) -> dict:
     return table
 
 
-#: RS points at the RS-tuned λ (spec §12: 9-point log grid 10⁻³…10, λ chosen by RS E_test, no
+#: RS points at the RS-tuned λ (docs/slr.md §12: 9-point log grid 10⁻³…10, λ chosen by RS E_test, no
 #: refinement: ``refine=False``), computed by :meth:`attnlimits.verify.slr.replica.RSProblem.tune_lambda` (rule: Sobol
 #: 4×1024 = :data:`TUNE_RULE`, informed start, continuation from large to small λ) on 2026-12-01 by
 #: ``tools/regen_rs_tuned.py``, which writes them as package data (:data:`RS_TUNED_DATA`, read here by
@@ -395,7 +395,7 @@ def _c15(ctx, size):
         rs_dof = _rs_dof(ctx)
         s6, d6 = combine([se6, rs_se], [len(rows) - 1, rs_dof])
         checks.append(Check(f"α={alpha:g}: ERM E_test (§6.1 at learned overlaps) vs RS {rs.E_test:.4f} "
-                            f"(spec R5 {p['rs'].get(alpha, {}).get('E_test', float('nan')):.3f})",
+                            f"(docs/slr.md §14 R5 {p['rs'].get(alpha, {}).get('E_test', float('nan')):.3f})",
                             float(rs.E_test), e6, se=s6, dof=d6,
                             note=f"ERM {e6:.4f} ± {se6:.4f} (SE over {len(rows)} seeds), D={size['D']}; "
                                  f"{_BAND_NOTE}"))

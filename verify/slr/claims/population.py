@@ -9,7 +9,7 @@ Each claim compares up to three things, as for the random-matrix result:
 
 1. **theory vs spec** — the engine (:mod:`attnlimits.numeric.slr.population`, :mod:`attnlimits.numeric.slr.bayes_risk`, the closed
    forms of :mod:`attnlimits.derivations.slr`) against the number the spec states, to the
-   spec's precision (labels start with ``"spec: "``; no SE);
+   spec's precision (labels start with ``"docs: "``; no SE);
 2. **MC vs theory** — the PyTorch estimators of :mod:`attnlimits.verify.slr` against the engine, with the
    rule ``|MC − theory| ≤ max(tolerance, 3·SE) + allowance``;
 3. **qualitative statements** (orderings, monotonicity, fitted rates).
@@ -101,7 +101,7 @@ def bayes_value(ctx, model, nu, L):
 
 
 def _linear(variant, model, L, nu=None, mu=None):
-    """Closed-form linear risk and argmin m_k as floats (spec §8)."""
+    """Closed-form linear risk and argmin m_k as floats (docs/slr.md §8)."""
     import sympy as sp
 
     from attnlimits.derivations import slr as S
@@ -118,7 +118,7 @@ def _linear(variant, model, L, nu=None, mu=None):
 
 
 def _mu(ctx, nu, L):
-    """μ_L(ν) = E χ*_{ε*} on max-SLR: M_L at ν = ∞, ν E_B otherwise (spec §8)."""
+    """μ_L(ν) = E χ*_{ε*} on max-SLR: M_L at ν = ∞, ν E_B otherwise (docs/slr.md §8)."""
     from attnlimits.verify.slr import theory as bayes
 
     if math.isinf(nu):
@@ -138,7 +138,7 @@ def _mc(label, theory, est, band, *, k=3.0, allowance=0.0, note=""):
     the spec states for the claim: recorded in the note, not applied — the theory is the engine's value, not a
     quoted number."""
     if band:
-        note = (note + "; " if note else "") + f"spec band ±{band:g} not applied to MC (compared by SE)"
+        note = (note + "; " if note else "") + f"documented band ±{band:g} not applied to MC (compared by SE)"
     return Check.mc(label, theory, est, k=k, allowance=allowance, note=note)
 
 
@@ -162,7 +162,7 @@ def _run_C1(ctx, size):
         Check("freq(ε* = argmax p) vs E max p (spiked L=3 ν=2, D=500)", float(res["mean_max_p"].mean),
               float(res["argmax_freq"].mean), float(res["difference"].se), 0.0,
               note="paired difference; documented ref 0.7475 vs 0.7469 (docs/slr.md §15 C1); "
-                   "spec band ±0.01 not applied to MC (compared by SE)"),
+                   "documented band ±0.01 not applied to MC (compared by SE)"),
         Check("calibration: max |z| over 10 bins of p_ℓ", (0.0, 4.0), float(res["max_abs_z"]), None, 0.0,
               kind="interval", note="z = (freq − mean p)/SE per bin; 4 = a Bonferroni-style bound for 10 bins"),
     ]
@@ -186,7 +186,7 @@ def _run_C2(ctx, size):
         checks += [
             _mc(f"{tag}: E p_ε* − E‖p‖² (paired)", 0.0, r["nishimori_diff"], 2e-3),
             _mc(f"{tag}: E p_ε* vs 1 − E_B (quadrature)", 1 - eb, r["p_true"], 2e-3),
-            Check.spec(f"{tag}: E p_ε* ≈ {approx}", approx, 1 - eb, 1e-3, "spec states 3 digits"),
+            Check.spec(f"{tag}: E p_ε* ≈ {approx}", approx, 1 - eb, 1e-3, "docs/slr.md states 3 digits"),
         ]
         params[tag] = {"n": size["n"]}
     return checks, [], params
@@ -426,15 +426,15 @@ def _run_C6_command(ctx, size):
     parameters (:func:`~attnlimits.numeric.slr.population.population_risk`, QMC, deterministic within its
     error) and a Monte Carlo estimate of the risk at the printed parameters (torch, fresh sequences)."""
     from attnlimits.verify.slr import projection_risk
-    from attnlimits.verify.slr.population_command import run_population
+    from attnlimits.verify.slr.population_command import argmin_of, run_population
     from attnlimits.verify.slr.theory import population_risk
 
     checks, params = [], {"n": size["n"], "settings": []}
     for i, (model, nu, L) in enumerate(_C6_COMMAND):
-        rows = ctx.cached(("slr-population-command", model, nu, L), lambda: run_population(
+        rows = ctx.cached(("slr-population-rows", model, nu, L), lambda: run_population(
             {"model": model, "nu": nu, "L": [L], "activation": ",".join(_LIN)}))
         for j, row in enumerate(rows):
-            act, a = row["activation"], row["argmin"]
+            act, a = row["activation"], argmin_of(row)
             tag = f"{act} {model} L={L} ν={_fmt_nu(nu)}"
             quad, qerr = population_risk(act, _setting(model, nu, L), a["m_k"], a["q_k"], a["m_v"], a["q_v"],
                                          **_qmc(ctx))
