@@ -45,16 +45,17 @@ __all__ = ["rs_kernels", "rs_rule", "rs_problem", "RSProblem", "run_replica", "R
            "DEFAULT_LAMBDA_GRID"]
 
 @lru_cache(maxsize=64)
-def _kernels_cached(act_name, lengths, extra):
+def _kernels_cached(act_name, lengths, extra, loss="square"):
     from attnlimits.derivations.slr import replica as RD
     from attnlimits.numeric.slr.rs import compile_rs_kernels
 
-    sets = {Lv: RD.replica_kernels(act_name, Lv, extra) for Lv, _ in lengths}
+    sets = {Lv: RD.replica_kernels(act_name, Lv, extra, loss) for Lv, _ in lengths}
     return compile_rs_kernels(act_name, sets)
 
 
-def rs_kernels(activation, L, extra=None):
-    """Compiled RS kernels of ``activation`` for every length of ``L`` (cached).
+def rs_kernels(activation, L, extra=None, loss="square"):
+    """Compiled RS kernels of ``activation`` for every length of ``L`` (cached), for the per-sample ``loss``
+    (``square`` by default; a preset or a formula in ``r``, :func:`attnlimits.derivations.slr.losses.parse_loss`).
 
     Refuses activations with a learned scalar (``erf_learned``, ``softplus_norm_bias``; spec §17.5).
     """
@@ -66,8 +67,12 @@ def rs_kernels(activation, L, extra=None):
         a = check_activation(get_act(activation))
     except ActivationError as exc:
         raise InputError(str(exc)) from None
+    from attnlimits.derivations.slr.losses import parse_loss
+
     lengths = _lengths(L)
-    return _kernels_cached(a.name, tuple((Lv, 1.0) for Lv, _ in lengths), None if extra is None else float(extra))
+    lo = parse_loss(None if loss is None else str(loss)).name
+    args = (a.name, tuple((Lv, 1.0) for Lv, _ in lengths), None if extra is None else float(extra))
+    return _kernels_cached(*args) if lo == "square" else _kernels_cached(*args, lo)
 
 
 def rs_rule(model, nu, L, *, points=1024, replicates=4, seed=0):

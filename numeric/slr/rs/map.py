@@ -36,26 +36,37 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, 
     n = rule.n
     y = rule.zstar[np.arange(n), rule.eps] + Delta * rule.xi0
     t0 = time.perf_counter()
+    # the prox unknowns: χ (square loss: the value fields eliminated in closed form), or (χ, r) jointly for
+    # another loss, the residual starting from the square loss's prox residual at ω^χ
+    wx = wchi
+    if kern.joint:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            r0 = np.broadcast_to(np.asarray(mod.joint_start(*columns(wchi), *columns(wz), y, V_v)[0], float), (n,))
+        wx = np.column_stack([wchi, r0])
     if kern.affine:
-        chi_hat, diag = prox_affine(mod, wchi, wz, y, V_k, V_v)
+        x_hat, diag = prox_affine(mod, wchi, wz, y, V_k, V_v)
     else:
-        chi_hat, diag = prox_newton(mod, wchi, wz, y, V_k, V_v, starts=None if anchor is None else wchi + anchor,
-                                     shift_invariant=kern.shift_invariant,
-                                     newton_steps=newton_steps if anchor is not None else 0)
+        x_hat, diag = prox_newton(mod, wx, wz, y, V_k, V_v, starts=None if anchor is None else wx + anchor,
+                                  shift_invariant=kern.shift_invariant,
+                                  newton_steps=newton_steps if anchor is not None else 0)
         if rescreen is not None and anchor is not None and rescreen.any():
             # the partial map: the multistart again on the samples known to have several minima, the
             # anchored selection elsewhere
             idx = np.flatnonzero(rescreen)
-            chi_r, diag_r = prox_newton(mod, wchi[idx], wz[idx], y[idx], V_k, V_v, shift_invariant=kern.shift_invariant)
-            chi_hat[idx] = chi_r
+            x_r, diag_r = prox_newton(mod, wx[idx], wz[idx], y[idx], V_k, V_v, shift_invariant=kern.shift_invariant)
+            x_hat[idx] = x_r
             diag["distinct"] = np.zeros(n, bool)
             diag["distinct"][idx] = diag_r["distinct"]
-    diag["offset"] = chi_hat - wchi
+    diag["offset"] = x_hat - wx
+    chi_hat = x_hat[:, :L]
     t1 = time.perf_counter()
     if timing is not None:
         timing["prox"] = timing.get("prox", 0.0) + (t1 - t0)
     with np.errstate(over="ignore", invalid="ignore"):
-        out = chunked(mod.post, [*columns(chi_hat), *columns(wz), y], (V_v,), n)
+        if kern.joint:
+            out = chunked(mod.post, [*columns(chi_hat), x_hat[:, L], *columns(wz), y], (V_v,), n)
+        else:
+            out = chunked(mod.post, [*columns(chi_hat), *columns(wz), y], (V_v,), n)
     z_hat = np.stack(out[L:2 * L], axis=1)
     resid = out[2 * L]
     vdiag = np.array([V_k] * L + [V_v] * L)
@@ -71,7 +82,9 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, 
     sig_loc = np.array(np.broadcast_to(sig[0], (n,)), float)  # σ_ε(ω^χ) at each sample's location ε
     for ell in range(1, L):
         np.copyto(sig_loc, sig[ell], where=rule.eps == ell)
-    cols = list(ints) + [sig_loc, sig[L], 0.5 * resid ** 2, pd_fail.astype(float), diag["multi_minima_fraction"]]
+    # the training loss per sample: ½ r² (square), ρ(r̂) from its kernel otherwise
+    train = 0.5 * resid ** 2 if not kern.joint else np.broadcast_to(np.asarray(mod.train_loss(resid)[0], float), (n,))
+    cols = list(ints) + [sig_loc, sig[L], train, pd_fail.astype(float), diag["multi_minima_fraction"]]
     if replicon:
         Hfull = unpack_sym([np.broadcast_to(np.asarray(h_, float), (n,)) for h_ in out[2 * L + 1:]], 2 * L)
         with np.errstate(all="ignore"):

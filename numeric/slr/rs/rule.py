@@ -38,13 +38,16 @@ class RSKernels:
     """Loaded generated kernels of one activation: ``modules[L]`` holds the functions of
     ``attnlimits.derivations.slr.replica.replica_kernels`` for length ``L``; ``affine`` says whether the exact
     polynomial prox is available; ``shift_invariant`` whether σ(χ + c1) = σ(χ) was proved (the
-    ``shift_invariant`` kernel is present), so that the multistart screens rays in 1⊥ only."""
+    ``shift_invariant`` kernel is present), so that the multistart screens rays in 1⊥ only; ``joint`` whether the
+    loss is not the square one, so that the prox runs over (χ, r) jointly (the ``joint_start`` kernel is present,
+    docs/slr.md §10.3)."""
 
     name: str
     modules: dict
     affine: bool
     sources: dict = field(default_factory=dict, repr=False)
     shift_invariant: bool = False
+    joint: bool = False
 
 
 _LOADED: dict = {}
@@ -70,7 +73,8 @@ def compile_rs_kernels(name: str, kernel_sets: dict) -> RSKernels:
         mods[int(L)], srcs[int(L)] = _LOADED[key]
         affine = affine and hasattr(mods[int(L)], "affine_poly")
     shift = all(hasattr(m_, "shift_invariant") for m_ in mods.values())
-    return RSKernels(name, mods, affine, srcs, shift_invariant=shift)
+    joint = any(hasattr(m_, "joint_start") for m_ in mods.values())
+    return RSKernels(name, mods, affine, srcs, shift_invariant=shift, joint=joint)
 
 
 @dataclass
