@@ -208,6 +208,9 @@ TRAIN_COMMAND = Command(
               choices=tuple(ACTIVATION_NAMES)),
         Param("alpha", "floats", [4.0], "sample ratios α = N/D", check="positive"),
         Param("lam", "strs", ["0.1"], "ridge λ values (half_sum), or rs-tuned"),
+        Param("lam_k", "float", None, "ridge on the key k (default: --lam)", check="nonnegative"),
+        Param("lam_v", "float", None, "ridge on the value v (default: --lam)", check="nonnegative"),
+        Param("loss", "str", "square", "per-sample loss of the residual r = y - f: square (default), huber:DELTA, pseudo_huber:DELTA, logcosh, or a formula in r, e.g. 'log(cosh(2*r))/4'"),
         Param("delta", "float", 0.1, "label noise Δ", check="nonnegative"),
         Param("D", "int", 400, "dimension", check=">=2"),
         Param("seeds", "int", 3, "independent teachers/datasets, trained together", check="positive"),
@@ -231,7 +234,9 @@ TRAIN_COMMAND = Command(
                 "seeds at once, and reports E_test (fresh sequences and the §6.1 formula from the "
                 "learned overlaps), the seven overlaps, the distance to the manifold and the optimiser status.",
     examples=("attnlimits slr train --model spiked --nu 2 --L 2 --activation softmax,linear_uncentred "
-              "--alpha 2,4,10 --lam 0.1 --D 400 --seeds 3 --plot curve.png",),
+              "--alpha 2,4,10 --lam 0.1 --D 400 --seeds 3 --plot curve.png",
+              "attnlimits slr train --activation softmax --alpha 4 --lam 0.1 --loss huber:1 --delta 1 --D 800 "
+              "--seeds 4",),
     table=("activation", "alpha", "lam", "row", "seed_index", "start", "minimum", "E_test", "E_test_se",
            "E_test_overlaps", "m_k", "q_k", "m_v", "q_v", "distance", "status", "flag", "iterations"),
     expensive=("seeds",),
@@ -251,6 +256,9 @@ REPLICA_COMMAND = Command(
               validator="attnlimits.derivations.slr.population:activation"),
         Param("alpha", "floats", [1.0, 2.0, 4.0, 10.0, 20.0], "sample ratios alpha = N/D", check="positive"),
         Param("lam", "strs", ["0.1"], "ridge strengths lambda (comma list) or 'tune' (log grid 1e-3..10 + refinement)"),
+        Param("lam_k", "float", None, "ridge on the key k (default: each --lam)", check="positive"),
+        Param("lam_v", "float", None, "ridge on the value v (default: each --lam)", check="positive"),
+        Param("loss", "str", "square", "per-sample loss of the residual r = y - f: square (default), huber:DELTA, pseudo_huber:DELTA, logcosh, or a formula in r, e.g. 'log(cosh(2*r))/4'; a loss other than square solves the prox over keys and the residual jointly (docs/slr.md §10.3)"),
         Param("delta", "float", 0.1, "label noise Delta", check="nonnegative"),
         Param("branches", "choice", "equilibrium", "equilibrium: search every branch (informed, small-overlap, "
               "large-lambda and alpha-continuation starts) and report the equilibrium one (lowest RS training "
@@ -279,7 +287,10 @@ REPLICA_COMMAND = Command(
               "attnlimits slr replica --model max --nu inf --L 3 --activation linear_uncentred,softmax --alpha 4 "
               "--lam tune --json",
               "attnlimits slr replica --model spiked --nu 2 --L 2 --activation linear_uncentred --lam 0.1 "
-              "--alpha 2,3,4,5,8 --branches all"),
+              "--alpha 2,3,4,5,8 --branches all",
+              "attnlimits slr replica --activation softmax --alpha 4 --lam 0.1 --loss huber:1 --delta 1 "
+              "--branches informed",
+              "attnlimits slr replica --activation softmax --alpha 4 --lam-k 0.1 --lam-v 0.3"),
     table=("activation", "alpha", "lam", "branch", "phase", "E_test", "E_test_error", "training_objective",
            "replicon", "rsb", "only_unstable_fixed_points", "flag", "n_branches", "m_k", "q_k", "V_k",
            "m_v", "q_v", "V_v", "stability", "stability_damped", "pd_fail_fraction", "method"),

@@ -177,6 +177,11 @@ def run_replica(params: dict, *, progress=None):
     acts = params["activation"] if isinstance(params["activation"], (list, tuple)) else [params["activation"]]
     nu = _check(params["model"], params["nu"])
     lams = _parse_lams(params["lam"] if isinstance(params["lam"], (list, tuple)) else [params["lam"]])
+    from attnlimits.derivations.slr.losses import parse_loss
+    from attnlimits.numeric.slr.rs_command import with_block_ridges
+
+    parse_loss(params.get("loss") or "square")  # a bad loss is refused before anything runs
+    lams = with_block_ridges(lams, params.get("lam_k"), params.get("lam_v"))
     for a in params["alpha"]:  # cheap checks before any kernel is generated
         _check(params["model"], nu, a, None if lams == "tune" else lams[0], params.get("delta", 0.1))
     from ._guards import check_work, replica_seconds
@@ -190,6 +195,9 @@ def run_replica(params: dict, *, progress=None):
 def _replica_rows(acts, params, progress):
     from attnlimits.numeric.slr.rs_command import replica_run
 
+    from attnlimits.derivations.slr.losses import parse_loss
+
+    loss = parse_loss(params.get("loss") or "square").name
     for act in acts:
-        kern = rs_kernels(act, params["L"], params.get("extra"))
-        yield from replica_run(kern, {**params, "activation": act}, progress=progress)
+        kern = rs_kernels(act, params["L"], params.get("extra"), loss)
+        yield from replica_run(kern, {**params, "activation": act, "loss": loss}, progress=progress)

@@ -1207,6 +1207,14 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
     L = params["L"]
     L = L[0] if len(L) == 1 else list(L)
     rows: list[dict] = []
+    loss = resolve_loss(params.get("loss") or "square")
+    lam_k_opt, lam_v_opt = params.get("lam_k"), params.get("lam_v")
+    blocks = lam_k_opt is not None or lam_v_opt is not None
+    if (blocks or loss != "square") and params.get("init") == "multistart":
+        raise InputError("--init multistart trains the square loss with one ridge; drop --loss/--lam-k/--lam-v "
+                         "or use --init informed/random")
+    if blocks and "rs-tuned" in lams:
+        raise InputError("--lam rs-tuned tunes one ridge on both blocks; give numbers with --lam-k/--lam-v")
     from attnlimits.verify._io import check_output_file
 
     if params.get("plot") and params.get("init") == "multistart":
@@ -1227,22 +1235,27 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
                 for lam in lams:
                     extra_cols = {}
                     if lam == "rs-tuned":
+                        if loss != "square":
+                            raise InputError("--lam rs-tuned tunes λ by the square-loss RS theory; give numbers "
+                                             "with --loss")
                         tuned = rs_tuned_lambda(act, params["model"], params["nu"], L, alpha, params["delta"])
-                        lam_v = tuned["lam"]
+                        lam_val = tuned["lam"]
                         extra_cols = {"lam_rule": "rs-tuned", "rs_E_test": tuned["rs"]["E_test"],
                                       "lam_grid": ",".join(f"{x:g}" for x in tuned["grid"])}
                     else:
-                        lam_v = lam
+                        lam_val = lam
                     if params["init"] == "multistart":  # every start on the same data (§10.7)
                         per = train_multistart(act, model=params["model"], nu=params["nu"], L=L, alpha=alpha,
-                                               lam=lam_v, D=params["D"], seeds=params["seeds"], seed=params["seed"],
+                                               lam=lam_val, D=params["D"], seeds=params["seeds"], seed=params["seed"],
                                                delta=params["delta"], dtype=params["dtype"],
                                                device=params["device"], n_test=params["n_test"], progress=progress)
                         for r in per:
-                            r.update(extra_cols, activation=act, row="seed", lam=lam_v)
+                            r.update(extra_cols, activation=act, row="seed", lam=lam_val)
                         rows.extend(per)
                         continue
-                    res = train_erm(act, model=params["model"], nu=params["nu"], L=L, alpha=alpha, lam=lam_v,
+                    res = train_erm(act, model=params["model"], nu=params["nu"], L=L, alpha=alpha,
+                                    lam=lam_val if lam_k_opt is None else lam_k_opt, loss=loss,
+                                    lam_v=(lam_val if lam_v_opt is None else lam_v_opt) if blocks else None,
                                     D=params["D"], seeds=params["seeds"], seed=params["seed"],
                                     delta=params["delta"], optimizer=params["optimizer"], init=params["init"],
                                     dtype=params["dtype"], device=params["device"],
@@ -1259,7 +1272,9 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
         for r in rows:
             r.setdefault("interrupted", True)
     if params.get("plot") and rows:
-        rs_on = params.get("theory", "rs") == "rs"
+        rs_on = params.get("theory", "rs") == "rs" and loss == "square" and not blocks
+        if params.get("theory", "rs") == "rs" and not rs_on and progress is not None:
+            progress("figure: the RS lines are drawn for the square loss with one ridge only; none drawn")
         path = plot_learning_curve(rows, params["plot"], theory=rs_on, bayes_optimal=rs_on)
         if progress is not None:
             progress(f"figure: {path}")

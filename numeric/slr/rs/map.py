@@ -11,7 +11,7 @@ import numpy as np
 
 from ..._portable_solver import ConvergenceError
 from .prox import chunked, columns, pd_and_inverse_diagonal, prox_affine, prox_newton, unpack_sym
-from .rule import SYSTEM, UNKNOWNS, RSKernels, RSRule, subrule
+from .rule import SYSTEM, UNKNOWNS, RSKernels, RSRule, ridges, subrule
 
 __all__ = ["NAMES", "FrozenRSMap", "channel_averages", "fd_jacobian_with_averages", "rs_map", "rs_replicon", "update_from_averages"]
 
@@ -130,8 +130,9 @@ def update_from_averages(kern, av, x, alpha, lam, form="stein"):
     conj = getattr(mod, f"conjugates_{form}")
     mh_k, qh_k, Vh_k = conj(d["gg_k"], d["dg_k"], d["gx_k"], d["gxi_k"], m_k, s_k, alpha)
     mh_v, qh_v, Vh_v = conj(d["gg_v"], d["dg_v"], d["gx_v"], d["gxi_v"], m_v, s_v, alpha)
-    mk, qk, Vk = mod.prior(mh_k, qh_k, Vh_k, lam)
-    mv, qv, Vv = mod.prior(mh_v, qh_v, Vh_v, lam)
+    lam_k, lam_v = ridges(lam)
+    mk, qk, Vk = mod.prior(mh_k, qh_k, Vh_k, lam_k)
+    mv, qv, Vv = mod.prior(mh_v, qh_v, Vh_v, lam_v)
     hats = {"m_hat_k": mh_k, "q_hat_k": qh_k, "V_hat_k": Vh_k, "m_hat_v": mh_v, "q_hat_v": qh_v, "V_hat_v": Vh_v}
     return np.array([mk, qk, Vk, mv, qv, Vv], float), hats
 
@@ -177,8 +178,9 @@ def rs_replicon(kern: RSKernels, rules, x, alpha, lam, Delta, hats, *, offsets=N
                       newton_steps=1 if offsets is not None else 0, replicon=True)
     K = av[:, len(NAMES):]
     mod = next(iter(kern.modules.values()))
-    (P2k,) = np.atleast_1d(mod.replicon_prior(hats["m_hat_k"], hats["q_hat_k"], hats["V_hat_k"], lam))
-    (P2v,) = np.atleast_1d(mod.replicon_prior(hats["m_hat_v"], hats["q_hat_v"], hats["V_hat_v"], lam))
+    lam_k, lam_v = ridges(lam)
+    (P2k,) = np.atleast_1d(mod.replicon_prior(hats["m_hat_k"], hats["q_hat_k"], hats["V_hat_k"], lam_k))
+    (P2v,) = np.atleast_1d(mod.replicon_prior(hats["m_hat_v"], hats["q_hat_v"], hats["V_hat_v"], lam_v))
     Pk, Pv = math.sqrt(float(P2k)), math.sqrt(float(P2v))
     w = np.array([Pk * Pk, Pk * Pv, Pv * Pv])
 

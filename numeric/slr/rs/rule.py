@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = [
+    "Ridge",
     "SYSTEM",
     "UNKNOWNS",
     "RSKernels",
@@ -22,6 +23,8 @@ __all__ = [
     "prefix_rule",
     "project",
     "residual",
+    "ridge_term",
+    "ridges",
     "small_overlap_start",
     "subrule",
 ]
@@ -31,6 +34,52 @@ UNKNOWNS = ("m_k", "q_k", "V_k", "m_v", "q_v", "V_v")
 
 
 SYSTEM = "slr RS fixed point (docs/slr.md §10)"
+
+
+class Ridge(float):
+    """Separate ridges on the two blocks: a float equal to λ_k (so that the code paths that carry one λ — formats,
+    checks, the λ ladders of the branch search — carry this one), with λ_v in ``.v``.  Scaling by a number scales
+    both.  A plain float λ means λ_k = λ_v = λ.
+
+    >>> lam = Ridge(0.1, 0.3); float(lam), lam.v, (10 * lam).v
+    (0.1, 0.3, 3.0)
+    """
+
+    def __new__(cls, k, v):
+        obj = super().__new__(cls, float(k))
+        obj.v = float(v)
+        return obj
+
+    def __mul__(self, other):
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return Ridge(float(self) * float(other), self.v * float(other))
+        return NotImplemented
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return Ridge(float(self) / float(other), self.v / float(other))
+        return NotImplemented
+
+    def __repr__(self):
+        return f"Ridge(k={float(self)!r}, v={self.v!r})"
+
+    def __reduce__(self):
+        return (Ridge, (float(self), self.v))
+
+
+def ridges(lam) -> tuple:
+    """``(λ_k, λ_v)`` of a ridge: a :class:`Ridge`, or one float for both blocks."""
+    return float(lam), float(getattr(lam, "v", lam))
+
+
+def ridge_term(lam, q_k, q_v, alpha):
+    """The ridge part of the training objective per sample, (λ_k q_k + λ_v q_v)/(2α) (λ(q_k + q_v)/(2α) for one λ,
+    computed as such)."""
+    if not isinstance(lam, Ridge):
+        return lam * (q_k + q_v) / (2 * alpha)
+    return (float(lam) * q_k + lam.v * q_v) / (2 * alpha)
 
 
 @dataclass
