@@ -98,17 +98,22 @@ class RSProblem:
     nu: float
     kern: Any = field(repr=False)
     rules: Any = field(repr=False)
+    #: the per-sample loss (canonical name, :func:`attnlimits.derivations.slr.losses.parse_loss`)
+    loss: str = "square"
 
     def _at(self, alphas=(None,), lam=None, Delta=None):
+        lams = [None] if lam is None else [float(_ridge(lam)), getattr(_ridge(lam), "v", None)]
         for a in alphas:
-            _check(self.model, self.nu, a, lam, Delta)
+            for lb in lams:
+                if lb is not None or lam is None:
+                    _check(self.model, self.nu, a, lb, Delta)
 
     def fixed_point(self, alpha, lam, Delta=0.1, **kw):
         """The RS fixed point at (α, λ, Δ): :func:`attnlimits.numeric.slr.rs.rs_fixed_point`."""
         from attnlimits.numeric.slr.rs import rs_fixed_point
 
         self._at([alpha], lam, Delta)
-        return rs_fixed_point(self.kern, self.rules, float(alpha), float(lam), float(Delta), model=self.model,
+        return rs_fixed_point(self.kern, self.rules, float(alpha), _ridge(lam), float(Delta), model=self.model,
                               nu=self.nu, **kw)
 
     def learning_curve(self, alphas, lam, Delta=0.1, **kw) -> list:
@@ -116,7 +121,7 @@ class RSProblem:
         from attnlimits.numeric.slr.rs import rs_learning_curve
 
         self._at(alphas, lam, Delta)
-        return rs_learning_curve(self.kern, self.rules, [float(a) for a in alphas], float(lam), float(Delta),
+        return rs_learning_curve(self.kern, self.rules, [float(a) for a in alphas], _ridge(lam), float(Delta),
                                  model=self.model, nu=self.nu, **kw)
 
     def tune_lambda(self, alpha, Delta=0.1, *, grid=DEFAULT_LAMBDA_GRID, **kw):
@@ -136,7 +141,7 @@ class RSProblem:
         from attnlimits.numeric.slr.rs import rs_branches
 
         self._at([alpha], lam, Delta)
-        return rs_branches(self.kern, self.rules, float(alpha), float(lam), float(Delta), model=self.model,
+        return rs_branches(self.kern, self.rules, float(alpha), _ridge(lam), float(Delta), model=self.model,
                            nu=self.nu, **kw)
 
     def all_branches(self, alphas, lam, Delta=0.1, **kw) -> dict:
@@ -146,20 +151,39 @@ class RSProblem:
         from attnlimits.numeric.slr.rs import rs_branch_search, rs_select_equilibrium
 
         self._at(alphas, lam, Delta)
-        found = rs_branch_search(self.kern, self.rules, [float(a) for a in alphas], float(lam), float(Delta),
+        found = rs_branch_search(self.kern, self.rules, [float(a) for a in alphas], _ridge(lam), float(Delta),
                                  model=self.model, nu=self.nu, **kw)
         return {a: rs_select_equilibrium(br) for a, br in found.items()}
 
 
-def rs_problem(activation, model, nu, L, *, extra=None, points=1024, replicates=4, seed=0) -> RSProblem:
+def _ridge(lam):
+    """λ as the solver takes it: a float, or a :class:`attnlimits.numeric.slr.rs.Ridge` (λ_k, λ_v) kept as such;
+    a pair ``(λ_k, λ_v)`` becomes one."""
+    from attnlimits.numeric.slr.rs import Ridge
+
+    if isinstance(lam, Ridge):
+        return lam
+    if isinstance(lam, (tuple, list)):
+        if len(lam) != 2:
+            raise InputError(f"lam must be a number or a pair (lam_k, lam_v), got {lam!r}")
+        return Ridge(float(lam[0]), float(lam[1]))
+    return float(lam)
+
+
+def rs_problem(activation, model, nu, L, *, extra=None, points=1024, replicates=4, seed=0,
+               loss="square") -> RSProblem:
     """Resolve an RS setting once: validate (model, ν, L), compile the kernels of ``activation`` (cached) and draw
     the frozen rule (``replicates`` × ``points`` scrambled Sobol, ``seed``).  Accuracy: ``E_test_error`` is about
     2.5e-3 at the default 4 × 1024 and 1.5e-3 at 4 × 4096 for softmax, spiked L = 2, ν = 2, α = 4, λ = 0.1
-    (docs/slr.md §10.6)."""
+    (docs/slr.md §10.6).  ``loss``: the per-sample loss (``square``, ``huber:δ``, ``pseudo_huber:δ``, ``logcosh``
+    or a formula in ``r``); the methods take ``lam`` as a number or a pair ``(λ_k, λ_v)`` of separate ridges."""
+    from attnlimits.derivations.slr.losses import parse_loss
+
     nu = _check(model, nu)
-    kern = rs_kernels(activation, L, extra)
+    lo = parse_loss(None if loss is None else str(loss)).name
+    kern = rs_kernels(activation, L, extra, lo)
     rules = rs_rule(model, nu, L, points=points, replicates=replicates, seed=seed)
-    return RSProblem(kern.name, model, nu, kern, rules)
+    return RSProblem(kern.name, model, nu, kern, rules, lo)
 
 
 # =============================================================================================
