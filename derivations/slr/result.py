@@ -377,6 +377,7 @@ RESULT = Result(
         "attnlimits export slr --solver replica --activation softmax --L 2 -o rs_softmax.py",
         "python rs_softmax.py --alpha 2,4,10 --lam 0.1 --delta 0.1 --json",
         "attnlimits export slr --solver replica --activation linear_uncentred --L 3 --model max --nu inf -o rs_lin.py",
+        "attnlimits export slr --solver replica --activation softmax --L 2 --loss huber:1 -o rs_huber.py",
         "attnlimits export slr --solver bayes-optimal --L 2 --nu 2 -o bo_L2.py",
         "python bo_L2.py --alpha 1,4,10,20 --delta 0.1 --json",
         "attnlimits export slr --solver bayes-optimal --model max --nu inf --L 2 -o bo_max.py",
@@ -393,6 +394,8 @@ RESULT = Result(
         Param("nu", "float", None, "default --nu of the exported file (default: the command's, 2)",
               check="nonnegative,inf"),
         Param("extra", "float", None, "replica: value of a fixed extra scalar (erf_fixed c, softplus_norm b)"),
+        Param("loss", "str", "square", "replica: per-sample loss fixed in the file (square, huber:DELTA, "
+              "pseudo_huber:DELTA, logcosh, or a formula in r)"),
     ),
     description="Duranthon et al., arXiv:2509.21936; Marion et al., arXiv:2410.01537 (docs/slr.md).",
     group_help="single-location regression: population risks, Bayes risk, finite-sample theory",
