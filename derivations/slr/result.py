@@ -327,6 +327,15 @@ PROPERTIES = (
              quick={"D": 200, "seeds": 6, "rs_points": 512, "rs_replicates": 8},
              confirm={"D": 400, "seeds": 12, "rs_points": 1024, "rs_replicates": 16},
              map=("alpha", "lam"), seconds=300.0),
+    Property("slr-replica-vs-erm-loss", "slr", "where RS is stable, the RS theory of ERM with a robust per-sample "
+             "loss (Huber, pseudo-Huber, log-cosh; joint prox over keys and the residual) predicts ERM trained with "
+             "that loss (§10.3, §12; softmax, spiked nu = 2, L = 2)",
+             {"alpha": Range(1.0, 16.0, scale="log"), "lam": Range(0.3, 3.0, scale="log"), "delta": Range(0.3, 1.5),
+              "loss": Choice(("huber:1", "huber:0.5", "pseudo_huber:1", "logcosh"))},
+             evaluate=f"{_EXPLORE}:replica_vs_erm_loss", kind="simulation",
+             quick={"D": 200, "seeds": 6, "rs_points": 512, "rs_replicates": 8},
+             confirm={"D": 400, "seeds": 12, "rs_points": 1024, "rs_replicates": 16},
+             map=("alpha", "lam"), seconds=300.0),
     Property("slr-population-vs-mc", "slr", "the optimal population risk equals a Monte Carlo of the risk at its "
              "argmin (fresh projection draws, §6.2), for every model, nu, fixed or variable length L and activation",
              {"model": Choice(("spiked", "max")), "nu": Range(0.25, 32.0, scale="log"),

@@ -221,3 +221,40 @@ def replica_vs_erm_at(act, model, nu, L, a, lam, *, size, seed, delta=0.1):
     se, dof = combine([s, float(rs.E_test_error)], [n - 1, reps - 1])
     return [(f"ERM E_test (D={D}, equilibrium minimum) vs RS equilibrium E_test",
              Comparison(m, float(rs.E_test), se=se, dof=dof, allowance=2.5 * abs(m - m_half)))]
+
+
+def replica_vs_erm_loss(point, *, size, seed):
+    """Where replica symmetry is stable, the RS theory of ERM with a per-sample loss other than the square one
+    (``loss``: Huber, pseudo-Huber, log-cosh; docs/slr.md §10.3, the joint prox over keys and the residual)
+    predicts ERM trained with that loss: the informed RS fixed point against L-BFGS ERM from the informed start
+    (same loss, printed for torch from the same expression) at ``D``, within the combined SE plus the
+    finite-size allowance 2.5·|E(D) − E(D/2)| of :func:`replica_vs_erm`.  Softmax, spiked, ν = 2, L = 2; the
+    label noise Δ is a coordinate (a robust loss differs from the square one only where residuals pass its
+    scale).  A point whose RS fixed point is RS-unstable or flagged is not evaluable."""
+    import numpy as np
+
+    from attnlimits.symbolic.properties import NotEvaluable
+    from attnlimits.verify.comparison import combine
+    from attnlimits.verify.slr.replica import rs_problem
+    from attnlimits.verify.slr.train import train_erm
+
+    a, lam, delta, loss = float(point["alpha"]), float(point["lam"]), float(point["delta"]), str(point["loss"])
+    reps = int(size.get("rs_replicates", 4))
+    rs = rs_problem("softmax", "spiked", 2.0, 2, points=int(size.get("rs_points", 1024)), replicates=reps,
+                    seed=seed, loss=loss).fixed_point(a, lam, delta)
+    if math.isnan(rs.replicon):
+        raise RuntimeError(f"no replicon for the RS fixed point at alpha={a:g}, lam={lam:g}, loss {loss}")
+    if rs.replicon >= 1.0 or "unstable" in rs.flags or "rsb_uncertain" in rs.flags:
+        raise NotEvaluable(f"RS unstable or undecided (replicon {rs.replicon:.3g} ± {rs.replicon_error:.2g}, flags "
+                           f"{','.join(rs.flags)}): no RS prediction to test")
+    D, seeds = int(size.get("D", 200)), int(size.get("seeds", 4))
+    means = {}
+    for d in (D // 2, D):
+        res = train_erm("softmax", model="spiked", nu=2.0, L=2, alpha=a, lam=lam, D=d, seeds=seeds, seed=seed + d,
+                        delta=delta, loss=loss, n_test=int(size.get("n_test", 2000)), device=size.get("device", "auto"))
+        e = np.array([r["E_test_overlaps"] for r in res.seeds], dtype=float)
+        means[d] = (float(e.mean()), float(e.std(ddof=1) / math.sqrt(e.size)) if e.size > 1 else math.inf, e.size)
+    (m, s, n), (m_half, _, _) = means[D], means[D // 2]
+    se, dof = combine([s, float(rs.E_test_error)], [n - 1, reps - 1])
+    return [(f"ERM E_test with loss {loss} (D={D}) vs RS E_test with that loss",
+             Comparison(m, float(rs.E_test), se=se, dof=dof, allowance=2.5 * abs(m - m_half)))]

@@ -840,8 +840,9 @@ def _c15_loss(ctx, size):
         rs_dse = math.hypot(float(rs.E_test_error), float(rs_sq.E_test_error))
         sd_, dd_ = combine([dse, rs_dse], [len(diff) - 1, rs_dof])
         checks.append(Check(f"α={alpha:g}: E_test({p['loss']}) − E_test(square), ERM paired over seeds vs RS "
-                            f"{rs_d:+.4f}", rs_d, dm, se=sd_, dof=dd_,
-                            note=f"ERM {dm:+.4f} ± {dse:.4f} over {len(diff)} paired seeds; {_BAND_NOTE}"))
+                            f"{rs_d:+.4f}", rs_d, dm, se=sd_, dof=dd_, scale=abs(float(rs.E_test)),
+                            note=f"ERM {dm:+.4f} ± {dse:.4f} over {len(diff)} paired seeds (MDD relative to "
+                                 f"E_test); {_BAND_NOTE}"))
         checks.append(Check.holds(f"α={alpha:g}: the {p['loss']} RS prediction differs from the square loss's by "
                                   "more than 3 SE (the check above can tell the two theories apart)",
                                   abs(rs_d) > 3 * rs_dse, note=f"{rs_d:+.4f} ± {rs_dse:.4f}"))
