@@ -99,3 +99,25 @@ def test_loss_derivative_drops_the_dirac_of_a_kink():
     d2 = loss_derivative(lo, 2)
     assert not d2.has(sp.DiracDelta)
     assert d2.subs(r, sp.Rational(1, 3)) == 1 and d2.subs(r, 3) == 0
+
+
+@pytest.mark.parametrize("loss", ["huber:0.5", "logcosh", "pseudo_huber:1"])
+def test_value_fields_reduce_to_the_residual_for_a_non_quadratic_loss(loss):
+    """min over z ∈ R³ of ρ(y − sᵀz) + ‖z − ω‖²/(2V) by a generic optimiser (scipy BFGS, 1e-10) equals the
+    one-dimensional min over r of residual_elimination's ρ(r) + penalty, and the minimising z is z(r̂)."""
+    from scipy.optimize import minimize, minimize_scalar
+
+    L = 3
+    s, wz, rr, z_of_r, pen = RD.residual_elimination(L)
+    rho = sp.lambdify(r, parse_loss(loss).expr, "numpy")
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        sv, wv, yv, Vv = rng.uniform(0.1, 1.0, L), rng.normal(size=L), 3.0 * rng.normal(), rng.uniform(0.3, 2.0)
+        sub = {**dict(zip(s, sv)), **dict(zip(wz, wv)), RD.y: yv, RD.V_v: Vv}
+        full = minimize(lambda z: rho(yv - sv @ z) + ((z - wv) ** 2).sum() / (2 * Vv), wv, method="BFGS",
+                        options={"gtol": 1e-10})
+        pen_f = sp.lambdify(rr, pen.subs(sub), "numpy")
+        one = minimize_scalar(lambda t: rho(t) + pen_f(t), bracket=(-10, 10), tol=1e-12)
+        assert one.fun == pytest.approx(full.fun, rel=1e-8, abs=1e-10)
+        z_r = np.array([float(zi.subs(sub).subs(rr, one.x)) for zi in z_of_r])
+        assert np.allclose(z_r, full.x, atol=1e-5)
