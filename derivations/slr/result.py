@@ -235,7 +235,7 @@ TRAIN_COMMAND = Command(
                 "learned overlaps), the seven overlaps, the distance to the manifold and the optimiser status.",
     examples=("attnlimits slr train --model spiked --nu 2 --L 2 --activation softmax,linear_uncentred "
               "--alpha 2,4,10 --lam 0.1 --D 400 --seeds 3 --plot curve.png",
-              "attnlimits slr train --activation softmax --alpha 4 --lam 0.1 --loss huber:1 --delta 1 --D 800 "
+              "attnlimits slr train --activation softmax --alpha 4 --lam 2 --loss huber:1 --delta 1 --D 400 "
               "--seeds 4",),
     table=("activation", "alpha", "lam", "row", "seed_index", "start", "minimum", "E_test", "E_test_se",
            "E_test_overlaps", "m_k", "q_k", "m_v", "q_v", "distance", "status", "flag", "iterations"),
