@@ -288,7 +288,7 @@ REPLICA_COMMAND = Command(
               "--lam tune --json",
               "attnlimits slr replica --model spiked --nu 2 --L 2 --activation linear_uncentred --lam 0.1 "
               "--alpha 2,3,4,5,8 --branches all",
-              "attnlimits slr replica --activation softmax --alpha 4 --lam 0.1 --loss huber:1 --delta 1 "
+              "attnlimits slr replica --activation softmax --alpha 4 --lam 2 --loss huber:1 --delta 1 "
               "--branches informed",
               "attnlimits slr replica --activation softmax --alpha 4 --lam-k 0.1 --lam-v 0.3"),
     table=("activation", "alpha", "lam", "branch", "phase", "E_test", "E_test_error", "training_objective",
