@@ -96,3 +96,15 @@ def test_a_robust_loss_lowers_the_training_loss_weight_of_outliers(rules):
     a, b = pr.fixed_point(4.0, 3.0, 1.0), ph.fixed_point(4.0, 3.0, 1.0)
     assert b.training_loss < a.training_loss
     assert abs(b.E_test - a.E_test) > 3 * math.hypot(a.E_test_error, b.E_test_error)
+
+
+def test_joint_newton_prox_of_an_affine_activation_matches_its_exact_polynomial_prox(rules):
+    """linear_uncentred: the square loss uses the exact prox (real roots of the residual polynomial, §10.6);
+    huber:1000 (½r² on every sample) goes through the joint Newton prox — the same fixed point."""
+    ex = NR.rs_fixed_point(rs_kernels("linear_uncentred", 2), rules, 4.0, 1.0, 0.1, model="spiked", nu=2.0)
+    kj = rs_kernels("linear_uncentred", 2, loss="huber:1000")
+    assert kj.joint and not kj.affine
+    jn = NR.rs_fixed_point(kj, rules, 4.0, 1.0, 0.1, model="spiked", nu=2.0)
+    for k in UNK:
+        assert jn.values[k] == pytest.approx(ex.values[k], rel=1e-6)
+    assert jn.E_test == pytest.approx(ex.E_test, rel=1e-6)
