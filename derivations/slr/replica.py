@@ -730,6 +730,10 @@ def _joint_kernels(a, name, L, extra, loss):
     sig_c = sigma_vector(a, L, chi, _extra_value(a, extra))
     kernels["sigma"] = Kernel("sigma", list(chi), list(sig_c) + [sum(s_ * s_ for s_ in sig_c)],
                               doc=f"σ(χ) and ‖σ‖² of {name} (L={L}) for the test error (§10.5).")
+    if shift_invariant(name, L, extra):
+        # Φ depends on χ through σ(χ) and the penalty only: the χ-offset of the joint prox lies in 1⊥ as well
+        kernels["shift_invariant"] = Kernel("shift_invariant", [y], [sp.S.One],
+                                            doc=f"1: σ of {name} (L={L}) is invariant under χ → χ + c1 (SymPy).")
     return kernels
 
 
@@ -825,8 +829,9 @@ def replica_kernels(act, L: int, extra=None, loss="square") -> dict:
     ``loss`` other than ``square`` (:func:`attnlimits.derivations.slr.losses.parse_loss`): the value fields are not
     eliminated in closed form; the prox unknowns are :math:`(\chi,r)` (:func:`joint_objective`: ``F_value`` and
     ``F_newton`` in L + 1 variables, ``joint_start`` the residual's start), ``post`` takes :math:`\hat r` after
-    :math:`\hat\chi`, ``train_loss`` gives :math:`\rho(\hat r)`, and there is no exact affine prox nor
-    shift-invariance flag (the multistart screens every direction of :math:`(\chi,r)`).
+    :math:`\hat\chi`, ``train_loss`` gives :math:`\rho(\hat r)`, and there is no exact affine prox; the
+    shift-invariance flag, where proved, restricts the multistart's χ-rays to :math:`\mathbf 1^\perp` (one more ray
+    along r).
     """
     if int(L) < 2:
         raise InputError(f"L must be >= 2 for the RS system, got {L}")

@@ -47,13 +47,14 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, 
         x_hat, diag = prox_affine(mod, wchi, wz, y, V_k, V_v)
     else:
         x_hat, diag = prox_newton(mod, wx, wz, y, V_k, V_v, starts=None if anchor is None else wx + anchor,
-                                  shift_invariant=kern.shift_invariant,
+                                  shift_invariant=kern.shift_invariant, joint=kern.joint,
                                   newton_steps=newton_steps if anchor is not None else 0)
         if rescreen is not None and anchor is not None and rescreen.any():
             # the partial map: the multistart again on the samples known to have several minima, the
             # anchored selection elsewhere
             idx = np.flatnonzero(rescreen)
-            x_r, diag_r = prox_newton(mod, wx[idx], wz[idx], y[idx], V_k, V_v, shift_invariant=kern.shift_invariant)
+            x_r, diag_r = prox_newton(mod, wx[idx], wz[idx], y[idx], V_k, V_v, shift_invariant=kern.shift_invariant,
+                                      joint=kern.joint)
             x_hat[idx] = x_r
             diag["distinct"] = np.zeros(n, bool)
             diag["distinct"][idx] = diag_r["distinct"]
