@@ -133,13 +133,15 @@ def loss_derivative(loss: Loss, order: int = 1) -> sp.Expr:
 
 @lru_cache(maxsize=64)
 def loss_kernels(name: str):
-    """Kernel bundle ``rho`` (:math:`\\rho,\\rho',\\rho''` of the residual) of the loss ``name``, for the numpy and
-    torch backends (``bundle.module("torch").rho(r)``): the ERM objective and its checks use it."""
+    """Kernel bundle ``rho`` (:math:`\\rho,\\rho',\\rho''` of the residual) and ``rho_value`` (:math:`\\rho` alone) of
+    the loss ``name``, for the numpy and torch backends (``bundle.module("torch").rho_value(r)``): the ERM objective
+    and its checks use them."""
     from attnlimits.symbolic.bundle import KernelBundle
     from attnlimits.symbolic.codegen import Kernel
 
     loss = parse_loss(name)
     outs = [loss.expr, loss_derivative(loss, 1), loss_derivative(loss, 2)]
     k = Kernel("rho", [residual], outs, doc=f"per-sample loss {loss.name}: rho(r), rho'(r), rho''(r) (a.e.)")
-    return KernelBundle(f"slr_loss_{abs(hash(loss.name))}", (k,), {"name": loss.name, "square": loss.square},
+    k1 = Kernel("rho_value", [residual], outs[:1], doc=f"per-sample loss {loss.name}: rho(r) alone (training)")
+    return KernelBundle(f"slr_loss_{abs(hash(loss.name))}", (k, k1), {"name": loss.name, "square": loss.square},
                         title=f"SLR per-sample loss {loss.name}")

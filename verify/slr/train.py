@@ -321,7 +321,7 @@ class _Problem:
         f = (sig * z).sum(dim=-1)
         if squared or self.loss == "square":
             return 0.5 * ((y - f) ** 2).sum(dim=1)
-        return _loss_module(self.loss).rho(y - f)[0].sum(dim=1)
+        return _loss_module(self.loss).rho_value(y - f)[0].sum(dim=1)
 
     def value_and_grad(self, theta: torch.Tensor, *, with_grad: bool = True):
         """Per-seed objectives (S,) and gradients (S, P)."""
