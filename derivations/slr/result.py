@@ -210,7 +210,8 @@ TRAIN_COMMAND = Command(
         Param("lam", "strs", ["0.1"], "ridge λ values (half_sum), or rs-tuned"),
         Param("lam_k", "float", None, "ridge on the key k (default: --lam)", check="nonnegative"),
         Param("lam_v", "float", None, "ridge on the value v (default: --lam)", check="nonnegative"),
-        Param("loss", "str", "square", "per-sample loss of the residual r = y - f: square (default), huber:DELTA, pseudo_huber:DELTA, logcosh, or a formula in r, e.g. 'log(cosh(2*r))/4'"),
+        Param("loss", "str", "square", "per-sample loss of the residual r = y - f: square (default), huber:DELTA, "
+              "pseudo_huber:DELTA, logcosh, or a formula in r, e.g. 'log(cosh(2*r))/4'"),
         Param("delta", "float", 0.1, "label noise Δ", check="nonnegative"),
         Param("D", "int", 400, "dimension", check=">=2"),
         Param("seeds", "int", 3, "independent teachers/datasets, trained together", check="positive"),
@@ -258,7 +259,9 @@ REPLICA_COMMAND = Command(
         Param("lam", "strs", ["0.1"], "ridge strengths lambda (comma list) or 'tune' (log grid 1e-3..10 + refinement)"),
         Param("lam_k", "float", None, "ridge on the key k (default: each --lam)", check="positive"),
         Param("lam_v", "float", None, "ridge on the value v (default: each --lam)", check="positive"),
-        Param("loss", "str", "square", "per-sample loss of the residual r = y - f: square (default), huber:DELTA, pseudo_huber:DELTA, logcosh, or a formula in r, e.g. 'log(cosh(2*r))/4'; a loss other than square solves the prox over keys and the residual jointly (docs/slr.md §10.3)"),
+        Param("loss", "str", "square", "per-sample loss of the residual r = y - f: square (default), huber:DELTA, "
+              "pseudo_huber:DELTA, logcosh, or a formula in r, e.g. 'log(cosh(2*r))/4'; a loss other than square "
+              "solves the prox over keys and the residual jointly (docs/slr.md §10.3a)"),
         Param("delta", "float", 0.1, "label noise Delta", check="nonnegative"),
         Param("branches", "choice", "equilibrium", "equilibrium: search every branch (informed, small-overlap, "
               "large-lambda and alpha-continuation starts) and report the equilibrium one (lowest RS training "
