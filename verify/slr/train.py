@@ -1099,11 +1099,13 @@ def _replica():
     return replica
 
 
-def rs_tuned_lambda(activation, model, nu, L, alpha, delta, grid=LAMBDA_GRID) -> dict:
-    """λ minimising the RS test error (spec §12: log grid 10⁻³…10, 9 points, then a 1-D refinement),
-    with the grid and the RS point at the chosen λ (a row of :class:`attnlimits.numeric.slr.rs.RSFixedPoint`)."""
+def rs_tuned_lambda(activation, model, nu, L, alpha, delta, grid=LAMBDA_GRID, loss="square") -> dict:
+    """λ minimising the RS test error (spec §12: log grid 10⁻³…10, 9 points, then a 1-D refinement) of the RS
+    theory for the per-sample ``loss``, with the grid and the RS point at the chosen λ (a row of
+    :class:`attnlimits.numeric.slr.rs.RSFixedPoint`)."""
     rep = _replica()
-    best, pts = rep.rs_problem(activation, model, nu, L).tune_lambda(float(alpha), float(delta), grid=list(grid))
+    best, pts = rep.rs_problem(activation, model, nu, L, loss=loss).tune_lambda(float(alpha), float(delta),
+                                                                              grid=list(grid))
     return {"lam": float(best.lam), "grid": [float(p.lam) for p in pts], "E_test_grid": [float(p.E_test) for p in pts],
             "rs": best.as_row()}
 
@@ -1234,11 +1236,9 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
             for alpha in alphas:
                 for lam in lams:
                     extra_cols = {}
-                    if lam == "rs-tuned":
-                        if loss != "square":
-                            raise InputError("--lam rs-tuned tunes λ by the square-loss RS theory; give numbers "
-                                             "with --loss")
-                        tuned = rs_tuned_lambda(act, params["model"], params["nu"], L, alpha, params["delta"])
+                    if lam == "rs-tuned":  # by the RS theory of the same loss
+                        tuned = rs_tuned_lambda(act, params["model"], params["nu"], L, alpha, params["delta"],
+                                                loss=loss)
                         lam_val = tuned["lam"]
                         extra_cols = {"lam_rule": "rs-tuned", "rs_E_test": tuned["rs"]["E_test"],
                                       "lam_grid": ",".join(f"{x:g}" for x in tuned["grid"])}
