@@ -560,7 +560,7 @@ def show(result: str, item: str | None = None, **options):
     :class:`attnlimits.symbolic.render.Formula` — LaTeX in Jupyter, ``to_text()``, ``to_latex()``,
     ``to_json()``, ``legend()``; ``subs``/``xreplace`` take names as strings (``{"c": 0.5}``) and
     refuse unknown ones, ``inline()`` substitutes the definitions.  Without ``item``: the names of the items.
-    ``options``: ``activation``, ``L``, ``model``, ``variant`` where the item takes them.
+    ``options``: ``activation``, ``L``, ``model``, ``variant``, ``loss`` where the item takes them.
 
     >>> import attnlimits as al
     >>> "ridge" in al.show("rmt")

@@ -289,6 +289,13 @@ class _TorchPrinter(TorchPrinter):
     def _print_ndtr(self, e):
         return f"torch.special.ndtr({self._print(e.args[0])})"
 
+    def _print_Heaviside(self, e):
+        # SymPy's printer passes the value at 0 as a Python float, which torch.heaviside refuses; with the
+        # value ½ at 0 (SymPy's default) H(x) = (1 + sign x)/2 exactly, for tensors and numbers alike
+        if len(e.args) > 1 and e.args[1] != sp.Rational(1, 2):
+            raise NotImplementedError("Heaviside with a value at 0 other than 1/2")
+        return f"(0.5 + 0.5*torch.sign(torch.as_tensor({self._print(e.args[0])})))"
+
     def _print_erf(self, e):
         return f"torch.special.erf({self._print(e.args[0])})"
 

@@ -37,7 +37,7 @@ EXAMPLES = (
 )
 
 FORMATS = ("text", "latex", "markdown", "json")
-_OPTIONS = ("activation", "L", "model", "variant")
+_OPTIONS = ("activation", "L", "model", "variant", "loss")
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
@@ -51,6 +51,8 @@ def add_parser(sub, examples):
     p.add_argument("--L", help="sequence length, where the item takes one")
     p.add_argument("--model", help="data model (spiked or max), where the item takes one")
     p.add_argument("--variant", help="linear variant, where the item takes one")
+    p.add_argument("--loss", help="per-sample loss (square, huber:DELTA, pseudo_huber:DELTA, logcosh or a formula "
+                                  "in r), where the item takes one")
     from attnlimits.numeric.models import BACKENDS
 
     p.add_argument("--format", choices=FORMATS,

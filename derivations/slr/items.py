@@ -109,6 +109,25 @@ def rs_replicon(L=None, model=None, variant=None):
                     kind="observable", name="rs_replicon", section=f"{_DOC} §10.8", lhs="replicon_prior")
 
 
+def rs_joint_prox(L=2, model=None, variant=None, activation="softmax", loss="huber:1"):
+    import sympy as sp
+
+    from . import replica as R
+    from .losses import parse_loss, residual
+
+    L = int(L or 2)
+    lo = parse_loss(loss)
+    x, wx, wz, Phi, z_hat = R.joint_objective(activation, L, None, lo.name)
+    r = x[L]
+    rho_r = lo.expr.subs(residual, r)
+    # Φ written with ρ as a named intermediate (``--substitute`` inlines it)
+    rows = {"rho": rho_r, "Phi": sp.expand(Phi - rho_r, deep=False) + sp.Symbol("rho", real=True)}
+    rows.update({f"zh_{i + 1}": sp.simplify(z) for i, z in enumerate(z_hat)})
+    return _formula(f"RS prox for the loss {lo.name}, {activation}, L = {L}: joint in the key field and the residual",
+                    rows, kind="observable", name="rs_joint_prox", section=f"{_DOC} §10.3a", lhs="Phi",
+                    notes=("the value fields are eliminated exactly for any loss; (χ̂, r̂) = argmin Φ",))
+
+
 def risk_on_manifold(L=None, model=None, variant=None):
     from . import population as P
 
@@ -182,6 +201,9 @@ ITEMS = (
     Item("rs_test_error", "observable", "RS test error", _M + "rs_test_error", f"{_DOC} §10.5"),
     Item("rs_energy", "observable", "RS training objective (free energy)", _M + "rs_energy", f"{_DOC} §10.7"),
     Item("rs_replicon", "observable", "replicon of the prior part", _M + "rs_replicon", f"{_DOC} §10.8"),
+    Item("rs_joint_prox", "observable", "RS prox for any per-sample loss (joint in χ and the residual)",
+         _M + "rs_joint_prox", f"{_DOC} §10.3a", ("L", "activation", "loss"),
+         (("L", 2), ("activation", "softmax"), ("loss", "huber:1"))),
     Item("risk_on_manifold", "closed_form", "population risk on the overlap manifold", _M + "risk_on_manifold",
          f"{_DOC} §5"),
     Item("optimal_value_risk", "closed_form", "risk at the optimal value direction", _M + "optimal_value_risk",

@@ -52,6 +52,13 @@ NOTATION = {
     "e": ("e", "training objective per sample (zero-temperature RS free energy over α)"),
     "train_half_sq": (r"\overline{\ell}", "mean training loss ℓ(χ̂, ẑ) at the prox point"),
     "replicon_prior": (r"\mathcal{R}", "replicon of the ridge prior part (RS stable iff < 1)"),
+    # any per-sample loss (§10.3a)
+    "r": ("r", "training residual y − σ(χ)ᵀz, an unknown of the joint prox"),
+    "y": ("y", "label of the sample"),
+    "chi": (r"\chi", "key field, an unknown of the prox"),
+    "rho": (r"\rho", "per-sample loss of the residual"),
+    "Phi": (r"\Phi", "prox objective in (χ, r), the value fields eliminated"),
+    "wr": (r"\omega^{r}", "start of the residual in the joint prox (Φ does not depend on it)"),
     # population risk (§5, §6, §8)
     "risk": ("R", "population risk"),
     "risk_star": ("R^{*}", "population risk at the optimal value direction"),

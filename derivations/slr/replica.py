@@ -57,6 +57,7 @@ __all__ = [
     "loss_hessian", "affine_structure", "affine_residual_polynomial", "channel_integrands",
     "conjugate_update", "test_error", "training_residual", "replica_kernels", "kernel_key",
     "prior_energy", "moreau_envelope_average", "rs_energy", "prox_jacobian", "replicon_operator", "replicon_prior",
+    "residual_elimination", "joint_objective", "general_loss_hessian", "rs_energy_ridges",
 ]
 
 from .symbols import Delta, alpha, m_k, m_v, q_k, q_v  # noqa: E402  (shared, one definition)
@@ -199,6 +200,88 @@ def shift_invariant(act, L: int, extra=None) -> bool:
         return all(sp.simplify(sum(sp.diff(s_, c) for c in chi)) == 0 for s_ in sig)
     except Exception:  # noqa: BLE001 — a simplification SymPy cannot do proves nothing
         return False
+
+
+# =============================================================================================
+# §10.3 for any per-sample loss: the value fields reduce to the residual, solved jointly with χ
+# =============================================================================================
+
+@lru_cache(maxsize=None)
+def residual_elimination(L: int):
+    r"""The value-field part of the prox for *any* per-sample loss :math:`\rho` of the residual (§10.3).
+
+    :math:`\min_z\rho(y-s^\top z)+\|z-\omega^z\|^2/(2V_v)`: the penalty is isotropic and the loss sees
+    :math:`z` only through :math:`s^\top z`, so at a fixed residual :math:`r=y-s^\top z` the best :math:`z`
+    moves from :math:`\omega^z` along :math:`s` only (stationarity: :math:`z-\omega^z=V_v\rho'(r)\,s`):
+    :math:`z=\omega^z+c\,s` with :math:`c` from the linear constraint, solved by SymPy,
+    :math:`c=(r_0-r)/\|s\|^2`, :math:`r_0=y-s^\top\omega^z`.  What is left is one scalar,
+
+    .. math:: \min_z(\dots)=\min_r\Big[\rho(r)+\frac{(r-r_0)^2}{2V_v\|s\|^2}\Big],
+
+    the Moreau envelope of :math:`\rho` with parameter :math:`V_v\|s\|^2`; for :math:`\rho=r^2/2` its minimiser is
+    :math:`r=r_0/(1+V_v\|s\|^2)`, the closed form of :func:`z_elimination`.  For another loss :math:`r` stays an
+    unknown of the prox, minimised jointly with :math:`\chi` (:func:`joint_objective`).
+
+    Returns ``(s, wz, r, z_of_r, penalty)``: ``z_of_r`` the best :math:`z` at residual ``r`` and ``penalty``
+    :math:`\|z-\omega^z\|^2/(2V_v)` there, in the symbols ``s, wz, r, y, V_v``.
+    """
+    s, wz = _vec("s", L), _vec("wz", L)
+    r, c = sp.symbols("r c", real=True)
+    z_of_c = [wz[i] + c * s[i] for i in range(L)]
+    (c_hat,) = sp.solve(sp.Eq(r, y - sum(s[i] * z_of_c[i] for i in range(L))), c)
+    z_of_r = [sp.simplify(zi.subs(c, c_hat)) for zi in z_of_c]
+    penalty = sp.factor(sp.simplify(sum((z_of_r[i] - wz[i]) ** 2 for i in range(L)) / (2 * V_v)))
+    return s, wz, r, z_of_r, penalty
+
+
+def joint_objective(act, L: int, extra=None, loss="square"):
+    r"""The prox objective of a general loss in the joint unknowns :math:`(\chi,r)` (§10.3):
+
+    .. math:: \Phi(\chi,r)=\rho(r)+\frac{(r-r_0(\chi))^2}{2V_v\|\sigma(\chi)\|^2}+\frac{\|\chi-\omega^\chi\|^2}{2V_k},
+              \qquad r_0(\chi)=y-\sigma(\chi)^\top\omega^z,
+
+    from :func:`residual_elimination` at :math:`s=\sigma(\chi)`; :math:`\min_{\chi,r}\Phi` is the prox over key
+    and value fields, and :math:`\hat z=\omega^z+(r_0-\hat r)\sigma/\|\sigma\|^2`.
+
+    Returns ``(x, wx, wz, Phi, z_hat)`` with ``x = chi + (r,)`` and ``wx = wchi + (wr,)`` (``wr``: where the
+    residual's multistart begins; :math:`\Phi` does not depend on it).
+    """
+    from .losses import parse_loss, residual as rsym
+
+    a = check_activation(act)
+    L = int(L)
+    lo = parse_loss(loss if isinstance(loss, str) else loss.name)
+    chi, wchi = _vec("chi", L), _vec("wchi", L)
+    sig = sigma_vector(a, L, chi, _extra_value(a, extra))
+    s, wz, r, z_of_r, penalty = residual_elimination(L)
+    sub = dict(zip(s, list(sig)))
+    wr = sp.Symbol("wr", real=True)
+    Phi = lo.expr.subs(rsym, r) + penalty.subs(sub) + sum((chi[i] - wchi[i]) ** 2 for i in range(L)) / (2 * V_k)
+    return tuple(chi) + (r,), tuple(wchi) + (wr,), wz, Phi, [zi.subs(sub) for zi in z_of_r]
+
+
+def general_loss_hessian(act, L: int, extra=None, loss="square"):
+    r"""Per-sample loss :math:`\ell(\chi,z)=\rho(y-\sigma(\chi)^\top z)` and its :math:`2L\times2L` Hessian in
+    :math:`(\chi,z)` (§10.3 step 5), almost everywhere: with :math:`e=y-\sigma^\top z`,
+    :math:`H=\rho''(e)\nabla e\nabla e^\top+\rho'(e)\nabla^2e` (SymPy differentiates :math:`e`; :math:`\rho',\rho''`
+    from :func:`attnlimits.derivations.slr.losses.loss_derivative`).  For ``square`` it is :func:`loss_hessian`'s.
+
+    Returns ``(chi, z, sigma, loss, H)``.
+    """
+    from .losses import loss_derivative, parse_loss, residual as rsym
+
+    a = check_activation(act)
+    L = int(L)
+    lo = parse_loss(loss if isinstance(loss, str) else loss.name)
+    chi, z = _vec("chi", L), _vec("z", L)
+    sig = sigma_vector(a, L, chi, _extra_value(a, extra))
+    e = y - sum(sig[i] * z[i] for i in range(L))
+    xs = list(chi) + list(z)
+    de = [sp.diff(e, v) for v in xs]
+    d2e = sp.hessian(e, xs)
+    r1, r2 = loss_derivative(lo, 1).subs(rsym, e), loss_derivative(lo, 2).subs(rsym, e)
+    H = sp.Matrix(2 * L, 2 * L, lambda i, j: r2 * de[i] * de[j] + r1 * d2e[i, j])
+    return chi, z, sig, lo.expr.subs(rsym, e), H
 
 
 # =============================================================================================
@@ -473,6 +556,25 @@ def rs_energy():
     return tuple(RS_ENERGY_INPUTS) + (lam, alpha, ell, ggk, ggv), expr
 
 
+lam_k, lam_v = sp.symbols("lam_k lam_v", positive=True)  #: separate ridges on k and v
+
+
+@lru_cache(maxsize=None)
+def rs_energy_ridges():
+    r""":func:`rs_energy` with the ridge :math:`\lambda_k` in the prior part of block k and :math:`\lambda_v` in that of
+    block v (the same functional; :func:`rs_energy` is its value at :math:`\lambda_k=\lambda_v=\lambda`).
+    Returns ``(inputs, expr)`` with inputs ``RS_ENERGY_INPUTS + (lam_k, lam_v, alpha, train_half_sq, gg_k, gg_v)``;
+    ``train_half_sq`` is the average per-sample loss :math:`\mathbb E\,\rho(\hat r)` for any loss."""
+    mk, qk, Vk_, mv, qv, Vv_, mhk, qhk, Vhk, mhv, qhv, Vhv = RS_ENERGY_INPUTS
+    Psi = prior_energy()
+    (ell, ggk, ggv, Vk_s, Vv_s), M = moreau_envelope_average()
+    M = M.subs({Vk_s: Vk_, Vv_s: Vv_})
+    e = 0
+    for m, q, V, mh, qh, Vh, lb in ((mk, qk, Vk_, mhk, qhk, Vhk, lam_k), (mv, qv, Vv_, mhv, qhv, Vhv, lam_v)):
+        e += m * mh + qh * V / 2 - Vh * q / 2 + Psi.subs({m_hat: mh, q_hat: qh, V_hat: Vh, lam: lb})
+    return tuple(RS_ENERGY_INPUTS) + (lam_k, lam_v, alpha, ell, ggk, ggv), e / alpha + M
+
+
 def _sym_matrix(name, n):
     """Symmetric n × n matrix of symbols ``name_i_j`` (i ≤ j) and the list of its upper triangle."""
     up = {}
@@ -575,17 +677,72 @@ def replicon_operator(L: int):
 # kernels for attnlimits.numeric.slr.rs
 # =============================================================================================
 
-def kernel_key(act, L, extra=None) -> tuple:
-    """Hashable identity of a kernel set."""
+def kernel_key(act, L, extra=None, loss="square") -> tuple:
+    """Hashable identity of a kernel set (the loss by its canonical name)."""
+    from .losses import parse_loss
+
     a = check_activation(act)
     ev = _extra_value(a, extra)
-    return (a.name, int(L), None if ev is None else str(ev))
+    return (a.name, int(L), None if ev is None else str(ev), parse_loss(loss).name)
+
+
+def _drop_dirac(e):
+    return e.replace(lambda a: isinstance(a, sp.DiracDelta), lambda a: sp.S.Zero)
+
+
+def _joint_kernels(a, name, L, extra, loss):
+    r"""The loss-specific kernels of a non-square loss: the prox in :math:`(\chi,r)` (:func:`joint_objective`),
+    the start of :math:`r`, the post-processing at the prox point and :math:`\rho` of the training residual."""
+    from .losses import parse_loss, residual as rsym
+
+    x, wx, wz, Phi, z_of_x = joint_objective(a, L, extra, loss)
+    chi, r = x[:L], x[L]
+    n = L + 1
+    # a.e. derivatives: a kink of the loss (Huber) gives DiracDelta terms of no weight
+    grad = [_drop_dirac(sp.diff(Phi, v)) for v in x]
+    hess = [_drop_dirac(sp.diff(grad[i], x[j])) for i in range(n) for j in range(i, n)]
+    base_in = list(x) + list(wx) + list(wz) + [y, V_k, V_v]
+    doc = f"§10.3 joint prox objective of {name} (L={L}, loss {loss}" + (f", extra={extra})" if extra is not None
+                                                                          else ")")
+    kernels = {
+        "F_value": Kernel("F_value", base_in, [Phi], doc=doc + ": Phi(chi, r).", share_exp=True),
+        "F_newton": Kernel("F_newton", base_in, [Phi] + grad + hess,
+                           doc=doc + ": Phi, grad Phi, upper hess Phi (row-major) in (chi, r).", share_exp=True),
+    }
+    wchi = wx[:L]
+    sig_w = sigma_vector(a, L, wchi, _extra_value(a, extra))
+    nsig = sum(si * si for si in sig_w)
+    r0 = y - sum(sig_w[i] * wz[i] for i in range(L))
+    kernels["joint_start"] = Kernel("joint_start", list(wchi) + list(wz) + [y, V_v], [r0 / (1 + V_v * nsig)],
+                                    doc="start of the residual in the joint prox: the square loss's prox residual "
+                                        "at chi = omega^chi.")
+    chi2, z, sig, _, H = general_loss_hessian(a, L, extra, loss)
+    assert tuple(chi2) == tuple(chi)
+    zsub = dict(zip(z, z_of_x))
+    Hup = [H[i, j].subs(zsub) for i in range(2 * L) for j in range(i, 2 * L)]
+    resid = y - sum(sig[i] * z_of_x[i] for i in range(L))
+    kernels["post"] = Kernel(
+        "post", list(chi) + [r] + list(wz) + [y, V_v], list(sig) + list(z_of_x) + [resid] + Hup,
+        doc=f"§10.3 steps 3-5 of {name} (L={L}, loss {loss}): sigma(chi), z(chi, r), training residual y - sigma.z, "
+            "upper Hessian of the loss.", share_exp=True)
+    rho = parse_loss(loss).expr.subs(rsym, r)
+    kernels["train_loss"] = Kernel("train_loss", [r], [rho], doc=f"per-sample loss {loss} of the training residual.")
+    sig_c = sigma_vector(a, L, chi, _extra_value(a, extra))
+    kernels["sigma"] = Kernel("sigma", list(chi), list(sig_c) + [sum(s_ * s_ for s_ in sig_c)],
+                              doc=f"σ(χ) and ‖σ‖² of {name} (L={L}) for the test error (§10.5).")
+    if shift_invariant(name, L, extra):
+        # Φ depends on χ through σ(χ) and the penalty only: the χ-offset of the joint prox lies in 1⊥ as well
+        kernels["shift_invariant"] = Kernel("shift_invariant", [y], [sp.S.One],
+                                            doc=f"1: σ of {name} (L={L}) is invariant under χ → χ + c1 (SymPy).")
+    return kernels
 
 
 @lru_cache(maxsize=None)
 def _replica_kernels_cached(key):
-    name, L, extra = key
+    name, L, extra, loss = key
     a = check_activation(name)
+    if loss != "square":
+        return _shared_kernels(_joint_kernels(a, name, L, extra, loss), L)
     chi, wchi, wz, F, z_of_chi = reduced_objective(a, L, extra)
     grad = [sp.diff(F, c) for c in chi]
     hess = [sp.diff(grad[i], chi[j]) for i in range(L) for j in range(i, L)]
@@ -627,6 +784,11 @@ def _replica_kernels_cached(key):
             "affine_fields", [t] + list(wchi2) + list(wz2) + [y, V_k, V_v],
             chi_t + z_t + [full.subs(fsub)],
             doc=f"§10.6 stationary fields χ(t), z(t) of {name} (L={L}) and the prox objective there.")
+    return _shared_kernels(kernels, L)
+
+
+def _shared_kernels(kernels, L):
+    """The kernels that do not depend on the loss: integrands, conjugates, prior, energy, replicon, test error."""
     cin, cout = channel_integrands(L)
     kernels["integrands"] = Kernel("integrands", cin, list(cout.values()),
                                    doc="§10.4 per-sample integrands: " + ", ".join(cout))
@@ -646,20 +808,31 @@ def _replica_kernels_cached(key):
         doc=f"§10.8 per-sample replicon operator K (3 x 3, row-major over kk, kv, vv) of L={L} from W = (H + V^-1)^-1.")
     kernels["replicon_prior"] = Kernel("replicon_prior", [m_hat, q_hat, V_hat, lam], [replicon_prior()],
                                        doc="§10.8 prior factor E[(dw/db)^2] of the replicon.")
+    rin2, rexpr2 = rs_energy_ridges()
+    kernels["rs_energy_ridges"] = Kernel("rs_energy_ridges", list(rin2), [rexpr2],
+                                         doc="§10.7 RS training objective per sample with ridges lam_k on k and lam_v "
+                                             "on v.")
     tin, texpr = test_error()
     kernels["test_error"] = Kernel("test_error", tin, [texpr], doc="§10.5 test error 1 - 2 m_v A + q_v B + noisy Delta^2.")
     return kernels
 
 
-def replica_kernels(act, L: int, extra=None) -> dict:
+def replica_kernels(act, L: int, extra=None, loss="square") -> dict:
     r"""The generated kernels of the RS system for one activation and length (dict name → Kernel).
 
     ``F_value``, ``F_newton`` (reduced prox objective with gradient and Hessian), ``post`` (σ, ẑ,
     training residual and the loss Hessian at the prox point), ``sigma``, ``integrands``,
     ``conjugates_jacobian``/``conjugates_stein``, ``prior``, ``test_error``, ``shift_invariant`` (a
     constant flag, present iff :func:`shift_invariant` proves it), and for affine
-    activations ``affine_poly``/``affine_fields`` (exact prox).  Cached per (activation, L, extra).
+    activations ``affine_poly``/``affine_fields`` (exact prox).  Cached per (activation, L, extra, loss).
+
+    ``loss`` other than ``square`` (:func:`attnlimits.derivations.slr.losses.parse_loss`): the value fields are not
+    eliminated in closed form; the prox unknowns are :math:`(\chi,r)` (:func:`joint_objective`: ``F_value`` and
+    ``F_newton`` in L + 1 variables, ``joint_start`` the residual's start), ``post`` takes :math:`\hat r` after
+    :math:`\hat\chi`, ``train_loss`` gives :math:`\rho(\hat r)`, and there is no exact affine prox; the
+    shift-invariance flag, where proved, restricts the multistart's χ-rays to :math:`\mathbf 1^\perp` (one more ray
+    along r).
     """
     if int(L) < 2:
         raise InputError(f"L must be >= 2 for the RS system, got {L}")
-    return dict(_replica_kernels_cached(kernel_key(act, L, extra)))
+    return dict(_replica_kernels_cached(kernel_key(act, L, extra, loss)))

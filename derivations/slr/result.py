@@ -208,6 +208,10 @@ TRAIN_COMMAND = Command(
               choices=tuple(ACTIVATION_NAMES)),
         Param("alpha", "floats", [4.0], "sample ratios α = N/D", check="positive"),
         Param("lam", "strs", ["0.1"], "ridge λ values (half_sum), or rs-tuned"),
+        Param("lam_k", "float", None, "ridge on the key k (default: --lam)", check="nonnegative"),
+        Param("lam_v", "float", None, "ridge on the value v (default: --lam)", check="nonnegative"),
+        Param("loss", "str", "square", "per-sample loss of the residual r = y - f: square (default), huber:DELTA, "
+              "pseudo_huber:DELTA, logcosh, or a formula in r, e.g. 'log(cosh(2*r))/4'"),
         Param("delta", "float", 0.1, "label noise Δ", check="nonnegative"),
         Param("D", "int", 400, "dimension", check=">=2"),
         Param("seeds", "int", 3, "independent teachers/datasets, trained together", check="positive"),
@@ -231,7 +235,9 @@ TRAIN_COMMAND = Command(
                 "seeds at once, and reports E_test (fresh sequences and the §6.1 formula from the "
                 "learned overlaps), the seven overlaps, the distance to the manifold and the optimiser status.",
     examples=("attnlimits slr train --model spiked --nu 2 --L 2 --activation softmax,linear_uncentred "
-              "--alpha 2,4,10 --lam 0.1 --D 400 --seeds 3 --plot curve.png",),
+              "--alpha 2,4,10 --lam 0.1 --D 400 --seeds 3 --plot curve.png",
+              "attnlimits slr train --activation softmax --alpha 4 --lam 2 --loss huber:1 --delta 1 --D 400 "
+              "--seeds 4",),
     # the default table fits 80 columns; --columns and --json give the rest (distance, overlaps, ...)
     table=("activation", "alpha", "lam", "row", "seed_index", "E_test", "E_test_se", "flag", "status"),
     expensive=("seeds",),
@@ -251,6 +257,11 @@ REPLICA_COMMAND = Command(
               validator="attnlimits.derivations.slr.population:activation"),
         Param("alpha", "floats", [1.0, 2.0, 4.0, 10.0, 20.0], "sample ratios alpha = N/D", check="positive"),
         Param("lam", "strs", ["0.1"], "ridge strengths lambda (comma list) or 'tune' (log grid 1e-3..10 + refinement)"),
+        Param("lam_k", "float", None, "ridge on the key k (default: each --lam)", check="positive"),
+        Param("lam_v", "float", None, "ridge on the value v (default: each --lam)", check="positive"),
+        Param("loss", "str", "square", "per-sample loss of the residual r = y - f: square (default), huber:DELTA, "
+              "pseudo_huber:DELTA, logcosh, or a formula in r, e.g. 'log(cosh(2*r))/4'; a loss other than square "
+              "solves the prox over keys and the residual jointly (docs/slr.md §10.3a)"),
         Param("delta", "float", 0.1, "label noise Delta", check="nonnegative"),
         Param("branches", "choice", "equilibrium", "equilibrium: search every branch (informed, small-overlap, "
               "large-lambda and alpha-continuation starts) and report the equilibrium one (lowest RS training "
@@ -279,7 +290,10 @@ REPLICA_COMMAND = Command(
               "attnlimits slr replica --model max --nu inf --L 3 --activation linear_uncentred,softmax --alpha 4 "
               "--lam tune --json",
               "attnlimits slr replica --model spiked --nu 2 --L 2 --activation linear_uncentred --lam 0.1 "
-              "--alpha 2,3,4,5,8 --branches all"),
+              "--alpha 2,3,4,5,8 --branches all",
+              "attnlimits slr replica --activation softmax --alpha 4 --lam 2 --loss huber:1 --delta 1 "
+              "--branches informed",
+              "attnlimits slr replica --activation softmax --alpha 4 --lam-k 0.1 --lam-v 0.3"),
     # the default table fits 80 columns (flag carries rsb, unstable, rough, unconverged); --columns and
     # --json give the rest (branch, phase, order parameters, stability, method, ...)
     table=("activation", "alpha", "lam", "E_test", "E_test_error", "flag", "replicon", "m_k", "m_v"),
@@ -313,6 +327,15 @@ PROPERTIES = (
              {"alpha": Range(1.0, 20.0, scale="log"), "lam": Range(0.01, 3.0, scale="log"),
               "activation": Choice(("softmax", "linear_uncentred", "linear_centred"))},
              evaluate=f"{_EXPLORE}:replica_vs_erm", kind="simulation",
+             quick={"D": 200, "seeds": 6, "rs_points": 512, "rs_replicates": 8},
+             confirm={"D": 400, "seeds": 12, "rs_points": 1024, "rs_replicates": 16},
+             map=("alpha", "lam"), seconds=300.0),
+    Property("slr-replica-vs-erm-loss", "slr", "where RS is stable, the RS theory of ERM with a robust per-sample "
+             "loss (Huber, pseudo-Huber, log-cosh; joint prox over keys and the residual) predicts ERM trained with "
+             "that loss (§10.3, §12; softmax, spiked nu = 2, L = 2)",
+             {"alpha": Range(1.0, 16.0, scale="log"), "lam": Range(0.3, 3.0, scale="log"), "delta": Range(0.3, 1.5),
+              "loss": Choice(("huber:1", "huber:0.5", "pseudo_huber:1", "logcosh"))},
+             evaluate=f"{_EXPLORE}:replica_vs_erm_loss", kind="simulation",
              quick={"D": 200, "seeds": 6, "rs_points": 512, "rs_replicates": 8},
              confirm={"D": 400, "seeds": 12, "rs_points": 1024, "rs_replicates": 16},
              map=("alpha", "lam"), seconds=300.0),
@@ -382,6 +405,7 @@ RESULT = Result(
         "attnlimits export slr --solver replica --activation softmax --L 2 -o rs_softmax.py",
         "python rs_softmax.py --alpha 2,4,10 --lam 0.1 --delta 0.1 --json",
         "attnlimits export slr --solver replica --activation linear_uncentred --L 3 --model max --nu inf -o rs_lin.py",
+        "attnlimits export slr --solver replica --activation softmax --L 2 --loss huber:1 -o rs_huber.py",
         "attnlimits export slr --solver bayes-optimal --L 2 --nu 2 -o bo_L2.py",
         "python bo_L2.py --alpha 1,4,10,20 --delta 0.1 --json",
         "attnlimits export slr --solver bayes-optimal --model max --nu inf --L 2 -o bo_max.py",
@@ -398,6 +422,8 @@ RESULT = Result(
         Param("nu", "float", None, "default --nu of the exported file (default: the command's, 2)",
               check="nonnegative,inf"),
         Param("extra", "float", None, "replica: value of a fixed extra scalar (erf_fixed c, softplus_norm b)"),
+        Param("loss", "str", "square", "replica: per-sample loss fixed in the file (square, huber:DELTA, "
+              "pseudo_huber:DELTA, logcosh, or a formula in r)"),
     ),
     description="Duranthon et al., arXiv:2509.21936; Marion et al., arXiv:2410.01537 (docs/slr.md).",
     group_help="single-location regression: population risks, Bayes risk, finite-sample theory",

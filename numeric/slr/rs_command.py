@@ -25,7 +25,7 @@ import sys
 from attnlimits.symbolic.result import InputError
 
 from .._portable_solver import ConvergenceError
-from .rs import UNKNOWNS, make_rule, rs_branch_search, rs_fixed_point, rs_select_equilibrium, rs_tune_lambda
+from .rs import UNKNOWNS, Ridge, make_rule, rs_branch_search, rs_fixed_point, rs_select_equilibrium, rs_tune_lambda
 
 #: ``--branches``: equilibrium (search every branch, report the equilibrium one, default), all (report
 #: every distinct fixed point with its phase), informed (no search: continuation from the informed start)
@@ -58,6 +58,7 @@ __all__ = [
     "replica_run",
     "theory_flag",
     "THEORY_FLAGS",
+    "with_block_ridges",
 ]
 
 DEFAULT_LAMBDA_GRID = tuple(10.0 ** (k / 2) for k in range(-6, 3))  #: 9 points, 1e-3 … 10
@@ -222,6 +223,7 @@ def replica_rows(kern, rules, params: dict, *, progress=None):
     Ls = params["L"] if isinstance(params["L"], (list, tuple)) else [params["L"]]
     L = Ls[0] if len(Ls) == 1 else list(Ls)
     lams = parse_lams(params["lam"] if isinstance(params["lam"], (list, tuple)) else [params["lam"]])
+    lams = with_block_ridges(lams, params.get("lam_k"), params.get("lam_v"))
     Delta = float(params.get("delta", 0.1))
     alphas = [float(a) for a in params["alpha"]]
     for a in alphas:
@@ -237,6 +239,8 @@ def replica_rows(kern, rules, params: dict, *, progress=None):
             "metric": metric, "points": int(params.get("points", 1024)),
             "replicates": int(params.get("replicates", 4)), "seed": int(params.get("seed", 0)),
             "extra": params.get("extra"), "form": form, "branches": mode}
+    if params.get("loss") not in (None, "square"):
+        base["loss"] = params["loss"]
 
     def finish(row):
         if metric == "noisy":
@@ -289,6 +293,20 @@ def replica_rows(kern, rules, params: dict, *, progress=None):
                 x = [fp.values[k] for k in UNKNOWNS]
                 yield finish(replica_row(base, fp, "informed", True, {
                     "n_branches": 1, "only_unstable_fixed_points": fp.stability_damped >= 1, "phase": "unsearched"}))
+
+
+def with_block_ridges(lams, lam_k=None, lam_v=None):
+    """``--lam`` values with ``--lam-k``/``--lam-v``: each λ becomes :class:`Ridge` (λ_k, λ_v), either one
+    defaulting to λ; unchanged when neither is given.  ``tune`` with either is refused (it tunes one λ)."""
+    if lam_k is None and lam_v is None:
+        return lams
+    if lams == "tune":
+        raise InputError("--lam tune tunes one ridge on both blocks; give numbers with --lam-k/--lam-v")
+    for name, v in (("--lam-k", lam_k), ("--lam-v", lam_v)):
+        if v is not None and not (math.isfinite(float(v)) and float(v) > 0):
+            raise InputError(f"{name} must be > 0, got {v}")
+    return [Ridge(float(lam) if lam_k is None else float(lam_k), float(lam) if lam_v is None else float(lam_v))
+            for lam in lams]
 
 
 def replica_run(kern, params: dict, *, progress=None):

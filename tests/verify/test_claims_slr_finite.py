@@ -135,3 +135,25 @@ def test_c16_rate_band_excludes_no_decay(monkeypatch):
     checks, _, _ = F._c16(Context("quick"), size)
     rate = [c for c in checks if "slope" in c.label]
     assert not rate[0].passed and not rate[1].passed
+
+
+def test_loss_claim_registered_at_three_rs_stable_points_with_d_at_least_800():
+    c = base.REGISTRY["C15-loss"]
+    assert c.quick["D"] >= 800 and c.full["D"] >= 800
+    assert len(c.quick["alphas"]) == 3 and c.quick["seeds"] >= 6 and c.full["seeds"] >= c.quick["seeds"]
+    assert F.LOSS_SETTING["loss"] == "huber:1"
+
+
+@pytest.mark.slow
+def test_loss_claim_runs_end_to_end_at_a_tiny_size():
+    """The claim's code path at D = 60, 3 seeds, one α (seconds): every check is built, the paired difference
+    uses the same data (so its SE is far below the unpaired one), and the parameters record the loss."""
+    ctx = base.Context("quick", device="cpu", seed=0)
+    checks, plots, params = F._c15_loss(ctx, {"D": 60, "seeds": 3, "alphas": (4.0,)})
+    labels = [ch.label for ch in checks]
+    assert any("replicon" in ch.note for ch in checks)
+    assert any("paired" in lab for lab in labels) and any("vs huber:1 RS" in lab for lab in labels)
+    assert params["loss"] == "huber:1" and params["alpha4"]["rs"]["replicon"] < 1
+    pd = params["alpha4"]["paired_difference"]
+    assert pd["erm_se"] < params["alpha4"]["erm"]["E_test_overlaps_sd"]
+    assert len(plots) == 1

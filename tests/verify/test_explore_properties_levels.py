@@ -187,3 +187,19 @@ def test_level_properties_are_declared_with_honest_sizes():
         if p.kind == "simulation":
             draws = p.quick.get("draws", p.quick.get("batches", p.quick.get("seeds")))
             assert draws is not None and draws - 1 >= 20, (name, p.quick)
+
+
+# --- slr-replica-vs-erm-loss --------------------------------------------------------------------------
+
+def test_replica_vs_erm_loss_passes_where_rs_is_stable_and_is_not_evaluable_where_it_breaks():
+    """At a Huber point with RS stable the comparison passes (per-check level 1e-3: one point); at λ = 0.5,
+    Δ = 1.5, α = 2 the RS fixed point's replicon is 1.09 ± 0.04 (4 × 512, measured): no verdict."""
+    from attnlimits.symbolic.properties import NotEvaluable
+
+    point = {"alpha": 4.0, "lam": 2.0, "delta": 1.0, "loss": "huber:1"}
+    pairs = _evaluate("slr-replica-vs-erm-loss", point, size={"D": 120, "seeds": 4, "rs_points": 512,
+                                                               "rs_replicates": 4, "device": "cpu"})
+    assert pairs and _passes(pairs, 1e-3), _report(pairs)
+    with pytest.raises(NotEvaluable):
+        _evaluate("slr-replica-vs-erm-loss", {"alpha": 2.0, "lam": 0.5, "delta": 1.5, "loss": "huber:1"},
+                  size={"D": 40, "seeds": 2, "rs_points": 512, "rs_replicates": 4, "device": "cpu"})

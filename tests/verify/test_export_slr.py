@@ -206,3 +206,29 @@ def test_replica_export_tune_branches_and_length_law(tmp_path, capsys):
         inproc = list(run_replica(REPLICA_COMMAND.parse({**args, "activation": "linear_uncentred", "L": "2,3",
                                                          "model": "max", "nu": "inf"})))
         assert_same_rows(json.loads(proc.stdout), inproc)
+
+
+def test_replica_export_with_a_loss_and_two_ridges_round_trip(tmp_path, capsys):
+    """A non-square loss is fixed in the file (its joint-prox kernels printed), --lam-k/--lam-v stay options; the
+    rows equal the in-process ones (same code, same rule)."""
+    from attnlimits.derivations.slr.result import REPLICA_COMMAND
+    from attnlimits.verify.slr.replica import run_replica
+
+    path = tmp_path / "rs_huber.py"
+    assert cli_main(["export", "slr", "--solver", "replica", "--activation", "softmax", "--L", "2", "--loss",
+                     "huber:1", "-o", str(path)]) == 0
+    assert "loss huber:1" in capsys.readouterr().out
+    text = path.read_text()
+    check_text(text, "L=2:")
+    assert "def joint_start" in text
+    args = {"alpha": "4", "lam": "2", "lam-v": "1", "delta": "1", "points": "128", "replicates": "2",
+            "branches": "informed"}
+    proc = run_file(path, [*(x for k, v in args.items() for x in (f"--{k}", v)), "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    exported = json.loads(proc.stdout)
+    inproc = list(run_replica(REPLICA_COMMAND.parse(
+        {**{k.replace("-", "_"): v for k, v in args.items()}, "activation": "softmax", "L": "2", "loss": "huber:1"})))
+    assert_same_rows(exported, inproc)
+    assert exported[0]["loss"] == "huber:1" and exported[0]["lam_v"] == 1.0 and exported[0]["lam_k"] == 2.0
+    help_proc = run_file(path, ["--help"], tmp_path)
+    assert "--loss" not in help_proc.stdout and "--lam-v" in help_proc.stdout

@@ -19,6 +19,7 @@ TARGET = {"quick": 0.05, "full": 0.01}
 EXCEPTIONS: dict = {
     ('C15b', "quick"): 'ERM over 3 seeds per (activation, α) (t(2) at level/m ≈ 158); 12 seeds would add about 2 min of training',
     ('C16', "quick"): 'the RMS distance ≤ 0.1 bounds carry SEs from 12 and 6 seeds; the rate itself is decided by the band',
+    ('C15-loss', "quick"): 'ERM over 8 seeds at D = 800 against RS from 4 replicates (Welch dof ≈ 7–10); the key overlaps are small at λ = 2 (m_k = 0.04 at α = 2), so their relative MDD is large although the absolute one is about 0.013',
     ('C15-replicon', "quick"): 'susceptibilities from 3 seeds at D = 200 with a 15 % finite-size allowance',
     ('C19-post', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',
     ('C19-order', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',

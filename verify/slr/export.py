@@ -137,7 +137,8 @@ def load_kernels():
     """The generated kernels as :class:`RSKernels`, loaded as ``attnlimits.numeric.slr.rs.compile_rs_kernels`` loads them."""
     mods = {L: load_module(src, f"attnlimits_slr_rs_L{L}") for L, src in KERNEL_SOURCES.items()}
     return RSKernels(ACTIVATION, mods, all(hasattr(m, "affine_poly") for m in mods.values()), dict(KERNEL_SOURCES),
-                     shift_invariant=all(hasattr(m, "shift_invariant") for m in mods.values()))
+                     shift_invariant=all(hasattr(m, "shift_invariant") for m in mods.values()),
+                     joint=any(hasattr(m, "joint_start") for m in mods.values()))
 
 
 def run(params, *, progress=None):
@@ -166,10 +167,13 @@ def replica_source(params: dict, name: str = "rs_solver.py") -> tuple:
     nu = REPLICA_COMMAND.param("nu").default if nu is None else nu
     RC.check_setting(model, nu)
     extra = params.get("extra")
+    from attnlimits.derivations.slr.losses import parse_loss
+
+    loss = parse_loss(params.get("loss") or "square").name
     from ._guards import check_work, replica_seconds
 
     check_work(f"export slr at L = {max(Ls)} (generating its RS kernels, once)", seconds=replica_seconds(max(Ls)))
-    kern = rs_kernels(act, Ls if len(Ls) > 1 else Ls[0], extra)
+    kern = rs_kernels(act, Ls if len(Ls) > 1 else Ls[0], extra, loss)
     sources = {Lv: kern.sources[Lv] for Lv, _ in lengths}
     hashes = {f"L={Lv}": kern.modules[Lv].SOURCE_HASH for Lv, _ in lengths}
     stubs: set = set()
@@ -181,32 +185,35 @@ def replica_source(params: dict, name: str = "rs_solver.py") -> tuple:
                      + [(f"the RS solver: {m.__name__.split('.')[-1]} (numeric/slr/rs/{m.__name__.split('.')[-1]}.py)", m)
                         for m in rs_floors]
                      + [("the command without names (numeric/slr/rs_command.py)", RC)], chunks, stubs)
-    kern_lines = [f"#: activation {act}, lengths {[Lv for Lv, _ in lengths]}, extra scalar {extra}",
+    kern_lines = [f"#: activation {act}, lengths {[Lv for Lv, _ in lengths]}, extra scalar {extra}, loss {loss}",
                   f"ACTIVATION = {act!r}", "KERNEL_SOURCES = {"]
     for Lv, src in sources.items():
         kern_lines.append(f"    {Lv}: {X.literal(src)},")
     kern_lines.append("}")
     chunks.append(("generated kernels (derivations/slr/replica.py printed by attnlimits.symbolic.codegen.ModuleBuilder)",
                    "\n".join(kern_lines) + "\n"))
-    fixed = {"activation": act, "L": Ls, "extra": extra}
+    fixed = {"activation": act, "L": Ls, "extra": extra, "loss": loss}
     parameters = _parameters(REPLICA_COMMAND, fixed, {"model": model, "nu": float(nu)})
     example = f"{name} --alpha 2,4,10 --lam 0.1 --delta 0.1 --json"
     desc = (f"Replica-symmetric theory of ridge ERM for single-location regression (docs/slr.md §10), "
             f"standalone: activation {act}, L = {','.join(map(str, Ls))}"
-            + (f", extra = {extra:g}" if extra is not None else "") + f"; defaults --model {model} --nu {nu:g}.\n\n"
+            + (f", extra = {extra:g}" if extra is not None else "") + (f", loss {loss}" if loss != "square" else "")
+            + f"; defaults --model {model} --nu {nu:g}.\n\n"
             + REPLICA_COMMAND.description)
     chunks.append(("this file's command line (numeric/_export.py command_main)",
                    _command_chunk(parameters, fixed, REPLICA_COMMAND.table, desc, [f"python {example}"], _RS_RUN)))
     head = _header(f"Standalone RS solver of ridge ERM for SLR — activation {act}, L = {','.join(map(str, Ls))}",
                    f"{RESULT.title}.\nThe same rows as `attnlimits slr replica --activation {act} --L "
-                   f"{','.join(map(str, Ls))}" + (f" --extra {extra:g}" if extra is not None else "") + " ...`.",
+                   f"{','.join(map(str, Ls))}" + (f" --extra {extra:g}" if extra is not None else "")
+                   + (f" --loss {loss}" if loss != "square" else "") + " ...`.",
                    hashes, example, ["numpy", "scipy"])
     text = X.assemble(head, chunks, stubs=stubs, main='if __name__ == "__main__":\n    import sys\n\n'
                                                         '    sys.exit(command_main())')
     req = X.third_party_imports(text)
     if set(req) - {"numpy", "scipy"}:
         raise X.ExportError(f"the exported RS solver imports {', '.join(req)}")
-    return text, f"RS solver, activation {act}, L={','.join(map(str, Ls))}"
+    return text, f"RS solver, activation {act}, L={','.join(map(str, Ls))}" + (f", loss {loss}" if loss != "square"
+                                                                               else "")
 
 
 # =============================================================================================

@@ -7,7 +7,8 @@ import math
 
 from attnlimits.verify.comparison import Comparison
 
-__all__ = ["bayes_bound", "bo_monotone", "bo_below_rs", "bo_large_alpha", "risk_formula_vs_direct", "gamp_vs_state_evolution", "replica_vs_erm",
+__all__ = ["bayes_bound", "bo_monotone", "bo_below_rs", "bo_large_alpha", "risk_formula_vs_direct", "gamp_vs_state_evolution",
+           "replica_vs_erm", "replica_vs_erm_loss",
            "population_vs_mc", "replica_vs_erm_models", "replica_vs_erm_at", "length_law", "minimum_detectable_deviation"]
 
 #: the precision to which the population optimiser locates an optimum (its ``--tol`` 1e-6 on the
@@ -290,3 +291,40 @@ def risk_formula_vs_direct(point, *, size, seed):
     se, dof = combine([float(est.se), float(terr)], [est.n_draws - 1, None])
     return [(f"direct MC risk (D={D}, n={n}) vs the §6.1 seven-overlap formula", Comparison(float(est.mean), theory,
                                                                                            se=se, dof=dof))]
+
+
+def replica_vs_erm_loss(point, *, size, seed):
+    """Where replica symmetry is stable, the RS theory of ERM with a per-sample loss other than the square one
+    (``loss``: Huber, pseudo-Huber, log-cosh; docs/slr.md §10.3, the joint prox over keys and the residual)
+    predicts ERM trained with that loss: the informed RS fixed point against L-BFGS ERM from the informed start
+    (same loss, printed for torch from the same expression) at ``D``, within the combined SE plus the
+    finite-size allowance 2.5·|E(D) − E(D/2)| of :func:`replica_vs_erm`.  Softmax, spiked, ν = 2, L = 2; the
+    label noise Δ is a coordinate (a robust loss differs from the square one only where residuals pass its
+    scale).  A point whose RS fixed point is RS-unstable or flagged is not evaluable."""
+    import numpy as np
+
+    from attnlimits.symbolic.properties import NotEvaluable
+    from attnlimits.verify.comparison import combine
+    from attnlimits.verify.slr.replica import rs_problem
+    from attnlimits.verify.slr.train import train_erm
+
+    a, lam, delta, loss = float(point["alpha"]), float(point["lam"]), float(point["delta"]), str(point["loss"])
+    reps = int(size.get("rs_replicates", 4))
+    rs = rs_problem("softmax", "spiked", 2.0, 2, points=int(size.get("rs_points", 1024)), replicates=reps,
+                    seed=seed, loss=loss).fixed_point(a, lam, delta)
+    if math.isnan(rs.replicon):
+        raise RuntimeError(f"no replicon for the RS fixed point at alpha={a:g}, lam={lam:g}, loss {loss}")
+    if rs.replicon >= 1.0 or "unstable" in rs.flags or "rsb_uncertain" in rs.flags:
+        raise NotEvaluable(f"RS unstable or undecided (replicon {rs.replicon:.3g} ± {rs.replicon_error:.2g}, flags "
+                           f"{','.join(rs.flags)}): no RS prediction to test")
+    D, seeds = int(size.get("D", 200)), int(size.get("seeds", 4))
+    means = {}
+    for d in (D // 2, D):
+        res = train_erm("softmax", model="spiked", nu=2.0, L=2, alpha=a, lam=lam, D=d, seeds=seeds, seed=seed + d,
+                        delta=delta, loss=loss, n_test=int(size.get("n_test", 2000)), device=size.get("device", "auto"))
+        e = np.array([r["E_test_overlaps"] for r in res.seeds], dtype=float)
+        means[d] = (float(e.mean()), float(e.std(ddof=1) / math.sqrt(e.size)) if e.size > 1 else math.inf, e.size)
+    (m, s, n), (m_half, _, _) = means[D], means[D // 2]
+    se, dof = combine([s, float(rs.E_test_error)], [n - 1, reps - 1])
+    return [(f"ERM E_test with loss {loss} (D={D}) vs RS E_test with that loss",
+             Comparison(m, float(rs.E_test), se=se, dof=dof, allowance=2.5 * abs(m - m_half)))]

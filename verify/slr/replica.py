@@ -47,16 +47,17 @@ __all__ = ["rs_kernels", "rs_rule", "rs_problem", "RSProblem", "rs_identities", 
            "DEFAULT_LAMBDA_GRID"]
 
 @lru_cache(maxsize=64)
-def _kernels_cached(act_name, lengths, extra):
+def _kernels_cached(act_name, lengths, extra, loss="square"):
     from attnlimits.derivations.slr import replica as RD
     from attnlimits.numeric.slr.rs import compile_rs_kernels
 
-    sets = {Lv: RD.replica_kernels(act_name, Lv, extra) for Lv, _ in lengths}
+    sets = {Lv: RD.replica_kernels(act_name, Lv, extra, loss) for Lv, _ in lengths}
     return compile_rs_kernels(act_name, sets)
 
 
-def rs_kernels(activation, L, extra=None):
-    """Compiled RS kernels of ``activation`` for every length of ``L`` (cached).
+def rs_kernels(activation, L, extra=None, loss="square"):
+    """Compiled RS kernels of ``activation`` for every length of ``L`` (cached), for the per-sample ``loss``
+    (``square`` by default; a preset or a formula in ``r``, :func:`attnlimits.derivations.slr.losses.parse_loss`).
 
     Refuses activations with a learned scalar (``erf_learned``, ``softplus_norm_bias``; docs/slr.md §17.5).
     """
@@ -68,8 +69,12 @@ def rs_kernels(activation, L, extra=None):
         a = check_activation(get_act(activation))
     except ActivationError as exc:
         raise InputError(str(exc)) from None
+    from attnlimits.derivations.slr.losses import parse_loss
+
     lengths = _lengths(L)
-    return _kernels_cached(a.name, tuple((Lv, 1.0) for Lv, _ in lengths), None if extra is None else float(extra))
+    lo = parse_loss(None if loss is None else str(loss)).name
+    args = (a.name, tuple((Lv, 1.0) for Lv, _ in lengths), None if extra is None else float(extra))
+    return _kernels_cached(*args) if lo == "square" else _kernels_cached(*args, lo)
 
 
 def rs_rule(model, nu, L, *, points=1024, replicates=4, seed=0):
@@ -95,17 +100,22 @@ class RSProblem:
     nu: float
     kern: Any = field(repr=False)
     rules: Any = field(repr=False)
+    #: the per-sample loss (canonical name, :func:`attnlimits.derivations.slr.losses.parse_loss`)
+    loss: str = "square"
 
     def _at(self, alphas=(None,), lam=None, Delta=None):
+        lams = [None] if lam is None else [float(_ridge(lam)), getattr(_ridge(lam), "v", None)]
         for a in alphas:
-            _check(self.model, self.nu, a, lam, Delta)
+            for lb in lams:
+                if lb is not None or lam is None:
+                    _check(self.model, self.nu, a, lb, Delta)
 
     def fixed_point(self, alpha, lam, Delta=0.1, **kw):
         """The RS fixed point at (α, λ, Δ): :func:`attnlimits.numeric.slr.rs.rs_fixed_point`."""
         from attnlimits.numeric.slr.rs import rs_fixed_point
 
         self._at([alpha], lam, Delta)
-        return rs_fixed_point(self.kern, self.rules, float(alpha), float(lam), float(Delta), model=self.model,
+        return rs_fixed_point(self.kern, self.rules, float(alpha), _ridge(lam), float(Delta), model=self.model,
                               nu=self.nu, **kw)
 
     def learning_curve(self, alphas, lam, Delta=0.1, **kw) -> list:
@@ -113,7 +123,7 @@ class RSProblem:
         from attnlimits.numeric.slr.rs import rs_learning_curve
 
         self._at(alphas, lam, Delta)
-        return rs_learning_curve(self.kern, self.rules, [float(a) for a in alphas], float(lam), float(Delta),
+        return rs_learning_curve(self.kern, self.rules, [float(a) for a in alphas], _ridge(lam), float(Delta),
                                  model=self.model, nu=self.nu, **kw)
 
     def tune_lambda(self, alpha, Delta=0.1, *, grid=DEFAULT_LAMBDA_GRID, **kw):
@@ -133,7 +143,7 @@ class RSProblem:
         from attnlimits.numeric.slr.rs import rs_branches
 
         self._at([alpha], lam, Delta)
-        return rs_branches(self.kern, self.rules, float(alpha), float(lam), float(Delta), model=self.model,
+        return rs_branches(self.kern, self.rules, float(alpha), _ridge(lam), float(Delta), model=self.model,
                            nu=self.nu, **kw)
 
     def all_branches(self, alphas, lam, Delta=0.1, **kw) -> dict:
@@ -143,20 +153,39 @@ class RSProblem:
         from attnlimits.numeric.slr.rs import rs_branch_search, rs_select_equilibrium
 
         self._at(alphas, lam, Delta)
-        found = rs_branch_search(self.kern, self.rules, [float(a) for a in alphas], float(lam), float(Delta),
+        found = rs_branch_search(self.kern, self.rules, [float(a) for a in alphas], _ridge(lam), float(Delta),
                                  model=self.model, nu=self.nu, **kw)
         return {a: rs_select_equilibrium(br) for a, br in found.items()}
 
 
-def rs_problem(activation, model, nu, L, *, extra=None, points=1024, replicates=4, seed=0) -> RSProblem:
+def _ridge(lam):
+    """λ as the solver takes it: a float, or a :class:`attnlimits.numeric.slr.rs.Ridge` (λ_k, λ_v) kept as such;
+    a pair ``(λ_k, λ_v)`` becomes one."""
+    from attnlimits.numeric.slr.rs import Ridge
+
+    if isinstance(lam, Ridge):
+        return lam
+    if isinstance(lam, (tuple, list)):
+        if len(lam) != 2:
+            raise InputError(f"lam must be a number or a pair (lam_k, lam_v), got {lam!r}")
+        return Ridge(float(lam[0]), float(lam[1]))
+    return float(lam)
+
+
+def rs_problem(activation, model, nu, L, *, extra=None, points=1024, replicates=4, seed=0,
+               loss="square") -> RSProblem:
     """Resolve an RS setting once: validate (model, ν, L), compile the kernels of ``activation`` (cached) and draw
     the frozen rule (``replicates`` × ``points`` scrambled Sobol, ``seed``).  Accuracy: ``E_test_error`` is about
     2.5e-3 at the default 4 × 1024 and 1.5e-3 at 4 × 4096 for softmax, spiked L = 2, ν = 2, α = 4, λ = 0.1
-    (docs/slr.md §10.6)."""
+    (docs/slr.md §10.6).  ``loss``: the per-sample loss (``square``, ``huber:δ``, ``pseudo_huber:δ``, ``logcosh``
+    or a formula in ``r``); the methods take ``lam`` as a number or a pair ``(λ_k, λ_v)`` of separate ridges."""
+    from attnlimits.derivations.slr.losses import parse_loss
+
     nu = _check(model, nu)
-    kern = rs_kernels(activation, L, extra)
+    lo = parse_loss(None if loss is None else str(loss)).name
+    kern = rs_kernels(activation, L, extra, lo)
     rules = rs_rule(model, nu, L, points=points, replicates=replicates, seed=seed)
-    return RSProblem(kern.name, model, nu, kern, rules)
+    return RSProblem(kern.name, model, nu, kern, rules, lo)
 
 
 def rs_identities(problem: RSProblem, fp, L) -> list[dict]:
@@ -215,6 +244,11 @@ def run_replica(params: dict, *, progress=None):
     acts = params["activation"] if isinstance(params["activation"], (list, tuple)) else [params["activation"]]
     nu = _check(params["model"], params["nu"])
     lams = _parse_lams(params["lam"] if isinstance(params["lam"], (list, tuple)) else [params["lam"]])
+    from attnlimits.derivations.slr.losses import parse_loss
+    from attnlimits.numeric.slr.rs_command import with_block_ridges
+
+    parse_loss(params.get("loss") or "square")  # a bad loss is refused before anything runs
+    lams = with_block_ridges(lams, params.get("lam_k"), params.get("lam_v"))
     for a in params["alpha"]:  # cheap checks before any kernel is generated
         _check(params["model"], nu, a, None if lams == "tune" else lams[0], params.get("delta", 0.1))
     from ._guards import check_work, replica_seconds
@@ -228,6 +262,9 @@ def run_replica(params: dict, *, progress=None):
 def _replica_rows(acts, params, progress):
     from attnlimits.numeric.slr.rs_command import replica_run
 
+    from attnlimits.derivations.slr.losses import parse_loss
+
+    loss = parse_loss(params.get("loss") or "square").name
     for act in acts:
-        kern = rs_kernels(act, params["L"], params.get("extra"))
-        yield from replica_run(kern, {**params, "activation": act}, progress=progress)
+        kern = rs_kernels(act, params["L"], params.get("extra"), loss)
+        yield from replica_run(kern, {**params, "activation": act, "loss": loss}, progress=progress)

@@ -14,7 +14,9 @@ Objective (docs/slr.md §2, ``half_sum``), per seed:
     +\tfrac\lambda2\big(\|k\|^2+\|v\|^2\big),
 
 learned scalars (``erf_learned``'s :math:`c`, ``softplus_norm_bias``'s :math:`b`) trained jointly and
-unpenalised (§12).
+unpenalised (§12).  Any per-sample loss :math:`\rho` of the residual replaces :math:`\tfrac12r^2` (``loss``:
+``huber:δ``, ``pseudo_huber:δ``, ``logcosh`` or a formula in ``r``, printed for torch from its SymPy expression) and
+the ridge may differ on the two blocks (``lam`` on k, ``lam_v`` on v): see :func:`train_erm`.
 
 Optimisers
 ----------
@@ -287,6 +289,10 @@ class _Problem:
     device: torch.device
     N: int
     evals: int = 0
+    #: the per-sample loss of the residual (:func:`attnlimits.derivations.slr.losses.parse_loss`, canonical name)
+    loss: str = "square"
+    #: the ridge on v when it differs from the one on k (``lam``)
+    lam_v: float | None = None
 
     @property
     def P(self) -> int:
@@ -298,7 +304,13 @@ class _Problem:
         extra = theta[:, 2 * D] if self.learn_extra else None
         return k, v, extra
 
-    def _data_term(self, theta, X, y):
+    def _ridge(self, k, v):
+        if self.lam_v is None:
+            return 0.5 * self.lam * ((k * k).sum(1) + (v * v).sum(1))
+        return 0.5 * (self.lam * (k * k).sum(1) + self.lam_v * (v * v).sum(1))
+
+    def _data_term(self, theta, X, y, *, squared=False):
+        """Σ_μ ρ(y_μ − f_μ) per seed (``squared``: ½Σ(y − f)² whatever the loss)."""
         S, n, L, D = X.shape
         k, v, extra = self.split(theta)
         W = torch.stack([k, v], dim=-1)  # (S, D, 2)
@@ -307,14 +319,16 @@ class _Problem:
         e = extra[:, None, None] if extra is not None else self.fixed_extra
         sig = torch_attention_weights(self.name, chi, e)
         f = (sig * z).sum(dim=-1)
-        return 0.5 * ((y - f) ** 2).sum(dim=1)
+        if squared or self.loss == "square":
+            return 0.5 * ((y - f) ** 2).sum(dim=1)
+        return _loss_module(self.loss).rho_value(y - f)[0].sum(dim=1)
 
     def value_and_grad(self, theta: torch.Tensor, *, with_grad: bool = True):
         """Per-seed objectives (S,) and gradients (S, P)."""
         th = theta.detach().to(self.dtype).requires_grad_(with_grad)
         with torch.set_grad_enabled(with_grad):
             k, v, _ = self.split(th)
-            loss = 0.5 * self.lam * ((k * k).sum(1) + (v * v).sum(1))
+            loss = self._ridge(k, v)
             for X, y in self.groups:
                 loss = loss + self._data_term(th, X, y)
             self.evals += 1
@@ -327,7 +341,7 @@ class _Problem:
         """Gradient of the minibatch estimate of L/N (idx: per group (S, B_L) indices)."""
         th = theta.detach().requires_grad_(True)
         k, v, _ = self.split(th)
-        loss = 0.5 * self.lam * ((k * k).sum(1) + (v * v).sum(1))
+        loss = self._ridge(k, v)
         S = th.shape[0]
         rows = torch.arange(S, device=th.device)[:, None]
         for (X, y), ix in zip(self.groups, idx):
@@ -344,8 +358,24 @@ class _Problem:
         with torch.no_grad():
             tot = torch.zeros(theta.shape[0], dtype=self.dtype, device=self.device)
             for X, y in self.groups:
-                tot = tot + 2.0 * self._data_term(theta.to(self.dtype), X, y)
+                tot = tot + 2.0 * self._data_term(theta.to(self.dtype), X, y, squared=True)
         return tot / self.N
+
+
+@functools.lru_cache(maxsize=16)
+def _loss_module(name: str):
+    """The torch module of the loss ``name`` (ρ, ρ′, ρ″ printed from its SymPy expression; autograd differentiates
+    ρ in training)."""
+    from attnlimits.derivations.slr.losses import loss_kernels
+
+    return loss_kernels(name).module("torch")
+
+
+def resolve_loss(text) -> str:
+    """The canonical name of the loss ``text`` (preset or formula in r); :class:`InputError` if it is not one."""
+    from attnlimits.derivations.slr.losses import parse_loss
+
+    return parse_loss(None if text is None else str(text)).name
 
 
 # =============================================================================================
@@ -736,7 +766,7 @@ class ERMOptions:
 
 def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: float, D: int, delta: float = 0.1,
               extra=None, init_theta: torch.Tensor | None = None, options: ERMOptions | None = None, progress=None,
-              **overrides) -> TrainResult:
+              loss: str = "square", lam_v: float | None = None, **overrides) -> TrainResult:
     r"""Train ridge ERM for ``seeds`` independent problems at once (docs/slr.md §12).
 
     Parameters
@@ -746,7 +776,15 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
     model, nu, L :
         Data model (§3); ``L`` an int, a list (uniform variable length) or a dict law.
     alpha, lam, D :
-        :math:`N=\lfloor\alpha D\rfloor`, ridge λ (``half_sum``), dimension.
+        :math:`N=\lfloor\alpha D\rfloor`, ridge λ (``half_sum``; on k only when ``lam_v`` is given), dimension.
+    loss : str
+        Per-sample loss of the residual :math:`r=y-f`: ``square`` (default, ½r²), ``huber:δ``,
+        ``pseudo_huber:δ``, ``logcosh`` or a formula in ``r``
+        (:func:`attnlimits.derivations.slr.losses.parse_loss`); the objective is
+        :math:`\sum_\mu\rho(r_\mu)+\tfrac{\lambda_k}2\|k\|^2+\tfrac{\lambda_v}2\|v\|^2`, ρ printed for torch from the
+        same SymPy expression as the replica equations.  ``train_mse`` stays the mean squared residual.
+    lam_v : float, optional
+        Ridge on v (default: ``lam``, one ridge on both).
     seeds, seed, seed_indices :
         Number of problems; master seed; or explicit seed indices (default ``range(seeds)``).
     delta : float
@@ -803,6 +841,11 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
     nu = float(nu)
     alpha, lam = float(alpha), float(lam)
     _check_inputs(activation, model, nu, alpha, lam, D, seeds, optimizer, init, dtype)
+    loss = resolve_loss(loss)
+    if lam_v is not None:
+        lam_v = float(lam_v)
+        if not (math.isfinite(lam_v) and lam_v >= 0):
+            raise InputError(f"--lam-v must be >= 0, got {lam_v!r}")
     law = _law(L)
     D = int(D)
     N = int(math.floor(alpha * D))
@@ -844,12 +887,16 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
                 "optimizer": optimizer, "init": "explicit" if init_theta is not None else init,
                 "dtype": dtype, "device": str(dev), "seed": int(seed), "max_iter": int(max_iter),
                 "tol_grad": o.tol_grad}
+    if loss != "square":
+        settings["loss"] = loss
+    if lam_v is not None:
+        settings["lam_k"], settings["lam_v"] = lam, lam_v
     if optimizer in ("gd", "sgd", "adam"):
         settings["lr"] = lr
     if optimizer in ("sgd", "adam"):
         settings["batch"] = int(o.batch)
     job = _Job(activation, model, nu, law, split, D, N, lam, delta, int(seed), start, extra, learn_extra, fixed_extra,
-               tdtype, dev, dataclasses.replace(o, max_iter=int(max_iter), lr=lr), settings)
+               tdtype, dev, dataclasses.replace(o, max_iter=int(max_iter), lr=lr), settings, loss, lam_v)
     seed_rows: list[dict] = []
     thetas: list = []
     interrupted = False
@@ -895,6 +942,8 @@ class _Job:
     dev: Any
     options: ERMOptions
     settings: dict
+    loss: str = "square"
+    lam_v: float | None = None
 
 
 def _train_chunk(job: _Job, chunk, init_theta, progress):
@@ -928,7 +977,8 @@ def _train_only(job: _Job, chunk, init_theta, progress):
             y[i] = smp["y"].to(device=dev, dtype=tdtype)
             del smp
         groups.append((X, y))
-    prob = _Problem(activation, D, lam, groups, learn_extra, fixed_extra, tdtype, dev, N)
+    prob = _Problem(activation, D, lam, groups, learn_extra, fixed_extra, tdtype, dev, N, loss=job.loss,
+                    lam_v=job.lam_v)
     P = prob.P
     theta0 = torch.zeros((S, P), dtype=tdtype, device=dev)
     init_note = ""
@@ -1049,11 +1099,13 @@ def _replica():
     return replica
 
 
-def rs_tuned_lambda(activation, model, nu, L, alpha, delta, grid=LAMBDA_GRID) -> dict:
-    """λ minimising the RS test error (docs/slr.md §12: log grid 10⁻³…10, 9 points, then a 1-D refinement),
-    with the grid and the RS point at the chosen λ (a row of :class:`attnlimits.numeric.slr.rs.RSFixedPoint`)."""
+def rs_tuned_lambda(activation, model, nu, L, alpha, delta, grid=LAMBDA_GRID, loss="square") -> dict:
+    """λ minimising the RS test error (docs/slr.md §12: log grid 10⁻³…10, 9 points, then a 1-D refinement) of the RS
+    theory for the per-sample ``loss``, with the grid and the RS point at the chosen λ (a row of
+    :class:`attnlimits.numeric.slr.rs.RSFixedPoint`)."""
     rep = _replica()
-    best, pts = rep.rs_problem(activation, model, nu, L).tune_lambda(float(alpha), float(delta), grid=list(grid))
+    best, pts = rep.rs_problem(activation, model, nu, L, loss=loss).tune_lambda(float(alpha), float(delta),
+                                                                              grid=list(grid))
     return {"lam": float(best.lam), "grid": [float(p.lam) for p in pts], "E_test_grid": [float(p.E_test) for p in pts],
             "rs": best.as_row()}
 
@@ -1157,6 +1209,14 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
     L = params["L"]
     L = L[0] if len(L) == 1 else list(L)
     rows: list[dict] = []
+    loss = resolve_loss(params.get("loss") or "square")
+    lam_k_opt, lam_v_opt = params.get("lam_k"), params.get("lam_v")
+    blocks = lam_k_opt is not None or lam_v_opt is not None
+    if (blocks or loss != "square") and params.get("init") == "multistart":
+        raise InputError("--init multistart trains the square loss with one ridge; drop --loss/--lam-k/--lam-v "
+                         "or use --init informed/random")
+    if blocks and "rs-tuned" in lams:
+        raise InputError("--lam rs-tuned tunes one ridge on both blocks; give numbers with --lam-k/--lam-v")
     from attnlimits.verify._io import check_output_file
 
     if params.get("plot") and params.get("init") == "multistart":
@@ -1176,23 +1236,26 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
             for alpha in alphas:
                 for lam in lams:
                     extra_cols = {}
-                    if lam == "rs-tuned":
-                        tuned = rs_tuned_lambda(act, params["model"], params["nu"], L, alpha, params["delta"])
-                        lam_v = tuned["lam"]
+                    if lam == "rs-tuned":  # by the RS theory of the same loss
+                        tuned = rs_tuned_lambda(act, params["model"], params["nu"], L, alpha, params["delta"],
+                                                loss=loss)
+                        lam_val = tuned["lam"]
                         extra_cols = {"lam_rule": "rs-tuned", "rs_E_test": tuned["rs"]["E_test"],
                                       "lam_grid": ",".join(f"{x:g}" for x in tuned["grid"])}
                     else:
-                        lam_v = lam
+                        lam_val = lam
                     if params["init"] == "multistart":  # every start on the same data (§10.7)
                         per = train_multistart(act, model=params["model"], nu=params["nu"], L=L, alpha=alpha,
-                                               lam=lam_v, D=params["D"], seeds=params["seeds"], seed=params["seed"],
+                                               lam=lam_val, D=params["D"], seeds=params["seeds"], seed=params["seed"],
                                                delta=params["delta"], dtype=params["dtype"],
                                                device=params["device"], n_test=params["n_test"], progress=progress)
                         for r in per:
-                            r.update(extra_cols, activation=act, row="seed", lam=lam_v)
+                            r.update(extra_cols, activation=act, row="seed", lam=lam_val)
                         rows.extend(per)
                         continue
-                    res = train_erm(act, model=params["model"], nu=params["nu"], L=L, alpha=alpha, lam=lam_v,
+                    res = train_erm(act, model=params["model"], nu=params["nu"], L=L, alpha=alpha,
+                                    lam=lam_val if lam_k_opt is None else lam_k_opt, loss=loss,
+                                    lam_v=(lam_val if lam_v_opt is None else lam_v_opt) if blocks else None,
                                     D=params["D"], seeds=params["seeds"], seed=params["seed"],
                                     delta=params["delta"], optimizer=params["optimizer"], init=params["init"],
                                     dtype=params["dtype"], device=params["device"],
@@ -1209,7 +1272,9 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
         for r in rows:
             r.setdefault("interrupted", True)
     if params.get("plot") and rows:
-        rs_on = params.get("theory", "rs") == "rs"
+        rs_on = params.get("theory", "rs") == "rs" and loss == "square" and not blocks
+        if params.get("theory", "rs") == "rs" and not rs_on and progress is not None:
+            progress("figure: the RS lines are drawn for the square loss with one ridge only; none drawn")
         path = plot_learning_curve(rows, params["plot"], theory=rs_on, bayes_optimal=rs_on)
         if progress is not None:
             progress(f"figure: {path}")

@@ -67,7 +67,7 @@ from .curves import (LAMBDA_LADDER, rs_branch_search, rs_branches, rs_learning_c
                      rs_tune_lambda)
 from .fixed_point import RSFixedPoint, RSOptions, rs_fixed_point
 from .map import FrozenRSMap, rs_map, rs_replicon
-from .rule import UNKNOWNS, RSKernels, RSRule, compile_rs_kernels, informed_start, make_rule, small_overlap_start
+from .rule import UNKNOWNS, Ridge, RSKernels, RSRule, compile_rs_kernels, informed_start, make_rule, small_overlap_start
 
 __all__ = [
                      "LAMBDA_LADDER",
@@ -76,6 +76,7 @@ __all__ = [
                      "RSFixedPoint",
                      "RSKernels",
                      "RSOptions",
+                     "Ridge",
                      "RSRule",
                      "compile_rs_kernels",
                      "informed_start",

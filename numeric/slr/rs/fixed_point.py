@@ -13,7 +13,7 @@ import numpy as np
 
 from ..._portable_solver import ConvergenceError
 from .map import NAMES, FrozenRSMap, fd_jacobian_with_averages, rs_replicon, update_from_averages
-from .rule import SYSTEM, UNKNOWNS, RSKernels, informed_start, prefix_rule, project, residual
+from .rule import SYSTEM, UNKNOWNS, Ridge, RSKernels, informed_start, prefix_rule, project, residual, ridge_term, ridges
 from ...frozen import LadderOptions, ladder
 from .walk import RS_DOMAIN, WalkHooks, WalkOptions, piece_walk
 
@@ -185,6 +185,8 @@ class RSFixedPoint:
     #: by which a neighbouring solve on the same rule starts (``rs_fixed_point(warm=…)``).  Not
     #: pickled (it is as large as the rule).
     anchor: Any = field(default=None, repr=False, compare=False)
+    #: The ridge on v where it differs from the one on k (``lam`` is then λ_k); ``None``: one ridge λ on both.
+    lam_v: Any = None
     #: The pooled channel averages at the fixed point (they do not depend on α or λ, so with the
     #: Jacobian they give a first-order predictor at a neighbouring (α, λ) without a prox call).
     averages: Any = field(default=None, repr=False, compare=False)
@@ -207,6 +209,8 @@ class RSFixedPoint:
                "replicon": self.replicon, "replicon_error": self.replicon_error,
                "rsb": self.rsb_phase == "rsb", "rsb_status": self.rsb_phase,
                "stability_damped": self.stability_damped}
+        if self.lam_v is not None:
+            row.update(lam_k=self.lam, lam_v=self.lam_v)
         for k in UNKNOWNS:
             row[k] = self.values[k]
             row[k + "_error"] = self.errors[k]
@@ -432,8 +436,8 @@ def _predict(kern, warm, x0, alpha, lam, options: RSOptions):
 def _check_point(alpha, lam, Delta):
     if not (alpha > 0 and math.isfinite(alpha)):
         raise ValueError(f"alpha must be > 0, got {alpha}")
-    if not (lam > 0 and math.isfinite(lam)):
-        raise ValueError(f"lam must be > 0, got {lam}")
+    if not all(v > 0 and math.isfinite(v) for v in ridges(lam)):
+        raise ValueError(f"lam must be > 0, got {lam!r}")
     if not (Delta >= 0 and math.isfinite(Delta)):
         raise ValueError(f"Delta must be >= 0, got {Delta}")
 
@@ -508,7 +512,7 @@ def _error_bars(G: FrozenRSMap, x, gx, av, J, Jav, E, tl):
         e_r, t_r = _observables(G, xr, av[r] + Jav @ (xr - x))
         Er.append(e_r)
         tlr.append(t_r)
-        objr.append(t_r + lam * (xr[1] + xr[4]) / (2 * alpha))
+        objr.append(t_r + ridge_term(lam, xr[1], xr[4], alpha))
     xr_arr = np.array(xr_list)
     sd = xr_arr.std(axis=0, ddof=1) / math.sqrt(R)
     E_err = float(np.std(Er, ddof=1) / math.sqrt(R))
@@ -517,8 +521,8 @@ def _error_bars(G: FrozenRSMap, x, gx, av, J, Jav, E, tl):
     shift = A @ (gx - x)
     e_s, t_s = _observables(G, x + shift, av.mean(axis=0) + Jav @ shift)
     sd = np.hypot(sd, np.abs(shift))
-    o_s = t_s + lam * (x[1] + shift[1] + x[4] + shift[4]) / (2 * alpha)
-    obj_err = float(math.hypot(obj_err, o_s - (tl + lam * (x[1] + x[4]) / (2 * alpha))))
+    o_s = t_s + ridge_term(lam, x[1] + shift[1], x[4] + shift[4], alpha)
+    obj_err = float(math.hypot(obj_err, o_s - (tl + ridge_term(lam, x[1], x[4], alpha))))
     E_err, tl_err = float(math.hypot(E_err, e_s - E)), float(math.hypot(tl_err, t_s - tl))
     return dict(zip(UNKNOWNS, map(float, sd))), E_err, tl_err, obj_err, []
 
@@ -528,9 +532,13 @@ def _energy_and_replicon(G: FrozenRSMap, x, info, d):
     ``(free_energy, replicon, replicon_error, evaluations)`` (NaN replicon where it cannot be computed)."""
     mod = next(iter(G.kern.modules.values()))
     hats_x = {k: float(v) for k, v in info["hats"].items()}
-    (free_energy,) = np.atleast_1d(mod.rs_energy(*x, *(hats_x[k] for k in ("m_hat_k", "q_hat_k", "V_hat_k", "m_hat_v",
-                                                                          "q_hat_v", "V_hat_v")),
-                                                 G.lam, G.alpha, d["train_half_sq"], d["gg_k"], d["gg_v"]))
+    hat_vals = [hats_x[k] for k in ("m_hat_k", "q_hat_k", "V_hat_k", "m_hat_v", "q_hat_v", "V_hat_v")]
+    if isinstance(G.lam, Ridge):
+        (free_energy,) = np.atleast_1d(mod.rs_energy_ridges(*x, *hat_vals, *ridges(G.lam), G.alpha,
+                                                            d["train_half_sq"], d["gg_k"], d["gg_v"]))
+    else:
+        (free_energy,) = np.atleast_1d(mod.rs_energy(*x, *hat_vals, G.lam, G.alpha, d["train_half_sq"], d["gg_k"],
+                                                     d["gg_v"]))
     try:
         replicon, replicon_err, _ = rs_replicon(G.kern, G.rules, x, G.alpha, G.lam, G.Delta, hats_x,
                                                 offsets=[d_["offset"] for d_ in info["diags"]])
@@ -642,7 +650,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
     if progress is not None:
         progress(f"RS alpha={alpha:g} lam={lam:g}: E_test={E:.5f} ± {E_err:.1e} ({method}, "
                  f"{s.evals} maps, {seconds:.2f}s)")
-    objective = tl + lam * (x[1] + x[4]) / (2 * alpha)
+    objective = tl + ridge_term(lam, x[1], x[4], alpha)
     return RSFixedPoint(
         values=dict(zip(UNKNOWNS, map(float, x))), errors=errs, E_test=E, E_test_error=E_err, training_loss=tl,
         training_loss_error=tl_err, training_objective=objective,
@@ -652,5 +660,6 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         iterations=s.iters, evaluations=s.evals, method=method, rule=rules[0].method, seconds=seconds,
         prox_seconds=G.timing.get("prox", 0.0), alpha=float(alpha), lam=float(lam), Delta=float(Delta),
         flags=tuple(flags), free_energy=free_energy, training_objective_error=obj_err,
+        lam_v=ridges(lam)[1] if isinstance(lam, Ridge) else None,
         stability_damped=float(np.max(eig.real)), replicon=replicon, replicon_error=replicon_err, jacobian=J,
         anchor=[d_["offset"] for d_ in diags], averages=av.mean(axis=0))

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..._portable_solver import ConvergenceError
 from .prox import chunked, columns, pd_and_inverse_diagonal, prox_affine, prox_newton, unpack_sym
-from .rule import SYSTEM, UNKNOWNS, RSKernels, RSRule, subrule
+from .rule import SYSTEM, UNKNOWNS, RSKernels, RSRule, ridges, subrule
 
 __all__ = ["NAMES", "FrozenRSMap", "channel_averages", "fd_jacobian_with_averages", "rs_map", "rs_replicon", "update_from_averages"]
 
@@ -36,26 +36,38 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, 
     n = rule.n
     y = rule.zstar[np.arange(n), rule.eps] + Delta * rule.xi0
     t0 = time.perf_counter()
+    # the prox unknowns: χ (square loss: the value fields eliminated in closed form), or (χ, r) jointly for
+    # another loss, the residual starting from the square loss's prox residual at ω^χ
+    wx = wchi
+    if kern.joint:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            r0 = np.broadcast_to(np.asarray(mod.joint_start(*columns(wchi), *columns(wz), y, V_v)[0], float), (n,))
+        wx = np.column_stack([wchi, r0])
     if kern.affine:
-        chi_hat, diag = prox_affine(mod, wchi, wz, y, V_k, V_v)
+        x_hat, diag = prox_affine(mod, wchi, wz, y, V_k, V_v)
     else:
-        chi_hat, diag = prox_newton(mod, wchi, wz, y, V_k, V_v, starts=None if anchor is None else wchi + anchor,
-                                     shift_invariant=kern.shift_invariant,
-                                     newton_steps=newton_steps if anchor is not None else 0)
+        x_hat, diag = prox_newton(mod, wx, wz, y, V_k, V_v, starts=None if anchor is None else wx + anchor,
+                                  shift_invariant=kern.shift_invariant, joint=kern.joint,
+                                  newton_steps=newton_steps if anchor is not None else 0)
         if rescreen is not None and anchor is not None and rescreen.any():
             # the partial map: the multistart again on the samples known to have several minima, the
             # anchored selection elsewhere
             idx = np.flatnonzero(rescreen)
-            chi_r, diag_r = prox_newton(mod, wchi[idx], wz[idx], y[idx], V_k, V_v, shift_invariant=kern.shift_invariant)
-            chi_hat[idx] = chi_r
+            x_r, diag_r = prox_newton(mod, wx[idx], wz[idx], y[idx], V_k, V_v, shift_invariant=kern.shift_invariant,
+                                      joint=kern.joint)
+            x_hat[idx] = x_r
             diag["distinct"] = np.zeros(n, bool)
             diag["distinct"][idx] = diag_r["distinct"]
-    diag["offset"] = chi_hat - wchi
+    diag["offset"] = x_hat - wx
+    chi_hat = x_hat[:, :L]
     t1 = time.perf_counter()
     if timing is not None:
         timing["prox"] = timing.get("prox", 0.0) + (t1 - t0)
     with np.errstate(over="ignore", invalid="ignore"):
-        out = chunked(mod.post, [*columns(chi_hat), *columns(wz), y], (V_v,), n)
+        if kern.joint:
+            out = chunked(mod.post, [*columns(chi_hat), x_hat[:, L], *columns(wz), y], (V_v,), n)
+        else:
+            out = chunked(mod.post, [*columns(chi_hat), *columns(wz), y], (V_v,), n)
     z_hat = np.stack(out[L:2 * L], axis=1)
     resid = out[2 * L]
     vdiag = np.array([V_k] * L + [V_v] * L)
@@ -71,7 +83,9 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, 
     sig_loc = np.array(np.broadcast_to(sig[0], (n,)), float)  # σ_ε(ω^χ) at each sample's location ε
     for ell in range(1, L):
         np.copyto(sig_loc, sig[ell], where=rule.eps == ell)
-    cols = list(ints) + [sig_loc, sig[L], 0.5 * resid ** 2, pd_fail.astype(float), diag["multi_minima_fraction"]]
+    # the training loss per sample: ½ r² (square), ρ(r̂) from its kernel otherwise
+    train = 0.5 * resid ** 2 if not kern.joint else np.broadcast_to(np.asarray(mod.train_loss(resid)[0], float), (n,))
+    cols = list(ints) + [sig_loc, sig[L], train, pd_fail.astype(float), diag["multi_minima_fraction"]]
     if replicon:
         Hfull = unpack_sym([np.broadcast_to(np.asarray(h_, float), (n,)) for h_ in out[2 * L + 1:]], 2 * L)
         with np.errstate(all="ignore"):
@@ -117,8 +131,9 @@ def update_from_averages(kern, av, x, alpha, lam, form="stein"):
     conj = getattr(mod, f"conjugates_{form}")
     mh_k, qh_k, Vh_k = conj(d["gg_k"], d["dg_k"], d["gx_k"], d["gxi_k"], m_k, s_k, alpha)
     mh_v, qh_v, Vh_v = conj(d["gg_v"], d["dg_v"], d["gx_v"], d["gxi_v"], m_v, s_v, alpha)
-    mk, qk, Vk = mod.prior(mh_k, qh_k, Vh_k, lam)
-    mv, qv, Vv = mod.prior(mh_v, qh_v, Vh_v, lam)
+    lam_k, lam_v = ridges(lam)
+    mk, qk, Vk = mod.prior(mh_k, qh_k, Vh_k, lam_k)
+    mv, qv, Vv = mod.prior(mh_v, qh_v, Vh_v, lam_v)
     hats = {"m_hat_k": mh_k, "q_hat_k": qh_k, "V_hat_k": Vh_k, "m_hat_v": mh_v, "q_hat_v": qh_v, "V_hat_v": Vh_v}
     return np.array([mk, qk, Vk, mv, qv, Vv], float), hats
 
@@ -164,8 +179,9 @@ def rs_replicon(kern: RSKernels, rules, x, alpha, lam, Delta, hats, *, offsets=N
                       newton_steps=1 if offsets is not None else 0, replicon=True)
     K = av[:, len(NAMES):]
     mod = next(iter(kern.modules.values()))
-    (P2k,) = np.atleast_1d(mod.replicon_prior(hats["m_hat_k"], hats["q_hat_k"], hats["V_hat_k"], lam))
-    (P2v,) = np.atleast_1d(mod.replicon_prior(hats["m_hat_v"], hats["q_hat_v"], hats["V_hat_v"], lam))
+    lam_k, lam_v = ridges(lam)
+    (P2k,) = np.atleast_1d(mod.replicon_prior(hats["m_hat_k"], hats["q_hat_k"], hats["V_hat_k"], lam_k))
+    (P2v,) = np.atleast_1d(mod.replicon_prior(hats["m_hat_v"], hats["q_hat_v"], hats["V_hat_v"], lam_v))
     Pk, Pv = math.sqrt(float(P2k)), math.sqrt(float(P2v))
     w = np.array([Pk * Pk, Pk * Pv, Pv * Pv])
 

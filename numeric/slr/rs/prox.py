@@ -203,7 +203,7 @@ _DEFAULT = ProxOptions()
 
 
 def prox_newton(mod, wchi, wz, y, V_k, V_v, *, starts=None, newton_steps=0, shift_invariant=False,
-                options: ProxOptions | None = None, trace=None, stats=None, **overrides):
+                options: ProxOptions | None = None, trace=None, stats=None, joint=False, **overrides):
     """Minimise F over χ for every sample; returns χ̂ (n, L) and diagnostics.
 
     Multistart (§10.6, screened): F is evaluated at ω^χ and at ω^χ + t√V_k d for the directions
@@ -240,6 +240,11 @@ def prox_newton(mod, wchi, wz, y, V_k, V_v, *, starts=None, newton_steps=0, shif
     higher minima are no longer seen.  Not applied in more dimensions, where rising along one line
     says nothing of the basin (erf_fixed, L = 2: 35 of 212 992 samples would end higher).
 
+    ``joint`` (a loss other than the square one, docs/slr.md §10.3a): the last column of ``wchi`` is the start of
+    the residual r, an unknown beside χ; the rays are those of χ (as above, padded with 0 in r) and one along r,
+    and ``shift_invariant`` applies to the χ part (Φ depends on χ through σ(χ) and the penalty only).  The
+    one-dimensional pruning never applies (the problem has at least two dimensions).
+
     ``starts`` (n, L), if given, replaces the multistart by one given start per sample: that is the
     selection-frozen surrogate used by the outer solver's piece walk (:func:`rs_map` ``anchor``),
     never the map itself.  With ``starts``, ``newton_steps`` k > 0 takes k plain Newton steps from
@@ -257,16 +262,16 @@ def prox_newton(mod, wchi, wz, y, V_k, V_v, *, starts=None, newton_steps=0, shif
     y = np.ascontiguousarray(y, dtype=float)
     if starts is not None and newton_steps:
         return _newton_steps_from(mod, wchi, wz, y, wcT, wzT, V_k, V_v, np.array(starts, float).T.copy(),
-                                  int(newton_steps), o, shift_invariant)
+                                  int(newton_steps), o, shift_invariant, joint)
     if starts is not None:
         # one given start per sample (the selection-frozen surrogate of the piece walk): no screening
         st = _Starts.given(np.array(starts, float).T.copy(), n)
     else:
-        rays = _Rays(L, V_k, shift_invariant)
+        rays = _Rays(L, V_k, shift_invariant, joint)
         Fc = _screen(mod, wcT, wzT, y, rays.off, V_k, V_v)
         pick = _pick_starts(Fc, rays.blocks, o.keep_starts, n)
         st = _Starts.screened(wcT, rays.off, pick, n)
-        if o.keep_starts is None and o.prune and shift_invariant and L == 2:
+        if o.keep_starts is None and o.prune and shift_invariant and L == 2 and not joint:
             # a one-dimensional prox (see the docstring): an uphill ray start is not run, it receives the
             # final point of ω^χ's start (column 0)
             st.drop_uphill(_uphill_ray_starts(Fc, rays.blocks, pick, rays.off))
@@ -281,11 +286,14 @@ class _Rays:
     every ray is one contiguous block of rows; ``off`` (S0, L) the offsets from ω^χ, ``blocks`` the row ranges
     of ω^χ and of each ray (direction, sign)."""
 
-    def __init__(self, L, V_k, shift_invariant):
-        dirs = [] if shift_invariant else [np.eye(L)[ell] for ell in range(L)]
-        for i in range(L):
-            for j in range(i + 1, L):
+    def __init__(self, L, V_k, shift_invariant, joint=False):
+        Lc = L - 1 if joint else L  # the χ coordinates; with ``joint`` the last one is the residual r
+        dirs = [] if shift_invariant else [np.eye(L)[ell] for ell in range(Lc)]
+        for i in range(Lc):
+            for j in range(i + 1, Lc):
                 dirs.append((np.eye(L)[i] - np.eye(L)[j]) / math.sqrt(2))
+        if joint:
+            dirs.append(np.eye(L)[L - 1])
         ts = np.array(_START_T)
         if shift_invariant:
             # σ(χ + c1) = σ(χ): the prox offset is orthogonal to 1, and a ray along e_ℓ screens the
@@ -365,7 +373,7 @@ class _Starts:
         self.dropped[pr] = True
 
 
-def _newton_steps_from(mod, wchi, wz, y, wcT, wzT, V_k, V_v, X, newton_steps, o, shift_invariant):
+def _newton_steps_from(mod, wchi, wz, y, wcT, wzT, V_k, V_v, X, newton_steps, o, shift_invariant, joint=False):
     """``newton_steps`` plain Newton steps from given starts near their minima, no line search: one from minima
     at a point O(h) away (finite differences of the surrogate: the step's error is O(h²), so the quotient's is
     O(h)); two from minima a few 1e-2 away (error O(Δ⁴): the walk's first, loosely solved round).  Beyond one
@@ -386,7 +394,7 @@ def _newton_steps_from(mod, wchi, wz, y, wcT, wzT, V_k, V_v, X, newton_steps, o,
     if not ok.all():
         bad = np.flatnonzero(~ok)
         sub, _ = prox_newton(mod, wchi[bad], wz[bad], y[bad], V_k, V_v, starts=X[:, bad].T,
-                             shift_invariant=shift_invariant, options=o)
+                             shift_invariant=shift_invariant, options=o, joint=joint)
         Xk[:, bad] = sub.T
     return Xk.T, {"prox_iterations": int(newton_steps), "unconverged_fraction": 0.0,
                   "ambiguous_fraction": 0.0, "multi_minima_fraction": 0.0}

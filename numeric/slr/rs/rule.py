@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = [
+    "Ridge",
     "SYSTEM",
     "UNKNOWNS",
     "RSKernels",
@@ -22,6 +23,8 @@ __all__ = [
     "prefix_rule",
     "project",
     "residual",
+    "ridge_term",
+    "ridges",
     "small_overlap_start",
     "subrule",
 ]
@@ -33,18 +36,67 @@ UNKNOWNS = ("m_k", "q_k", "V_k", "m_v", "q_v", "V_v")
 SYSTEM = "slr RS fixed point (docs/slr.md §10)"
 
 
+class Ridge(float):
+    """Separate ridges on the two blocks: a float equal to λ_k (so that the code paths that carry one λ — formats,
+    checks, the λ ladders of the branch search — carry this one), with λ_v in ``.v``.  Scaling by a number scales
+    both.  A plain float λ means λ_k = λ_v = λ.
+
+    >>> lam = Ridge(0.1, 0.3); float(lam), lam.v, (10 * lam).v
+    (0.1, 0.3, 3.0)
+    """
+
+    def __new__(cls, k, v):
+        obj = super().__new__(cls, float(k))
+        obj.v = float(v)
+        return obj
+
+    def __mul__(self, other):
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return Ridge(float(self) * float(other), self.v * float(other))
+        return NotImplemented
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return Ridge(float(self) / float(other), self.v / float(other))
+        return NotImplemented
+
+    def __repr__(self):
+        return f"Ridge(k={float(self)!r}, v={self.v!r})"
+
+    def __reduce__(self):
+        return (Ridge, (float(self), self.v))
+
+
+def ridges(lam) -> tuple:
+    """``(λ_k, λ_v)`` of a ridge: a :class:`Ridge`, or one float for both blocks."""
+    return float(lam), float(getattr(lam, "v", lam))
+
+
+def ridge_term(lam, q_k, q_v, alpha):
+    """The ridge part of the training objective per sample, (λ_k q_k + λ_v q_v)/(2α) (λ(q_k + q_v)/(2α) for one λ,
+    computed as such)."""
+    if not isinstance(lam, Ridge):
+        return lam * (q_k + q_v) / (2 * alpha)
+    return (float(lam) * q_k + lam.v * q_v) / (2 * alpha)
+
+
 @dataclass
 class RSKernels:
     """Loaded generated kernels of one activation: ``modules[L]`` holds the functions of
     ``attnlimits.derivations.slr.replica.replica_kernels`` for length ``L``; ``affine`` says whether the exact
     polynomial prox is available; ``shift_invariant`` whether σ(χ + c1) = σ(χ) was proved (the
-    ``shift_invariant`` kernel is present), so that the multistart screens rays in 1⊥ only."""
+    ``shift_invariant`` kernel is present), so that the multistart screens rays in 1⊥ only; ``joint`` whether the
+    loss is not the square one, so that the prox runs over (χ, r) jointly (the ``joint_start`` kernel is present,
+    docs/slr.md §10.3)."""
 
     name: str
     modules: dict
     affine: bool
     sources: dict = field(default_factory=dict, repr=False)
     shift_invariant: bool = False
+    joint: bool = False
 
 
 _LOADED: dict = {}
@@ -70,7 +122,8 @@ def compile_rs_kernels(name: str, kernel_sets: dict) -> RSKernels:
         mods[int(L)], srcs[int(L)] = _LOADED[key]
         affine = affine and hasattr(mods[int(L)], "affine_poly")
     shift = all(hasattr(m_, "shift_invariant") for m_ in mods.values())
-    return RSKernels(name, mods, affine, srcs, shift_invariant=shift)
+    joint = any(hasattr(m_, "joint_start") for m_ in mods.values())
+    return RSKernels(name, mods, affine, srcs, shift_invariant=shift, joint=joint)
 
 
 @dataclass
