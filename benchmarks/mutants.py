@@ -214,7 +214,7 @@ PLANTS_LIST = [
     Plant("rmt-kappa", "rmt", "kept-diagonal constant κ (§4.3) 3 % too large",
           f"{RMT}:diagonal_constant", scale_return(0.03),
           0.03, "kept diagonal", "coefficient", ("V16", "mixed-geometry", "V5"),
-          ("rmt-frobenius-vs-m1", "rmt-vs-simulation-weights")),
+          ("rmt-kappa-vs-measured", "rmt-frobenius-vs-m1", "rmt-vs-simulation-weights")),
     Plant("rmt-large-gamma-M1", "rmt", "large-γ coefficient M₁ (§8 E) 2 % too large (moves the crossover c*)",
           f"{RMT}:large_gamma_m1", _scale_expr_fn(0.02),
           0.02, "large γ, μ = 0", "coefficient", ("V14", "V5"), ("rmt-large-gamma-m1", "rmt-frobenius-vs-m1")),

@@ -3,7 +3,7 @@
 Registered under the ``attnlimits.results`` entry-point group (``pyproject.toml``).  Reading
 this module imports no SymPy; the equations are :mod:`attnlimits.derivations.attention_rmt.equations`.
 """
-from attnlimits.symbolic.properties import Choice, Expression, Property, Range
+from attnlimits.symbolic.properties import Choice, Expression, IntRange, Property, Range
 from attnlimits.symbolic.result import Command, Param, Result
 
 __all__ = ["RESULT", "REFERENCES", "RMT_COMMAND", "BUILTIN_ACTIVATION_NAMES"]
@@ -91,6 +91,11 @@ PROPERTIES = (
              quick={"n": 256, "draws": 24}, confirm={"n": 512, "draws": 48}, map=("x", "c"), seconds=120.0,
              doc="Smooth activations: for ReLU the finite-n correction is not of order 1/n (one of six points, "
                  "c = 0.48, z = -0.89 + 0.84i, stood 5.7 SE beyond the 1/n extrapolation from n = 128, 256)."),
+    Property("rmt-kappa-vs-measured", "rmt", "the kept-diagonal constant kappa(p) of §4.3 equals the mean "
+             "diagonal of K_X it stands for (Monte Carlo of |x|^2 ~ chi^2_p; monotone activations)",
+             {"activation": Choice(("tanh", "relu", "sigmoid", "erf")), "p": IntRange(100, 2000)},
+             evaluate=f"{_EXPLORE}:kappa_vs_measured", kind="simulation", quick={"n": 2_000_000},
+             confirm={"n": 8_000_000}, seconds=30.0),
     Property("rmt-derivative-identity", "rmt", "E = -gamma^2 d ybar/d gamma for attention and ridge: the engine's "
              "error equals a central difference of its ybar (1e-6 relative; §6, §7, ID-derivative)",
              {"activation": Choice(("tanh", "relu", "erf", "sin")), "c": Range(0.1, 10.0, scale="log"),

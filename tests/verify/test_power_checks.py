@@ -113,3 +113,17 @@ def test_a1_by_direct_quadrature_matches_the_engine():
         value, error = _a1_by_quadrature(expr)
         assert float(hermite_coefficients(parse_activation(expr)).a1) == pytest.approx(value, rel=1e-8, abs=10 * error)
     assert _a1_by_quadrature("log(t)") is None  # complex on t < 0: no reference, the Bessel check alone
+
+
+def test_kappa_vs_measured_holds_and_sees_a_3_percent_kappa_error(mutants):
+    from attnlimits.verify.rmt.properties import kappa_vs_measured
+
+    def excess(point):
+        ((_, c),) = kappa_vs_measured(point, size={"n": 400_000}, seed=1)
+        return (abs(c.value - c.reference) - c.tolerance) / c.se  # in SE beyond the tolerance
+
+    k = 4.0  # standard errors
+    for point in ({"activation": "sigmoid", "p": 100}, {"activation": "relu", "p": 400}):
+        assert excess(point) <= k, point
+    with mutants.planted("rmt-kappa"):
+        assert excess({"activation": "relu", "p": 400}) > k
