@@ -289,7 +289,7 @@ PLANTS_LIST = [
     # --- SLR predecessor [M] (§13) ---------------------------------------------------------------
     Plant("slr-predecessor-risk", "slr", "[M] Theorem 1 manifold excess risk 2 % too large",
           f"{SLR_PRED}:manifold_excess_risk", _scale_expr_fn(0.02),
-          0.02, "everywhere", "coefficient", ("C21",), ()),
+          0.02, "everywhere", "coefficient", ("C21",), ("slr-predecessor-vs-mc",)),
 ]
 
 PLANTS = {p.name: p for p in PLANTS_LIST}

@@ -374,6 +374,12 @@ PROPERTIES = (
              confirm={"n": 4_000_000, "batches": 40, "points": 2 ** 16}, seconds=60.0,
              doc="D = 16: the direct risk equals the formula at any D for an orthonormal teacher, so the size "
                  "buys sequences, not dimension."),
+    Property("slr-predecessor-vs-mc", "slr", "[M] Theorem 1: the manifold excess risk of erf attention equals a "
+             "Monte Carlo of the predictor (projected law; C21 over a domain)",
+             {"d": IntRange(50, 1000), "L": IntRange(2, 12), "gamma2": Range(0.1, 1.0),
+              "lam": Range(0.02, 1.0, scale="log"), "kappa": Range(0.0, 1.0), "nu_M": Range(0.0, 1.0)},
+             evaluate=f"{_EXPLORE}:predecessor_vs_mc", kind="simulation", quick={"n": 400_000},
+             confirm={"n": 1_600_000}, seconds=30.0),
     Property("slr-bo-below-rs", "slr", "E_BO(alpha) <= the replica prediction of ridge ERM at any lambda (§10-§11)",
              {"alpha": Range(1.0, 20.0, scale="log"), "lam": Range(0.03, 3.0, scale="log"),
               "activation": Choice(("softmax", "linear_uncentred", "linear_centred"))},

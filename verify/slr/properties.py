@@ -8,7 +8,7 @@ import math
 from attnlimits.verify.comparison import Comparison
 
 __all__ = ["bayes_bound", "bo_monotone", "bo_below_rs", "bo_large_alpha", "risk_formula_vs_direct", "gamp_vs_state_evolution",
-           "replica_vs_erm", "replica_vs_erm_loss",
+           "replica_vs_erm", "replica_vs_erm_loss", "predecessor_vs_mc",
            "population_vs_mc", "replica_vs_erm_models", "replica_vs_erm_at", "length_law", "minimum_detectable_deviation"]
 
 #: the precision to which the population optimiser locates an optimum (its ``--tol`` 1e-6 on the
@@ -328,3 +328,21 @@ def replica_vs_erm_loss(point, *, size, seed):
     se, dof = combine([s, float(rs.E_test_error)], [n - 1, reps - 1])
     return [(f"ERM E_test with loss {loss} (D={D}) vs RS E_test with that loss",
              Comparison(m, float(rs.E_test), se=se, dof=dof, allowance=2.5 * abs(m - m_half)))]
+
+
+def predecessor_vs_mc(point, *, size, seed):
+    """[M] Theorem 1 (docs/slr.md §13, claim C21 over a domain): the manifold excess risk of erf attention
+    from the derived closed form against a Monte Carlo of the predictor on sequences (the projected law:
+    each token's coordinates on the orthonormal frame (k*, v*, u, u′), the same law as full sequences in
+    R^d), ``n`` sequences; SE over batches."""
+    from attnlimits.verify.slr import predecessor_manifold_risk_mc
+    from attnlimits.verify.slr import theory
+
+    args = (int(point["d"]), int(point["L"]), float(point["gamma2"]), float(point["lam"]), float(point["kappa"]),
+            float(point["nu_M"]))
+    th = theory.predecessor_manifold_risk(*args)
+    value, error = (float(th.value), float(th.error or 0.0)) if hasattr(th, "value") else (float(th), 0.0)
+    est = predecessor_manifold_risk_mc(*args, int(size.get("n", 400_000)), int(seed), method="projected",
+                                       device=size.get("device", "cpu"))
+    return [("MC excess risk on the manifold vs [M] Theorem 1",
+             Comparison(float(est.mean), value, se=float(est.se), dof=est.n_draws - 1, tolerance=3 * error))]
