@@ -224,41 +224,39 @@ def _fig_rmt_1c(out, mode, seed, device):
 # ---------------------------------------------------------------------------------------------
 # softmax paper: population risks, finite-sample curve
 # ---------------------------------------------------------------------------------------------
-def _population_curve(name, xs, x, fixed, mode, title, xlabel, logx):
-    fig, ax, _ = axes(title, xlabel, "optimal population risk (excess)", logx=logx)
-    rows, per_act, bayes = [], {a: [] for a in _ACTS}, []
-    for xv in xs:
-        kw = {"model": "spiked", "nu": fixed.get("nu"), "L": [fixed.get("L")], "activation": list(_ACTS)}
-        kw["nu" if x == "nu" else "L"] = xv if x == "nu" else [int(xv)]
-        recs = _run("slr", "population", **kw)
-        for r in recs:
-            per_act[r["activation"]].append(float(r["risk"]))
-            rows.append({"panel": name, "curve": r["activation"], x: float(xv), "risk": float(r["risk"]),
-                         "risk_error": r.get("risk_error"), "model": "spiked", **{k: v for k, v in fixed.items() if k != x}})
-        bayes.append(float(recs[0]["bayes_risk"]))
-        rows.append({"panel": name, "curve": "bayes", x: float(xv), "risk": bayes[-1], "model": "spiked",
-                     **{k: v for k, v in fixed.items() if k != x}})
-    for a in _ACTS:
-        ax.plot(xs, per_act[a], "-o", ms=3, color=_COLORS[a], label=a)
-    ax.plot(xs, bayes, "--", color="k", lw=1.4, label="Bayes risk")
-    fixed_txt = ", ".join(f"{k} = {v:g}" for k, v in fixed.items() if k != x)
-    note = (f"spiked SLR, {fixed_txt}; exact population risks at the optimal parameters (no simulation: "
-            f"the population risk is an expectation computed to ~1e-8); softmax attains the Bayes risk")
-    return fig, ax, rows, note
-
-
 def _fig_slr_nu(out, mode, seed, device):
+    from ._slr_panels import population_panel
+
     xs = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0] if mode == "quick" else list(np.round(np.logspace(-1, 1.3, 14), 4))
-    return _population_curve("slr-risk-nu", xs, "nu", {"L": 2}, mode,
-                             "Population risk vs spike strength ν, L = 2 (arXiv:2509.21936)", "spike strength ν",
-                             True)
+    return population_panel("slr-risk-nu", xs=xs, x="nu", model="spiked", nu=None, L=2, mode=mode, seed=seed,
+                            device=device, title="Population risk vs spike strength ν, spiked SLR, L = 2 "
+                            "(arXiv:2509.21936)", xlabel="spike strength ν", logx=True)
 
 
 def _fig_slr_L(out, mode, seed, device):
+    from ._slr_panels import population_panel
+
     xs = [2, 3, 4, 6, 8] if mode == "quick" else [2, 3, 4, 5, 6, 8, 10, 12]
-    return _population_curve("slr-risk-L", xs, "L", {"nu": 2.0}, mode,
-                             "Population risk vs sequence length L, ν = 2 (arXiv:2509.21936)", "sequence length L",
-                             False)
+    return population_panel("slr-risk-L", xs=xs, x="L", model="spiked", nu=2.0, L=None, mode=mode, seed=seed,
+                            device=device, title="Population risk vs sequence length L, spiked SLR, ν = 2 "
+                            "(arXiv:2509.21936)", xlabel="sequence length L", logx=False)
+
+
+def _fig_slr_L_max(out, mode, seed, device):
+    from ._slr_panels import population_panel
+
+    xs = [2, 3, 4, 5, 6, 8] if mode == "quick" else [2, 3, 4, 5, 6, 8, 10, 12, 16]
+    return population_panel("slr-risk-L-max", xs=xs, x="L", model="max", nu=math.inf, L=None, mode=mode, seed=seed,
+                            device=device, title="Population risk vs sequence length L, max-SLR, ν = ∞ "
+                            "(arXiv:2509.21936)", xlabel="sequence length L", logx=False)
+
+
+def _fig_slr_varlen(out, mode, seed, device):
+    from ._slr_panels import varlen_panel
+
+    return varlen_panel("slr-varlen", model="max", nu=math.inf, law={1: 1 / 3, 2: 1 / 3, 3: 1 / 3}, mode=mode,
+                        seed=seed, device=device, title="Variable length L ~ U{1,2,3}, max-SLR, ν = ∞: one (k, v) "
+                        "for every length vs each length tuned (arXiv:2509.21936)")
 
 
 def theory_rows(panel: str, curve: str, rows: list[dict], **fixed) -> list[dict]:
@@ -344,10 +342,14 @@ FIGURES = {f.name: f for f in (
            _fig_rmt_1a, 0.5),
     Figure("rmt-1b", "interpolation error vs c = p/n at γ = 1e-5", "arXiv:2506.18656 Fig. 1b", _fig_rmt_1b, 1.0),
     Figure("rmt-1c", "interpolation error vs SNR at c = 1/4, γ = 1e-5", "arXiv:2506.18656 Fig. 1c", _fig_rmt_1c, 1.0),
-    Figure("slr-risk-nu", "optimal population risks and Bayes risk vs ν (L = 2)", "arXiv:2509.21936 population figure",
+    Figure("slr-risk-nu", "optimal population risks and Bayes risk vs ν (spiked, L = 2), with MC", "arXiv:2509.21936 population figure",
            _fig_slr_nu, 2.0),
-    Figure("slr-risk-L", "optimal population risks and Bayes risk vs L (ν = 2)", "arXiv:2509.21936 population figure",
+    Figure("slr-risk-L", "optimal population risks and Bayes risk vs L (spiked, ν = 2), with MC", "arXiv:2509.21936 population figure",
            _fig_slr_L, 2.0),
+    Figure("slr-risk-L-max", "optimal population risks vs L at max-SLR ν = ∞ (Bayes risk 0)",
+           "arXiv:2509.21936 population figure (max-SLR)", _fig_slr_L_max, 3.0),
+    Figure("slr-varlen", "variable length L ~ U{1,2,3}, max-SLR ν = ∞: shared vs per-length optimum",
+           "arXiv:2509.21936 variable-length figure", _fig_slr_varlen, 1.5),
     Figure("slr-finite-alpha", "test error vs α: RS at tuned λ, ERM, Bayes-optimal, population optimum",
            "arXiv:2509.21936 finite-sample figure", _fig_slr_finite, 8.0),
 )}

@@ -1,0 +1,244 @@
+"""The single-location-regression panels of ``attnlimits figure`` (arXiv:2509.21936; docs/slr.md).
+
+Population panels (§6–§9): the optimal population risk of each activation and the Bayes risk, theory from
+``slr population`` (quadrature or closed form), with Monte Carlo markers — the risk *at the optimal
+parameters* the theory returns, re-estimated on fresh projection draws of the §3.6 sampler
+(:func:`attnlimits.verify.slr.estimators.projection_risk`, an independent PyTorch sampler and estimator),
+and the Bayes risk by :func:`attnlimits.verify.slr.bayes_mc.bayes_mc` — each with ± 1 SE, and a residual
+axis in SE.  Where the optimum is a limit (softmax and ``softplus_norm`` at max-SLR ν = ∞: m_k → ∞), the
+curve is the limit value and the marker compares with the theory *at the parameters simulated* (m_k = 200,
+the row's ``risk_at_bound``), both in the CSV.
+
+Finite-sample panels (§10–§12): :func:`finite_panel` draws, for one data setting, the tuned-λ equilibrium
+replica curve of each activation (flagged points apart: :mod:`attnlimits.verify._flags`), ERM markers at
+the tuned λ, the Bayes-optimal curve and the population optimum.  ``--full`` runs ERM at the paper's size
+√(ND) = 10⁴ as one task per (activation, α, seed) on the sweep machinery (:mod:`attnlimits.verify.sweep`):
+each finished task goes at once to a Parquet table in ``OUT/NAME-erm/``, a rerun skips the finished ones.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+__all__ = ["POPULATION_ACTS", "population_mc", "population_panel", "varlen_panel", "finite_panel",
+           "FINITE_SETTINGS", "full_size", "full_task_seconds"]
+
+#: The activations of the population panels (spec §4; the paper's four families, both linear forms).
+POPULATION_ACTS = ("softmax", "linear_uncentred", "linear_centred", "erf_learned", "softplus_norm")
+#: Fresh projection draws per Monte Carlo marker.
+MC_DRAWS = {"quick": 200_000, "full": 1_000_000}
+
+
+def _f():
+    from attnlimits.verify import figures
+
+    return figures
+
+
+def _extra_of(rec: dict):
+    """The extra scalar at a population optimum (erf's c, softplus's b), or None."""
+    arg = rec.get("argmin") or {}
+    for key in ("c", "b"):
+        if key in arg and arg[key] is not None:
+            return float(arg[key])
+    return None
+
+
+def _law_of(rec: dict):
+    """The length (int) or length law ({L: prob}) of a ``slr population`` row."""
+    law = {int(k): float(v) for k, v in (rec["L"].items() if isinstance(rec["L"], dict) else [(rec["L"], 1.0)])}
+    return next(iter(law)) if len(law) == 1 else law
+
+
+def population_mc(rec: dict, *, n: int, seed: int, device: str = "auto") -> tuple[float, float, float]:
+    """Monte Carlo of the risk at the optimal parameters of ``slr population`` row ``rec``.
+
+    The on-manifold risk 1 − 2m_vA + q_vB (spec §6.2) at the row's ``argmin`` (m_k, q_k, m_v, q_v and the
+    extra scalar) on ``n`` fresh projection draws with master seed ``seed``
+    (:func:`attnlimits.verify.slr.estimators.projection_risk`, 20 batches).  Returns ``(mean, se,
+    theory)``: ``theory`` is the population risk *at those parameters* — the row's ``risk``, or, when the
+    optimum is a limit (``limit``), its ``risk_at_bound`` (the risk at the bound the parameters sit on)."""
+    from attnlimits.verify.slr.estimators import projection_risk
+
+    a = rec["argmin"]
+    est = projection_risk(rec["activation"], a["m_k"], a["q_k"], a["m_v"], a["q_v"], model=rec["model"],
+                          nu=float(rec["nu"]), L=_law_of(rec), n=n, generator=int(seed), extra=_extra_of(rec),
+                          device=device)
+    theory = float(rec["risk_at_bound"]) if rec.get("limit") and rec.get("risk_at_bound") is not None \
+        else float(rec["risk"])
+    return float(est.mean), float(est.se), theory
+
+
+def _bayes_mc(model, nu, L, *, n, seed, device):
+    from attnlimits.verify.slr.bayes_mc import bayes_mc
+
+    est = bayes_mc(model, float(nu), L, n, int(seed), device=device)["bayes_risk"]
+    return float(est.mean), float(est.se)
+
+
+def _z(m, s, t):
+    return (m - t) / s if s > 0 and math.isfinite(s) else float("nan")
+
+
+def _mc_seed(seed: int, *index: int) -> int:
+    """An explicit seed per marker: the master seed and the marker's position, mixed."""
+    return int(np.random.SeedSequence([int(seed), *map(int, index)]).generate_state(1)[0])
+
+
+def population_panel(name, *, xs, x, model, nu, L, mode, seed, device, title, xlabel, logx, acts=POPULATION_ACTS):
+    """A population panel against ``x`` (``"nu"`` or ``"L"``): theory curves of ``acts`` and the Bayes risk,
+    Monte Carlo markers at the optimal parameters (and of the Bayes risk), residuals in SE.
+    Returns ``(fig, ax, rows, note)``."""
+    from attnlimits.verify._flags import measured_points
+
+    F = _f()
+    n = MC_DRAWS[mode]
+    fig, ax, rax = F.axes(title, xlabel, "optimal population risk (excess)", logx=logx, residual=True)
+    rows, curves, bayes, sims = [], {a: [] for a in acts}, [], {a: [] for a in list(acts) + ["bayes"]}
+    fixed = {"model": model, "nu": nu, "L": L}
+    nu_txt = "inf" if isinstance(nu, float) and math.isinf(nu) else nu
+    for i, xv in enumerate(xs):
+        kw = {"model": model, "nu": nu_txt if x != "nu" else xv, "L": [L] if x != "L" else [int(xv)],
+              "activation": list(acts)}
+        recs = F._run("slr", "population", **kw)
+        base = {k: v for k, v in fixed.items() if k != x}
+        for j, r in enumerate(recs):
+            act = r["activation"]
+            curves[act].append(float(r["risk"]))
+            rows.append({"panel": name, "curve": act, "kind": "theory", x: float(xv), "risk": float(r["risk"]),
+                         "risk_error": r.get("risk_error"), "limit": bool(r.get("limit")),
+                         "risk_at_bound": r.get("risk_at_bound"), "flag": "", **base})
+            s = _mc_seed(seed, i, j)
+            m, se, th = population_mc(r, n=n, seed=s, device=device)
+            sims[act].append((float(xv), m, se, th))
+            rows.append({"panel": name, "curve": act, "kind": "simulation", x: float(xv), "risk": m, "risk_se": se,
+                         "theory": th, "z": _z(m, se, th), "draws": n, "seed": s,
+                         "parameters": "argmin" + (" (m_k at its bound: limit)" if r.get("limit") else ""), **base})
+        eb = float(recs[0]["bayes_risk"])
+        bayes.append(eb)
+        rows.append({"panel": name, "curve": "bayes", "kind": "theory", x: float(xv), "risk": eb,
+                     "risk_error": recs[0].get("bayes_error"), "flag": "", **base})
+        s = _mc_seed(seed, i, len(acts))
+        Lv = int(xv) if x == "L" else L
+        m, se = _bayes_mc(model, float(xv) if x == "nu" else float(nu), Lv, n=n, seed=s, device=device)
+        sims["bayes"].append((float(xv), m, se, eb))
+        rows.append({"panel": name, "curve": "bayes", "kind": "simulation", x: float(xv), "risk": m, "risk_se": se,
+                     "theory": eb, "z": _z(m, se, eb), "draws": n, "seed": s, **base})
+    colors = F._COLORS
+    for a in acts:
+        ax.plot(xs, curves[a], "-", lw=1.5, color=colors[a], label=f"{a} (theory)")
+    ax.plot(xs, bayes, "--", color="k", lw=1.4, label="Bayes risk (theory)")
+    for a in list(acts) + ["bayes"]:
+        pts = sims[a]
+        xx, mm, ss, tt = (list(c) for c in zip(*pts))
+        measured_points(ax, xx, mm, ss, color=colors.get(a, "k"), marker="s" if a == "bayes" else "o", ms=3.5,
+                        capsize=2, label=("Bayes risk (MC)" if a == "bayes" else None))
+        rax.plot(xx, [_z(m, s, t) for m, s, t in zip(mm, ss, tt)], "s" if a == "bayes" else "o", ms=3.5,
+                 color=colors.get(a, "k"))
+    ax.plot([], [], "o", color="0.4", ms=3.5, label="MC at the optimal parameters ± SE")
+    fixed_txt = ", ".join(f"{k} = {'∞' if isinstance(v, float) and math.isinf(v) else v}"
+                          for k, v in fixed.items() if k != x)
+    limits = sorted({r["curve"] for r in rows if r.get("limit")})
+    note = (f"{model}-SLR, {fixed_txt}; lines: optimal population risk (quadrature / closed form, error ≤ 1e-4); "
+            f"markers: the risk at the theory's optimal parameters on {n:,} fresh projection draws (seeded from "
+            f"{seed}), and the Bayes risk by MC, ± 1 SE; lower panel (MC − theory at the same parameters)/SE")
+    if limits:
+        note += (f"; {', '.join(limits)}: the optimum is a limit (m_k → ∞); the line is the limit, the marker sits "
+                 f"at m_k = 200 and is compared with the theory there (CSV risk_at_bound)")
+    return fig, ax, rows, note
+
+
+def varlen_panel(name, *, model, nu, law, mode, seed, device, title, acts=POPULATION_ACTS):
+    """The variable-length panel: for each activation, the optimal risk with one parameter pair shared by
+    every length of ``law`` (bars), the per-length tuned average (a lower bound, hatched bars), the risks at
+    each fixed length, and the Monte Carlo risk at the shared optimum (markers ± SE, residuals in SE)."""
+    from attnlimits.verify._flags import measured_points
+
+    F = _f()
+    n = MC_DRAWS[mode]
+    lengths = sorted(law)
+    fig, ax, rax = F.axes(title, "activation", "optimal population risk (excess)", residual=True)
+    nu_txt = "inf" if isinstance(nu, float) and math.isinf(nu) else nu
+    recs = F._run("slr", "population", model=model, nu=nu_txt, L=lengths, activation=list(acts), per_length=True)
+    rows, xs, ms, ss, zs = [], [], [], [], []
+    width = 0.38
+    law_txt = "U{" + ",".join(map(str, lengths)) + "}"
+    for j, r in enumerate(recs):
+        act = r["activation"]
+        shared, per = float(r["risk"]), float(r["per_length"]["average"])
+        c = F._COLORS[act]
+        if j == 0:  # grey legend proxies: the colour is the activation's, the fill says which optimum
+            ax.bar([], [], color="0.55", alpha=0.75, label=f"shared (k, v), L ~ {law_txt}")
+            ax.bar([], [], color="white", edgecolor="0.4", hatch="///", label="per-length tuned (average)")
+        ax.bar(j - width / 2, shared, width, color=c, alpha=0.75)
+        ax.bar(j + width / 2, per, width, color="white", edgecolor=c, hatch="///")
+        rows.append({"panel": name, "curve": act, "kind": "theory", "setting": "shared", "risk": shared,
+                     "risk_error": r.get("risk_error"), "limit": bool(r.get("limit")),
+                     "risk_at_bound": r.get("risk_at_bound"), "model": model, "nu": nu, "L": law_txt, "flag": ""})
+        rows.append({"panel": name, "curve": act, "kind": "theory", "setting": "per-length average", "risk": per,
+                     "model": model, "nu": nu, "L": law_txt, "flag": ""})
+        for Lv, v in r["per_length"]["risks"].items():
+            rows.append({"panel": name, "curve": act, "kind": "theory", "setting": f"L = {Lv}", "risk": float(v),
+                         "model": model, "nu": nu, "L": int(Lv), "flag": ""})
+        s = _mc_seed(seed, j)
+        m, se, th = population_mc(r, n=n, seed=s, device=device)
+        rows.append({"panel": name, "curve": act, "kind": "simulation", "setting": "shared", "risk": m, "risk_se": se,
+                     "theory": th, "z": _z(m, se, th), "draws": n, "seed": s, "model": model, "nu": nu, "L": law_txt})
+        xs.append(j - width / 2), ms.append(m), ss.append(se), zs.append(_z(m, se, th))
+        measured_points(ax, [j - width / 2], [m], [se], color="k", ms=3.5, capsize=2,
+                        label="MC at the shared optimum ± SE" if j == 0 else None)
+        rax.plot([j - width / 2], [zs[-1]], "o", ms=3.5, color=c)
+    s = _mc_seed(seed, len(recs))
+    m, se = _bayes_mc(model, float(nu), {Lv: 1.0 / len(lengths) for Lv in lengths}, n=n, seed=s, device=device)
+    eb = float(recs[0]["bayes_risk"])
+    ax.axhline(eb, color="k", ls="--", lw=1.2, label=f"Bayes risk {eb:.3g}")
+    rows.append({"panel": name, "curve": "bayes", "kind": "theory", "setting": "shared", "risk": eb, "model": model,
+                 "nu": nu, "L": law_txt, "flag": ""})
+    rows.append({"panel": name, "curve": "bayes", "kind": "simulation", "setting": "shared", "risk": m, "risk_se": se,
+                 "theory": eb, "z": _z(m, se, eb), "draws": n, "seed": s, "model": model, "nu": nu, "L": law_txt})
+    for a in (ax, rax):
+        a.set_xticks(range(len(recs)))
+    rax.set_xticklabels([r["activation"].replace("_", "\n", 1) for r in recs], fontsize=7)
+    limits = [r["activation"] for r in recs if r.get("limit")]
+    nu_s = "∞" if isinstance(nu, float) and math.isinf(nu) else f"{nu:g}"
+    note = (f"{model}-SLR, ν = {nu_s}, L ~ {law_txt} (the spec's reference law, docs/slr.md §3.4); bars: optimal "
+            f"risk with one (k, v) for every length, hatched: each length tuned apart, averaged (a lower bound); "
+            f"the cost of sharing is the difference (claim C9); markers: the risk at the shared optimum on {n:,} "
+            f"fresh projection draws per length (seeded from {seed}) ± 1 SE")
+    if limits:
+        note += f"; {', '.join(limits)}: optimum a limit (m_k → ∞), marker at m_k = 200 vs the theory there"
+    return fig, ax, rows, note
+
+
+# ---------------------------------------------------------------------------------------------
+# finite-sample panels
+# ---------------------------------------------------------------------------------------------
+#: The finite-sample settings (docs/slr.md §15 C18, §16 Q3): name → (model, ν, L, activations).
+FINITE_SETTINGS = {
+    "slr-finite-alpha": ("spiked", 2.0, 2, ("softmax", "linear_uncentred")),
+    "slr-finite-alpha-spiked-nu1-L3": ("spiked", 1.0, 3, ("softmax", "linear_uncentred")),
+    "slr-finite-alpha-spiked-nu2-L3": ("spiked", 2.0, 3, ("softmax", "linear_uncentred")),
+    "slr-finite-alpha-max-L3": ("max", math.inf, 3, ("softmax", "linear_uncentred")),
+}
+#: √(ND) of the paper's finite-sample figure (docs/slr.md §12).
+PAPER_SQRT_ND = 10_000
+
+
+def full_size(alpha: float, sqrt_nd: int = PAPER_SQRT_ND) -> int:
+    """D at the paper's size √(ND) = ``sqrt_nd``: D = √(ND)/√α (so N = αD = √(ND)·√α)."""
+    return max(2, int(round(sqrt_nd / math.sqrt(alpha))))
+
+
+#: Measured cost of one L-BFGS ERM task (one seed, float64, one CPU core): seconds per N·L·D multiply-add
+#: of one objective evaluation, and objective evaluations per task (informed start); see docs/figures.md.
+TASK_SECONDS_PER_NLD = 2.0e-9
+TASK_EVALUATIONS = 150
+
+
+def full_task_seconds(alpha: float, L: int, sqrt_nd: int = PAPER_SQRT_ND) -> float:
+    """Estimated seconds of one ERM task at √(ND) = ``sqrt_nd`` on one CPU core (N·L·D per evaluation)."""
+    D = full_size(alpha, sqrt_nd)
+    N = int(alpha * D)
+    return TASK_SECONDS_PER_NLD * N * L * D * TASK_EVALUATIONS
