@@ -139,7 +139,7 @@ def population_panel(name, *, xs, x, model, nu, L, mode, seed, device, title, xl
                  color=colors.get(a, "k"))
     ax.plot([], [], "o", color="0.4", ms=3.5, label="MC at the optimal parameters ± SE")
     fixed_txt = ", ".join(f"{k} = {'∞' if isinstance(v, float) and math.isinf(v) else v}"
-                          for k, v in fixed.items() if k != x)
+                          for k, v in fixed.items() if k not in (x, "model"))
     limits = sorted({r["curve"] for r in rows if r.get("limit")})
     note = (f"{model}-SLR, {fixed_txt}; lines: optimal population risk (quadrature / closed form, error ≤ 1e-4); "
             f"markers: the risk at the theory's optimal parameters on {n:,} fresh projection draws (seeded from "
@@ -231,10 +231,12 @@ def full_size(alpha: float, sqrt_nd: int = PAPER_SQRT_ND) -> int:
     return max(2, int(round(sqrt_nd / math.sqrt(alpha))))
 
 
-#: Measured cost of one L-BFGS ERM task (one seed, float64, one CPU core): seconds per N·L·D multiply-add
-#: of one objective evaluation, and objective evaluations per task (informed start); see docs/figures.md.
-TASK_SECONDS_PER_NLD = 2.0e-9
-TASK_EVALUATIONS = 150
+#: Measured cost of one L-BFGS ERM task (one seed, float64, one CPU core), as seconds per N·L·D of one
+#: objective evaluation and evaluations per task: softmax, spiked ν = 2, L = 2, α = 4 at √(ND) = 10⁴ (D = 5000,
+#: N = 20000) took 69 s of CPU (111 evaluations with data and test draws included, 3.5 GB resident); see
+#: docs/figures.md.
+TASK_SECONDS_PER_NLD = 3.0e-9
+TASK_EVALUATIONS = 120
 
 
 def full_task_seconds(alpha: float, L: int, sqrt_nd: int = PAPER_SQRT_ND) -> float:
@@ -242,3 +244,195 @@ def full_task_seconds(alpha: float, L: int, sqrt_nd: int = PAPER_SQRT_ND) -> flo
     D = full_size(alpha, sqrt_nd)
     N = int(alpha * D)
     return TASK_SECONDS_PER_NLD * N * L * D * TASK_EVALUATIONS
+
+
+#: Code version pinned in the keys of the ``--full`` ERM tasks (:mod:`attnlimits.verify.sweep.grid`): the
+#: table's finished tasks are reused by a rerun as long as the training protocol is unchanged; bump it when
+#: :func:`attnlimits.verify.slr.train.train_erm` changes what a task computes.
+ERM_TASK_VERSION = "slr-train-erm-1"
+#: Sizes: quick (in-process training, minutes on two cores) and full (the paper's √(ND), one task per seed).
+FINITE_SIZES = {"quick": {"D": 200, "seeds": 2, "points": 1024, "n_test": 10_000},
+                "full": {"sqrt_nd": PAPER_SQRT_ND, "seeds": 8, "points": 4096, "n_test": 20_000}}
+
+
+def _nu_txt(nu) -> str:
+    return "∞" if math.isinf(float(nu)) else f"{float(nu):g}"
+
+
+def _stored_lambda(act, model, nu, L, alpha):
+    """λ* of the stored RS tunings (:data:`attnlimits.verify.slr.claims.finite.RS_TUNED`), or None."""
+    from attnlimits.verify.slr.claims.finite import RS_TUNED
+
+    e = RS_TUNED.get((act, model, float(nu), int(L), float(alpha)))
+    return None if e is None else float(e["lam"])
+
+
+def _tuned_theory(name, act, model, nu, L, dense, points, progress):
+    """The tuned-λ equilibrium replica rows of ``act`` on ``dense``: λ* from the stored tunings where every α
+    has one (the fixed point solved now at that λ*), else tuned live (``slr replica --lam tune``)."""
+    F = _f()
+    nu_arg = "inf" if math.isinf(float(nu)) else float(nu)
+    stored = [_stored_lambda(act, model, nu, L, a) for a in dense]
+    if all(s is not None for s in stored):
+        rows = []
+        for a, lam in zip(dense, stored):
+            rows += F._run("slr", "replica", model=model, nu=nu_arg, L=[L], activation=[act], alpha=[a],
+                           lam=[repr(lam)], delta=0.1, points=points)
+        return rows, "stored λ* (9-point grid 1e-3…10, tools/regen_rs_tuned.py), fixed point solved now"
+    return (F._run("slr", "replica", model=model, nu=nu_arg, L=[L], activation=[act], alpha=list(dense), lam=["tune"],
+                   delta=0.1, points=points), "λ tuned live (log grid 1e-3…10 + refinement)")
+
+
+def _erm_quick(act, model, nu, L, alpha, lam, size, seed, device):
+    from attnlimits.verify.slr.train import train_erm
+
+    res = train_erm(act, model=model, nu=float(nu), L=L, alpha=alpha, lam=lam, D=size["D"], seeds=size["seeds"],
+                    seed=seed, delta=0.1, device=device, n_test=size["n_test"])
+    return [dict(s) for s in res.seeds], size["D"]
+
+
+def erm_grid_text(name, model, nu, L, tasks, *, n_test, device) -> str:
+    """The sweep grid (TOML, :mod:`attnlimits.verify.sweep.grid`) of the ``--full`` ERM tasks: one point per
+    (activation, α, λ, D, seed) of ``tasks``, zipped, each one seed of ``slr train`` (informed start)."""
+    def lst(vals, quote=False):
+        return "[" + ", ".join((f'"{v}"' if quote else repr(v)) for v in vals) + "]"
+
+    nu_t = "inf" if math.isinf(float(nu)) else repr(float(nu))
+    return "\n".join([
+        f"# {name} --full: ERM at the paper's size, one task per (activation, alpha, seed)",
+        'command = "slr train"', 'mode = "zip"', f'code_version = "{ERM_TASK_VERSION}"', "[fixed]",
+        f'model = "{model}"', f"nu = {nu_t}", f"L = {int(L)}", "delta = 0.1", "seeds = 1", f"n_test = {int(n_test)}",
+        f'device = "{device}"', 'theory = "none"', "[axes]",
+        f"activation = {lst([t[0] for t in tasks], quote=True)}", f"alpha = {lst([float(t[1]) for t in tasks])}",
+        f"lam = {lst([repr(float(t[2])) for t in tasks], quote=True)}", f"D = {lst([int(t[3]) for t in tasks])}",
+        f"seed = {lst([int(t[4]) for t in tasks])}", ""])
+
+
+def _erm_full(name, out, model, nu, L, tasks, *, n_test, device, workers, progress):
+    """Run the ERM tasks on the sweep machinery (Dask; the Parquet table ``out/NAME-erm/`` makes a rerun skip
+    finished tasks) after printing the plan and an estimate; return the finished seed rows by task."""
+    from attnlimits.verify.sweep.grid import parse_grid
+    from attnlimits.verify.sweep.runner import run_sweep
+    from attnlimits.verify.sweep.table import ResultsTable
+
+    grid = parse_grid(erm_grid_text(name, model, nu, L, tasks, n_test=n_test, device=device), source=f"{name} --full")
+    folder = out / f"{name}-erm"
+    table = ResultsTable(folder)
+    done = set(table.statuses()) if (folder / "parts").exists() else set()
+    todo = [t for t, k in zip(tasks, grid.keys) if k not in done]
+    est = sum(full_task_seconds(t[1], L) for t in todo)
+    nw = max(1, workers or 1)
+    say = progress or (lambda m: None)
+    say(f"{name} --full: {len(tasks)} ERM tasks (activation × α × seed), {len(tasks) - len(todo)} already in "
+        f"{folder}, {len(todo)} to run; estimate {est / 3600:.2f} CPU-hours ({est / nw / 3600:.2f} h on {nw} "
+        f"worker(s); measured cost model docs/figures.md), device {device}")
+    if todo:
+        summary = run_sweep(grid, folder, workers=workers)
+        say(summary.line())
+        if summary.failed:
+            for pt, err in summary.errors[:3]:
+                say(f"  failed: {pt}: {err}")
+    by_task = {}
+    for r in table.rows():
+        if r.get("status") != "ok" or r.get("row") != "seed":
+            continue
+        by_task.setdefault((r["activation"], float(r["alpha"])), []).append(r)
+    return by_task
+
+
+def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, workers=None, progress=None):
+    """A finite-sample panel: test error against α for the setting :data:`FINITE_SETTINGS` ``[name]``.
+
+    Tuned-λ equilibrium replica curve of each activation (flagged points drawn apart), ERM at the tuned λ
+    (quick: in process, D = 200; full: √(ND) = 10⁴, one Dask task per (activation, α, seed), resumable),
+    the Bayes-optimal curve (state evolution) and each activation's population optimum.
+    Returns ``(fig, ax, rows, note)``."""
+    from attnlimits.numeric.slr.rs_command import theory_flag
+    from attnlimits.verify._flags import caption, measured_points, summary_flag, theory_line
+    from attnlimits.verify.slr.bayes_optimal import bo_state_evolution
+
+    F = _f()
+    model, nu, L, acts = FINITE_SETTINGS[name]
+    size = dict(FINITE_SIZES[mode])
+    if seeds:
+        size["seeds"] = int(seeds)
+    base_alphas = [1.0, 2.0, 4.0, 10.0, 20.0]
+    erm_alphas = [float(a) for a in (alphas or base_alphas)]
+    if name == "slr-finite-alpha":
+        dense = list(np.round(np.logspace(0, math.log10(20), 12), 4))
+    else:  # L = 3: one tuning costs minutes; quick uses the stored λ* at the ERM α
+        dense = sorted(set(erm_alphas)) if mode == "quick" else sorted(set(erm_alphas) | {1.5, 3.0, 6.0, 15.0})
+    setting = f"{model}-SLR, ν = {_nu_txt(nu)}, L = {L}, Δ = 0.1"
+    fig, ax, rax = F.axes(f"Test error vs α, {setting} (arXiv:2509.21936)", "sample ratio α = N/D",
+                          "test error E_test (excess)", logx=True, residual=True)
+    fixed = {"model": model, "nu": nu, "L": L, "delta": 0.1}
+    rows, lam_sources, th_at, lam_of = [], {}, {}, {}
+    for act in acts:
+        tuned, lam_sources[act] = _tuned_theory(name, act, model, nu, L, dense, size["points"], progress)
+        th_rows = F.theory_rows(name, act, tuned, **fixed)
+        F.draw_theory(ax, th_rows, color=F._COLORS[act], label=f"{act}: replica theory, λ tuned")
+        rows += th_rows
+        lam_at = {float(r["alpha"]): float(r["lam"]) for r in tuned}
+        for a in erm_alphas:
+            if a in lam_at:
+                lam_of[(act, a)] = lam_at[a]
+                th_at[(act, a)] = next(r for r in tuned if float(r["alpha"]) == a)
+            else:  # between tuned points: λ interpolated in log α, the theory solved at that λ
+                keys = sorted(lam_at)
+                lam = float(np.interp(math.log(a), [math.log(v) for v in keys], [lam_at[v] for v in keys]))
+                lam_of[(act, a)] = lam
+                th_at[(act, a)] = F._run("slr", "replica", model=model, nu="inf" if math.isinf(nu) else nu, L=[L],
+                                         activation=[act], alpha=[a], lam=[repr(lam)], delta=0.1,
+                                         points=size["points"])[0]
+    # ERM: quick in process; full on the sweep machinery, one task per (activation, α, seed)
+    if mode == "full":
+        tasks = [(act, a, lam_of[(act, a)], full_size(a, size["sqrt_nd"]), seed + s)
+                 for act in acts for a in erm_alphas for s in range(size["seeds"])]
+        by_task = _erm_full(name, out, model, nu, L, tasks, n_test=size["n_test"], device=device, workers=workers,
+                            progress=progress)
+    for act in acts:
+        xs, ms, ses, zs, th_flags, erm_flags = [], [], [], [], [], []
+        for a in erm_alphas:
+            lam, th = lam_of[(act, a)], th_at[(act, a)]
+            if mode == "full":
+                seed_rows = by_task.get((act, a), [])
+                D = full_size(a, size["sqrt_nd"])
+                if not seed_rows:
+                    continue
+            else:
+                seed_rows, D = _erm_quick(act, model, nu, L, a, lam, size, seed, device)
+            errs = np.array([float(s["E_test"]) for s in seed_rows if s.get("E_test") is not None])
+            m = float(errs.mean())
+            se = float(errs.std(ddof=1) / math.sqrt(len(errs))) if len(errs) > 1 else float("nan")
+            xs.append(a), ms.append(m), ses.append(se)
+            zs.append((m - float(th["E_test"])) / se if se > 0 else float("nan"))
+            th_flags.append(th["flag"] if "flag" in th else theory_flag(th))
+            erm_flags.append(summary_flag(s.get("flag") for s in seed_rows))
+            rows.append({"panel": name, "curve": act, "kind": "ERM", "alpha": a, "E_test": m, "E_test_se": se,
+                         "theory": float(th["E_test"]), "theory_flag": th_flags[-1], "lam": lam, "D": D,
+                         "N": int(a * D), "seeds": len(errs), "seed": seed, "flag": erm_flags[-1],
+                         "seeds_flagged": sum(bool(s.get("flag")) for s in seed_rows), **fixed})
+        if xs:
+            measured_points(ax, xs, ms, ses, erm_flags, color=F._COLORS[act], capsize=2,
+                            label=f"{act}: ERM" + (f", D = {size['D']}" if mode == "quick" else ", √(ND) = 10⁴"))
+            theory_line(rax, xs, zs, th_flags, color=F._COLORS[act], ls="none", marker="o")
+    bo = bo_state_evolution(model, float(nu), L, dense, 0.1)
+    ax.plot(dense, [float(b.E_BO) for b in bo], "--", color="k", lw=1.4, label="Bayes-optimal (state evolution)")
+    rows += [{"panel": name, "curve": "BO", "kind": "theory", "alpha": a, "E_test": float(b.E_BO), **fixed}
+             for a, b in zip(dense, bo)]
+    for act in acts:
+        pop = F._run("slr", "population", model=model, nu="inf" if math.isinf(nu) else nu, L=[L], activation=[act])[0]
+        ax.axhline(float(pop["risk"]), color=F._COLORS[act], ls=":", lw=1.2, label=f"{act} population optimum (α → ∞)")
+        rows.append({"panel": name, "curve": f"population {act}", "kind": "theory", "alpha": float("inf"),
+                     "E_test": float(pop["risk"]), **fixed})
+    if mode == "quick":
+        erm_txt = f"ERM: D = {size['D']}, {size['seeds']} seeds from {seed}"
+    else:
+        erm_txt = (f"ERM: √(ND) = {size['sqrt_nd']:g} (D = √(ND)/√α), up to {size['seeds']} seeds from {seed}, one "
+                   f"task each (table {name}-erm/)")
+    note = (f"{erm_txt}, L-BFGS from the informed start at the tuned λ of the theory; RS: {size['points']} Sobol "
+            f"points, {'; '.join(sorted(set(lam_sources.values())))}; {mode} size (the paper: sqrt(N D) = 1e4); "
+            f"Δ = 0.1 (the spec's default, §12), ν and L as the spec's finite-α settings (§15 C18)")
+    said = caption([r.get("flag") for r in rows] + [r.get("theory_flag") for r in rows])
+    note += f"; {said}" if said else ""
+    return fig, ax, rows, note

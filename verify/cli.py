@@ -202,7 +202,9 @@ def build_parser(results=None) -> argparse.ArgumentParser:
                     "OUT/NAME.png and a tidy OUT/NAME.csv.",
         epilog=_examples("attnlimits figure --list", "attnlimits figure rmt-1a --out figures/",
                          "attnlimits figure slr-risk-nu --out figures/",
-                         "attnlimits figure slr-finite-alpha --full --device cuda --out figures/"),
+                         "attnlimits figure slr-finite-alpha --full --device cuda --out figures/",
+                         "attnlimits figure slr-finite-alpha --full --seeds 4 --alpha 2,4,10 --workers 1 --out run/  "
+                         "# rerun the same line to resume"),
     )
     p.add_argument("names", nargs="*", metavar="NAME", help="figure panels (see --list)")
     p.add_argument("--list", action="store_true", help="list the panels with their sources and quick-mode times")
@@ -210,6 +212,12 @@ def build_parser(results=None) -> argparse.ArgumentParser:
     p.add_argument("--out", default="attnlimits-figures", help="output folder (default ./attnlimits-figures)")
     p.add_argument("--seed", type=int, default=0, help="master seed of the simulations (default 0)")
     p.add_argument("--device", default="auto", help="torch device: auto (CUDA when available), cpu, cuda")
+    p.add_argument("--seeds", type=int, default=None,
+                   help="finite-sample panels: ERM seeds per (activation, α) (default 2 quick, 8 full)")
+    p.add_argument("--alpha", default=None, help="finite-sample panels: comma list of the ERM α (default 1,2,4,10,20)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="finite-sample panels with --full: Dask worker processes (default: one per core; 0: in "
+                        "this process); finished tasks are kept in OUT/NAME-erm/ and skipped by a rerun")
     _add_common(p, json_option=False)
     p.set_defaults(_handler=_cmd_figure)
 
@@ -634,9 +642,17 @@ def _cmd_figure(args) -> int:
         device = str(resolve_device(args.device))
     except (RuntimeError, ValueError) as exc:
         raise CLIError(str(exc)) from None
+    alphas = None
+    if args.alpha is not None:
+        try:
+            alphas = [float(v) for v in args.alpha.split(",") if v.strip()]
+        except ValueError:
+            raise CLIError(f"--alpha must be comma-separated numbers, got {args.alpha!r}") from None
+    if args.workers is not None and args.workers < 0:
+        raise CLIError(f"--workers must be >= 0, got {args.workers}")
     for name in args.names:
         png, rows = make_figure(name, args.out, mode="full" if args.full else "quick", seed=args.seed, device=device,
-                                progress=_progress)
+                                progress=_progress, seeds=args.seeds, alphas=alphas, workers=args.workers)
         print(f"{name}: {png} ({len(rows)} rows in {png.with_suffix('.csv')})")
     return 0
 

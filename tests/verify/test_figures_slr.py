@@ -1,0 +1,73 @@
+"""The single-location-regression panels of ``attnlimits figure``: Monte Carlo markers, the --full task grid."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from attnlimits.symbolic.result import InputError
+from attnlimits.verify._slr_panels import (FINITE_SETTINGS, erm_grid_text, full_size, full_task_seconds,
+                                          population_mc)
+from attnlimits.verify.figures import FIGURES, make_figure
+
+
+def test_every_slr_panel_is_listed():
+    for name in ("slr-risk-nu", "slr-risk-L", "slr-risk-L-max", "slr-varlen", *FINITE_SETTINGS):
+        assert name in FIGURES
+    assert all(FIGURES[n].options for n in FINITE_SETTINGS)
+    assert not FIGURES["slr-risk-L-max"].options
+
+
+def test_population_mc_reproduces_a_closed_form():
+    # linear_uncentred, max-SLR, nu = inf, L = 3: E = 1 - (1 + M_3^2)/3 with M_3 = 3/(2 sqrt(pi)) (docs/slr.md §8,
+    # R4: 0.42793), at its argmin m_k = M_3, q_k = m_k^2, m_v = A/B = 1/3, q_v = m_v^2 — an independent value
+    m3 = 3 / (2 * math.sqrt(math.pi))
+    exact = 1 - (1 + m3**2) / 3
+    rec = {"activation": "linear_uncentred", "model": "max", "nu": "inf", "L": {"3": 1.0}, "risk": exact,
+           "limit": False, "argmin": {"m_k": m3, "q_k": m3**2, "s_k": 0.0, "m_v": 1 / 3, "q_v": 1 / 9}}
+    m, se, theory = population_mc(rec, n=200_000, seed=3, device="cpu")
+    assert theory == exact
+    assert 0 < se < 2e-3
+    assert abs(m - exact) < 4 * se  # k = 4 standard errors
+
+
+def test_population_mc_compares_a_limit_at_the_bound():
+    # softmax at max-SLR nu = inf: the optimum is the limit 0 (m_k -> inf); the marker sits at m_k = 200 and is
+    # compared with the risk there, not with the limit
+    rec = {"activation": "softmax", "model": "max", "nu": "inf", "L": {"2": 1.0}, "risk": 0.0, "limit": True,
+           "risk_at_bound": 0.0123, "argmin": {"m_k": 200.0, "q_k": 40000.0, "m_v": 1.0, "q_v": 1.0}}
+    m, se, theory = population_mc(rec, n=20_000, seed=0, device="cpu")
+    assert theory == 0.0123 and m > 0
+
+
+def test_full_size_and_task_grid():
+    assert full_size(4.0) == 5000 and full_size(1.0) == 10_000 and full_size(20.0) == 2236
+    tasks = [("softmax", 4.0, 0.3, 5000, 0), ("softmax", 4.0, 0.3, 5000, 1), ("linear_uncentred", 20.0, 1.0, 2236, 0)]
+    from attnlimits.verify.sweep.grid import parse_grid
+
+    grid = parse_grid(erm_grid_text("slr-finite-alpha", "spiked", 2.0, 2, tasks, n_test=1000, device="cpu"))
+    assert len(grid) == 3 and len(set(grid.keys)) == 3
+    assert [p["seed"] for p in grid.points] == [0, 1, 0]
+    assert grid.points[2]["D"] == 2236 and grid.points[2]["seeds"] == 1
+    # max-SLR at nu = inf is a valid grid too
+    grid = parse_grid(erm_grid_text("slr-finite-alpha-max-L3", "max", math.inf, 3, tasks, n_test=1000, device="cpu"))
+    assert math.isinf(grid.points[0]["nu"])
+    # the estimate grows with N L D (same N D at every alpha: the same cost per evaluation)
+    assert full_task_seconds(4.0, 3) == pytest.approx(1.5 * full_task_seconds(4.0, 2), rel=0.01)
+
+
+def test_finite_options_refused_where_they_do_not_apply(tmp_path):
+    with pytest.raises(InputError, match="finite-sample panels only"):
+        make_figure("slr-risk-L-max", tmp_path, seeds=4)
+    with pytest.raises(InputError, match="--seeds must be >= 2"):
+        make_figure("slr-finite-alpha", tmp_path, seeds=1)
+    with pytest.raises(InputError, match="--alpha"):
+        make_figure("slr-finite-alpha", tmp_path, alphas=[-1.0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["slr-varlen", "slr-finite-alpha-max-L3"])
+def test_quick_panel_has_theory_and_simulation_rows(tmp_path, name):
+    png, rows = make_figure(name, tmp_path, device="cpu")
+    kinds = {r["kind"] for r in rows}
+    assert png.exists() and "theory" in kinds and kinds & {"simulation", "ERM"}
