@@ -408,7 +408,11 @@ def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, work
             zs.append((m - float(th["E_test"])) / se if se > 0 else float("nan"))
             th_flags.append(th["flag"] if "flag" in th else theory_flag(th))
             erm_flags.append(summary_flag(s.get("flag") for s in seed_rows))
+            eo = [float(s["E_test_overlaps"]) for s in seed_rows if s.get("E_test_overlaps") is not None]
             rows.append({"panel": name, "curve": act, "kind": "ERM", "alpha": a, "E_test": m, "E_test_se": se,
+                         "E_test_overlaps": float(np.mean(eo)) if eo else float("nan"),
+                         "E_test_overlaps_se": float(np.std(eo, ddof=1) / math.sqrt(len(eo))) if len(eo) > 1
+                         else float("nan"),
                          "theory": float(th["E_test"]), "theory_flag": th_flags[-1], "lam": lam, "D": D,
                          "N": int(a * D), "seeds": len(errs), "seed": seed, "flag": erm_flags[-1],
                          "seeds_flagged": sum(bool(s.get("flag")) for s in seed_rows), **fixed})

@@ -71,3 +71,23 @@ def test_quick_panel_has_theory_and_simulation_rows(tmp_path, name):
     png, rows = make_figure(name, tmp_path, device="cpu")
     kinds = {r["kind"] for r in rows}
     assert png.exists() and "theory" in kinds and kinds & {"simulation", "ERM"}
+
+
+def test_full_erm_tasks_run_once_and_resume(tmp_path):
+    # the --full machinery at a toy size: one sweep task per (activation, alpha, seed), the Parquet table in
+    # OUT/NAME-erm/, a rerun skips the finished tasks
+    from attnlimits.verify._slr_panels import _erm_full
+
+    tasks = [("softmax", 2.0, 0.3, 40, 0), ("softmax", 2.0, 0.3, 40, 1)]
+    said = []
+    got = _erm_full("slr-finite-alpha", tmp_path, "spiked", 2.0, 2, tasks, n_test=200, device="cpu", workers=0,
+                    progress=said.append)
+    assert [len(v) for v in got.values()] == [2] and (tmp_path / "slr-finite-alpha-erm" / "parts").is_dir()
+    assert "2 to run" in said[0] and "estimate" in said[0]
+    e1 = sorted(r["E_test"] for r in got[("softmax", 2.0)])
+    said.clear()
+    again = _erm_full("slr-finite-alpha", tmp_path, "spiked", 2.0, 2, tasks + [("softmax", 2.0, 0.3, 40, 2)],
+                      n_test=200, device="cpu", workers=0, progress=said.append)
+    assert "2 already in" in said[0] and "1 to run" in said[0]
+    rows = again[("softmax", 2.0)]
+    assert len(rows) == 3 and sorted(r["E_test"] for r in rows if r["seed"] in (0, 1)) == e1
