@@ -23,6 +23,15 @@ from attnlimits.numeric.threads import apply_threads
 DATA = Path(__file__).resolve().parents[1] / "verify" / "slr" / "data" / "rs_tuned.json"
 
 
+def _write(path: Path, text: str) -> None:
+    """Write atomically: a claim run reading the table meanwhile sees the old file or the new one."""
+    from attnlimits.symbolic._files import atomic_write
+
+    def write(tmp):
+        Path(tmp).write_text(text, encoding="utf-8")
+    atomic_write(path, write)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("activation", nargs="*", help="recompute only these activations (default: every key)")
@@ -53,8 +62,8 @@ def main(argv=None):
                       "grid": [(round(g.lam, 6), round(g.E_test, 6), round(g.E_test_error, 6)) for g in grid]}
         print(f"# {key}: λ*={best.lam:.4g} E_test={best.E_test:.4f}; {time.perf_counter() - t0:.1f} s wall, "
               f"{time.process_time():.1f} s CPU so far", flush=True)
-        args.out.write_text(rs_tuned_json(table), encoding="utf-8")  # each key kept as soon as it is done
-    args.out.write_text(rs_tuned_json(table), encoding="utf-8")
+        _write(args.out, rs_tuned_json(table))  # each key kept as soon as it is done
+    _write(args.out, rs_tuned_json(table))
     print(f"written {args.out} ({len(table)} keys)")
 
 
