@@ -268,8 +268,9 @@ def _stored_lambda(act, model, nu, L, alpha):
 
 
 def _tuned_theory(name, act, model, nu, L, dense, points, progress):
-    """The tuned-λ equilibrium replica rows of ``act`` on ``dense``: λ* from the stored tunings where every α
-    has one (the fixed point solved now at that λ*), else tuned live (``slr replica --lam tune``)."""
+    """The tuned-λ replica rows of ``act`` on ``dense``: λ* from the stored tunings where every α has one (the
+    informed-branch fixed point solved now at that λ*, the branch the stored tuning chose on; seconds per α),
+    else tuned live on the equilibrium branches (``slr replica --lam tune``; minutes per α at L = 3)."""
     F = _f()
     nu_arg = "inf" if math.isinf(float(nu)) else float(nu)
     stored = [_stored_lambda(act, model, nu, L, a) for a in dense]
@@ -277,8 +278,9 @@ def _tuned_theory(name, act, model, nu, L, dense, points, progress):
         rows = []
         for a, lam in zip(dense, stored):
             rows += F._run("slr", "replica", model=model, nu=nu_arg, L=[L], activation=[act], alpha=[a],
-                           lam=[repr(lam)], delta=0.1, points=points)
-        return rows, "stored λ* (9-point grid 1e-3…10, tools/regen_rs_tuned.py), fixed point solved now"
+                           lam=[repr(lam)], delta=0.1, points=points, branches="informed")
+        return rows, ("stored λ* (9-point grid 1e-3…10 on the informed branch, tools/regen_rs_tuned.py), the "
+                      "informed-branch fixed point solved now at λ* (as the quick claims C15b, C15c, C18)")
     return (F._run("slr", "replica", model=model, nu=nu_arg, L=[L], activation=[act], alpha=list(dense), lam=["tune"],
                    delta=0.1, points=points), "λ tuned live (log grid 1e-3…10 + refinement)")
 
@@ -354,6 +356,11 @@ def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, work
     F = _f()
     model, nu, L, acts = FINITE_SETTINGS[name]
     size = dict(FINITE_SIZES[mode])
+    t0 = time.perf_counter()
+
+    def say(msg):
+        if progress:
+            progress(f"  [{time.perf_counter() - t0:6.0f} s] {msg}")
     if seeds:
         size["seeds"] = int(seeds)
     base_alphas = [1.0, 2.0, 4.0, 10.0, 20.0]
@@ -368,6 +375,7 @@ def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, work
     fixed = {"model": model, "nu": nu, "L": L, "delta": 0.1}
     rows, lam_sources, th_at, lam_of = [], {}, {}, {}
     for act in acts:
+        say(f"{act}: replica theory at tuned λ on {len(dense)} α")
         tuned, lam_sources[act] = _tuned_theory(name, act, model, nu, L, dense, size["points"], progress)
         th_rows = F.theory_rows(name, act, tuned, **fixed)
         F.draw_theory(ax, th_rows, color=F._COLORS[act], label=f"{act}: replica theory, λ tuned")
@@ -400,6 +408,7 @@ def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, work
                 if not seed_rows:
                     continue
             else:
+                say(f"{act}: ERM α={a:g}, λ={lam:.3g}, D={size['D']}, {size['seeds']} seeds")
                 seed_rows, D = _erm_quick(act, model, nu, L, a, lam, size, seed, device)
             errs = np.array([float(s["E_test"]) for s in seed_rows if s.get("E_test") is not None])
             m = float(errs.mean())
@@ -421,6 +430,7 @@ def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, work
                             label=f"{act}: ERM" + (f", D = {size['D']}" if mode == "quick" else ", √(ND) = 10⁴"))
             theory_line(rax, xs, zs, th_flags, color=F._COLORS[act], ls="none", marker="o")
     # max-SLR at L ≥ 3 smooths the key by an L-dimensional Gauss–Hermite rule: a lighter rule at quick size
+    say(f"Bayes-optimal state evolution on {len(dense)} α")
     light = {"points": 2 ** 11, "replicates": 4, "inner_points": 12, "test_points": 2 ** 13}
     bo = bo_state_evolution(model, float(nu), L, dense, 0.1,
                             **(light if model == "max" and L >= 3 and mode == "quick" else {}))
