@@ -369,6 +369,14 @@ def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, work
         dense = list(np.round(np.logspace(0, math.log10(20), 12), 4))
     else:  # L = 3: one tuning costs minutes; quick uses the stored λ* at the ERM α
         dense = sorted(set(erm_alphas)) if mode == "quick" else sorted(set(erm_alphas) | {1.5, 3.0, 6.0, 15.0})
+    if mode == "full":
+        n_tasks = len(acts) * len(erm_alphas) * size["seeds"]
+        cpu = len(acts) * size["seeds"] * sum(full_task_seconds(a, L, size["sqrt_nd"]) for a in erm_alphas)
+        msg = (f"{name} --full: first the RS λ tuning on {len(dense)} α for {len(acts)} activations (the longest part "
+               f"before training: minutes per α), then {n_tasks} ERM tasks at √(ND) = {size['sqrt_nd']:g} "
+               f"(about {cpu / 3600:.1f} CPU-hours, {len(acts)} activations × {len(erm_alphas)} α × {size['seeds']} "
+               f"seeds; tasks already in {name}-erm/ are skipped)")
+        (progress or print)(msg)
     setting = f"{model}-SLR, ν = {_nu_txt(nu)}, L = {L}, Δ = 0.1"
     fig, ax, rax = F.axes(f"Test error vs α, {setting} (arXiv:2509.21936)", "sample ratio α = N/D",
                           "test error E_test (excess)", logx=True, residual=True)
