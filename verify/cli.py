@@ -628,8 +628,9 @@ def _cmd_figure(args) -> int:
 
     FIGURES = all_figures()
     if args.list or not args.names:
+        w = max(18, *(len(f.name) for f in FIGURES.values()))
         for f in FIGURES.values():
-            print(f"{f.name:<18} {f.title}\n{'':<18} {f.source}; quick: about {f.quick_minutes:g} min on 2 cores")
+            print(f"{f.name:<{w}} {f.title}\n{'':<{w}} {f.source}; quick: about {f.quick_minutes:g} min on 2 cores")
         return 0 if args.list else 2
     unknown = [n for n in args.names if n not in FIGURES]
     if unknown:

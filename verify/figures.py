@@ -311,7 +311,7 @@ FIGURES = {f.name: f for f in (
     Figure("slr-risk-L-max", "optimal population risks vs L at max-SLR ν = ∞ (Bayes risk 0)",
            "arXiv:2509.21936 population figure (max-SLR)", _fig_slr_L_max, 3.0),
     Figure("slr-varlen", "variable length L ~ U{1,2,3}, max-SLR ν = ∞: shared vs per-length optimum",
-           "arXiv:2509.21936 variable-length figure", _fig_slr_varlen, 1.5),
+           "arXiv:2509.21936 variable-length figure", _fig_slr_varlen, 1.0),
     Figure("slr-finite-alpha", "test error vs α, spiked ν = 2, L = 2: RS at tuned λ, ERM, Bayes-optimal, population",
            "arXiv:2509.21936 finite-sample figure", _finite("slr-finite-alpha"), 8.0, True),
     Figure("slr-finite-alpha-spiked-nu1-L3", "test error vs α, spiked ν = 1, L = 3 (same curves)",
@@ -319,7 +319,7 @@ FIGURES = {f.name: f for f in (
     Figure("slr-finite-alpha-spiked-nu2-L3", "test error vs α, spiked ν = 2, L = 3 (same curves)",
            "arXiv:2509.21936 finite-sample figure", _finite("slr-finite-alpha-spiked-nu2-L3"), 5.0, True),
     Figure("slr-finite-alpha-max-L3", "test error vs α, max-SLR ν = ∞, L = 3 (same curves)",
-           "arXiv:2509.21936 finite-sample figure", _finite("slr-finite-alpha-max-L3"), 6.0, True),
+           "arXiv:2509.21936 finite-sample figure", _finite("slr-finite-alpha-max-L3"), 2.0, True),
 )}
 
 
