@@ -91,3 +91,27 @@ def test_full_erm_tasks_run_once_and_resume(tmp_path):
     assert "2 already in" in said[0] and "1 to run" in said[0]
     rows = again[("softmax", 2.0)]
     assert len(rows) == 3 and sorted(r["E_test"] for r in rows if r["seed"] in (0, 1)) == e1
+
+
+@pytest.mark.slow
+def test_full_panel_end_to_end_at_toy_size(tmp_path, monkeypatch):
+    # the whole --full path (plan, tasks on the sweep table, markers, CSV) at √(ND) = 60 with the theory at a fixed
+    # λ (the live tuning is what --full adds and is tested with `slr replica`); a rerun trains nothing
+    import attnlimits.verify._slr_panels as P
+
+    def fixed_lambda(name, act, model, nu, L, dense, points, progress):
+        rows = P._f()._run("slr", "replica", model=model, nu=nu, L=[L], activation=[act], alpha=list(dense),
+                           lam=["0.3"], delta=0.1, points=256, branches="informed")
+        return rows, "fixed λ (test)"
+    monkeypatch.setattr(P, "_tuned_theory", fixed_lambda)
+    monkeypatch.setitem(P.FINITE_SIZES, "full", {"sqrt_nd": 60, "seeds": 2, "points": 256, "n_test": 500})
+    said = []
+    png, rows = make_figure("slr-finite-alpha-spiked-nu2-L3", tmp_path, mode="full", alphas=[2.0, 4.0], workers=0,
+                            device="cpu", progress=said.append)
+    erm = [r for r in rows if r["kind"] == "ERM"]
+    assert png.exists() and len(erm) == 4 and all(r["seeds"] == 2 and r["D"] == full_size(r["alpha"], 60) for r in erm)
+    assert any("8 to run" in m for m in said)  # 2 activations × 2 α × 2 seeds
+    said.clear()
+    make_figure("slr-finite-alpha-spiked-nu2-L3", tmp_path, mode="full", alphas=[2.0, 4.0], workers=0, device="cpu",
+                progress=said.append)
+    assert any("8 already in" in m and "0 to run" in m for m in said)
