@@ -20,6 +20,7 @@ EXCEPTIONS: dict = {
     ('C15b', "quick"): 'ERM over 3 seeds per (activation, α) (t(2) at level/m ≈ 158); 12 seeds would add about 2 min of training',
     ('C15c', "quick"): 'ERM over 3 seeds per (activation, α) at D = 400 (t(2) at level/m), as C15b',
     ('C17-random', "quick"): 'ERM over 8 seeds at D = 400: the seed-to-seed spread of E_test (sd ≈ 0.015) sets an MDD of about 6 %',
+    ('C9-mc', "quick"): "softmax's risk at the search bound m_k = 200 is 9e-4: an MC SE of 1.5e-5 is already 1.7 % of it (the other activations reach 0.2–0.8 %)",
     ('C16', "quick"): 'the RMS distance ≤ 0.1 bounds carry SEs from 12 and 6 seeds; the rate itself is decided by the band',
     ('C15-replicon', "quick"): 'susceptibilities from 3 seeds at D = 200 with a 15 % finite-size allowance',
     ('C19-post', "quick"): 'the SE comes from few draws or seeds (t quantile at level/m ≫ 4); more draws exceed the quick budget',
