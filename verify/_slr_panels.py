@@ -287,6 +287,38 @@ def _tuned_theory(name, act, model, nu, L, dense, points, progress):
                    delta=0.1, points=points), "λ tuned live (log grid 1e-3…10 + refinement)")
 
 
+def _cached_theory(out, name, act, model, nu, L, dense, points, progress):
+    """:func:`_tuned_theory` kept in ``out/NAME-theory/`` (``--full``): the live λ tuning is the longest part before
+    training, so a stopped run that is started again reads it back instead of tuning again.  Keyed by the
+    setting, the α grid, the rule and :data:`ERM_TASK_VERSION`; written atomically."""
+    import hashlib
+    import json
+
+    from attnlimits.symbolic._files import atomic_write
+
+    key = json.dumps([name, act, model, float(nu), int(L), [float(a) for a in dense], int(points), ERM_TASK_VERSION])
+    path = out / f"{name}-theory" / f"{act}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+    if path.is_file():
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            if saved.get("key") == key:
+                if progress:
+                    progress(f"  {act}: tuned theory read back from {path}")
+                return saved["rows"], saved["source"]
+        except (OSError, ValueError, KeyError):
+            pass  # unreadable: tune again and replace it
+    rows, source = _tuned_theory(name, act, model, nu, L, dense, points, progress)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({"key": key, "source": source, "rows": rows}, default=lambda v: v.item()
+                      if hasattr(v, "item") else str(v))
+
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    atomic_write(path, write)
+    return rows, source
+
+
 def _erm_quick(act, model, nu, L, alpha, lam, size, seed, device):
     from attnlimits.verify.slr.train import train_erm
 
@@ -386,7 +418,8 @@ def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, work
     rows, lam_sources, th_at, lam_of = [], {}, {}, {}
     for act in acts:
         say(f"{act}: replica theory at tuned λ on {len(dense)} α")
-        tuned, lam_sources[act] = _tuned_theory(name, act, model, nu, L, dense, size["points"], progress)
+        theory = _cached_theory if mode == "full" else (lambda _out, *a: _tuned_theory(*a))
+        tuned, lam_sources[act] = theory(out, name, act, model, nu, L, dense, size["points"], progress)
         th_rows = F.theory_rows(name, act, tuned, **fixed)
         F.draw_theory(ax, th_rows, color=F._COLORS[act], label=f"{act}: replica theory, λ tuned")
         rows += th_rows

@@ -115,3 +115,4 @@ def test_full_panel_end_to_end_at_toy_size(tmp_path, monkeypatch):
     make_figure("slr-finite-alpha-spiked-nu2-L3", tmp_path, mode="full", alphas=[2.0, 4.0], workers=0, device="cpu",
                 progress=said.append)
     assert any("8 already in" in m and "0 to run" in m for m in said)
+    assert any("tuned theory read back" in m for m in said)  # the λ tuning is not redone either
