@@ -315,9 +315,9 @@ FIGURES = {f.name: f for f in (
     Figure("slr-finite-alpha", "test error vs α, spiked ν = 2, L = 2: RS at tuned λ, ERM, Bayes-optimal, population",
            "arXiv:2509.21936 finite-sample figure", _finite("slr-finite-alpha"), 8.0, True),
     Figure("slr-finite-alpha-spiked-nu1-L3", "test error vs α, spiked ν = 1, L = 3 (same curves)",
-           "arXiv:2509.21936 finite-sample figure", _finite("slr-finite-alpha-spiked-nu1-L3"), 5.0, True),
+           "arXiv:2509.21936 finite-sample figure", _finite("slr-finite-alpha-spiked-nu1-L3"), 1.0, True),
     Figure("slr-finite-alpha-spiked-nu2-L3", "test error vs α, spiked ν = 2, L = 3 (same curves)",
-           "arXiv:2509.21936 finite-sample figure", _finite("slr-finite-alpha-spiked-nu2-L3"), 5.0, True),
+           "arXiv:2509.21936 finite-sample figure", _finite("slr-finite-alpha-spiked-nu2-L3"), 1.0, True),
     Figure("slr-finite-alpha-max-L3", "test error vs α, max-SLR ν = ∞, L = 3 (same curves)",
            "arXiv:2509.21936 finite-sample figure", _finite("slr-finite-alpha-max-L3"), 2.0, True),
 )}
