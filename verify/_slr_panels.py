@@ -241,9 +241,10 @@ TASK_SECONDS_PER_NLD = 3.0e-9
 TASK_EVALUATIONS = 120
 
 
-def full_task_seconds(alpha: float, L: int, sqrt_nd: int = PAPER_SQRT_ND) -> float:
-    """Estimated seconds of one ERM task at √(ND) = ``sqrt_nd`` on one CPU core (N·L·D per evaluation)."""
-    D = full_size(alpha, sqrt_nd)
+def full_task_seconds(alpha: float, L: int, sqrt_nd: int = PAPER_SQRT_ND, D: int | None = None) -> float:
+    """Estimated seconds of one ERM task at √(ND) = ``sqrt_nd`` (or at dimension ``D``) on one CPU core
+    (N·L·D per evaluation)."""
+    D = full_size(alpha, sqrt_nd) if D is None else int(D)
     N = int(alpha * D)
     return TASK_SECONDS_PER_NLD * N * L * D * TASK_EVALUATIONS
 
@@ -356,7 +357,7 @@ def _erm_full(name, out, model, nu, L, tasks, *, n_test, device, workers, progre
     table = ResultsTable(folder)
     done = set(table.statuses()) if (folder / "parts").exists() else set()
     todo = [t for t, k in zip(tasks, grid.keys) if k not in done]
-    est = sum(full_task_seconds(t[1], L) for t in todo)
+    est = sum(full_task_seconds(t[1], L, D=t[3]) for t in todo)
     nw = max(1, workers or 1)
     say = progress or (lambda m: None)
     say(f"{name} --full: {len(tasks)} ERM tasks (activation × α × seed), {len(tasks) - len(todo)} already in "
