@@ -138,7 +138,7 @@ def population_panel(name, *, xs, x, model, nu, L, mode, seed, device, title, xl
         rax.plot(xx, [_z(m, s, t) for m, s, t in zip(mm, ss, tt)], "s" if a == "bayes" else "o", ms=3.5,
                  color=colors.get(a, "k"))
     ax.plot([], [], "o", color="0.4", ms=3.5, label="MC at the optimal parameters ± SE")
-    fixed_txt = ", ".join(f"{k} = {'∞' if isinstance(v, float) and math.isinf(v) else v}"
+    fixed_txt = ", ".join(f"{'ν' if k == 'nu' else k} = {_nu_txt(v) if isinstance(v, float) else v}"
                           for k, v in fixed.items() if k not in (x, "model"))
     limits = sorted({r["curve"] for r in rows if r.get("limit")})
     note = (f"{model}-SLR, {fixed_txt}; lines: optimal population risk (quadrature / closed form, error ≤ 1e-4); "
