@@ -204,7 +204,8 @@ def test_toy_properties_run(monkeypatch):
 #: training at two D, bulk traces by dense eigendecompositions, a population optimum plus 4·10⁵ Monte
 #: Carlo sequences, 2 × 64 kernel draws): run under ``-m slow``; their fast checks are in
 #: tests/verify/test_explore_properties_levels.py
-_SLOW_AT_SIMPLEST = {"slr-replica-vs-erm-models", "slr-replica-vs-erm-loss", "slr-population-vs-mc", "rmt-bulk-traces", "rmt-frobenius-vs-m1"}
+_SLOW_AT_SIMPLEST = {"slr-replica-vs-erm-models", "slr-replica-vs-erm-loss", "slr-replica-vs-erm-max", "slr-population-vs-mc",
+                     "rmt-bulk-traces", "rmt-frobenius-vs-m1"}
 
 
 @pytest.mark.parametrize("prop", [pytest.param(p, marks=pytest.mark.slow) if p.name in _SLOW_AT_SIMPLEST else p

@@ -9,6 +9,10 @@ reads as a diff; nothing is pasted into code) and prints the time per key.
     PYTHONPATH=$PWD OMP_NUM_THREADS=1 python tools/regen_rs_tuned.py --out /tmp/rs_tuned.json   # elsewhere
 
 With activation names, only those keys are recomputed; the others keep their stored entries.
+``--add MODEL:NU:L --alpha A,B --activation-list X,Y`` adds (and computes) the keys of a new setting:
+
+    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python tools/regen_rs_tuned.py --add max:inf:3 --alpha 1,2,4,10,20 \
+        --activation-list softmax,linear_uncentred
 """
 import argparse
 import time
@@ -19,17 +23,34 @@ from attnlimits.numeric.threads import apply_threads
 DATA = Path(__file__).resolve().parents[1] / "verify" / "slr" / "data" / "rs_tuned.json"
 
 
+def _write(path: Path, text: str) -> None:
+    """Write atomically: a claim run reading the table meanwhile sees the old file or the new one."""
+    from attnlimits.symbolic._files import atomic_write
+
+    def write(tmp):
+        Path(tmp).write_text(text, encoding="utf-8")
+    atomic_write(path, write)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("activation", nargs="*", help="recompute only these activations (default: every key)")
     ap.add_argument("--out", type=Path, default=DATA, help=f"file to write (default {DATA})")
+    ap.add_argument("--add", default="", help="a new setting MODEL:NU:L whose keys are added and computed")
+    ap.add_argument("--alpha", default="1,2,4,10,20", help="sample ratios of --add (comma list)")
+    ap.add_argument("--activation-list", default="softmax,linear_uncentred", help="activations of --add")
     args = ap.parse_args(argv)
     apply_threads(1)
     from attnlimits.verify.slr.claims.finite import RS_TUNED, TUNE_RULE, rs_tuned_json
     from attnlimits.verify.slr.replica import rs_problem
 
     table = dict(RS_TUNED)
-    for key in sorted(RS_TUNED):
+    keys = sorted(RS_TUNED)
+    if args.add:
+        model, nu, L = args.add.split(":")
+        keys = [(a, model, float(nu), int(L), float(x)) for a in args.activation_list.split(",")
+                for x in args.alpha.split(",")]
+    for key in keys:
         act, model, nu, L, alpha = key
         if args.activation and act not in args.activation:
             continue
@@ -39,8 +60,10 @@ def main(argv=None):
                       "values": {k: round(v, 6) for k, v in best.values.items()},
                       "errors": {k: round(v, 6) for k, v in best.errors.items()},
                       "grid": [(round(g.lam, 6), round(g.E_test, 6), round(g.E_test_error, 6)) for g in grid]}
-        print(f"# {key}: {time.perf_counter() - t0:.1f} s wall, {time.process_time():.1f} s CPU so far", flush=True)
-    args.out.write_text(rs_tuned_json(table), encoding="utf-8")
+        print(f"# {key}: λ*={best.lam:.4g} E_test={best.E_test:.4f}; {time.perf_counter() - t0:.1f} s wall, "
+              f"{time.process_time():.1f} s CPU so far", flush=True)
+        _write(args.out, rs_tuned_json(table))  # each key kept as soon as it is done
+    _write(args.out, rs_tuned_json(table))
     print(f"written {args.out} ({len(table)} keys)")
 
 

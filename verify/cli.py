@@ -206,7 +206,9 @@ def build_parser(results=None) -> argparse.ArgumentParser:
                     "OUT/NAME.png and a tidy OUT/NAME.csv.",
         epilog=_examples("attnlimits figure --list", "attnlimits figure rmt-1a --out figures/",
                          "attnlimits figure slr-risk-nu --out figures/",
-                         "attnlimits figure slr-finite-alpha --full --device cuda --out figures/"),
+                         "attnlimits figure slr-finite-alpha --full --device cuda --out figures/",
+                         "attnlimits figure slr-finite-alpha --full --seeds 4 --alpha 2,4,10 --workers 1 --out run/  "
+                         "# rerun the same line to resume"),
     )
     p.add_argument("names", nargs="*", metavar="NAME", help="figure panels (see --list)")
     p.add_argument("--list", action="store_true", help="list the panels with their sources and quick-mode times")
@@ -214,6 +216,12 @@ def build_parser(results=None) -> argparse.ArgumentParser:
     p.add_argument("--out", default="attnlimits-figures", help="output folder (default ./attnlimits-figures)")
     p.add_argument("--seed", type=int, default=0, help="master seed of the simulations (default 0)")
     p.add_argument("--device", default="auto", help="torch device: auto (CUDA when available), cpu, cuda")
+    p.add_argument("--seeds", type=int, default=None,
+                   help="finite-sample panels: ERM seeds per (activation, α) (default 2 quick, 8 full)")
+    p.add_argument("--alpha", default=None, help="finite-sample panels: comma list of the ERM α (default 1,2,4,10,20)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="finite-sample panels with --full: Dask worker processes (default: one per core; 0: in "
+                        "this process); finished tasks are kept in OUT/NAME-erm/ and skipped by a rerun")
     _add_common(p, json_option=False)
     p.set_defaults(_handler=_cmd_figure)
 
@@ -668,8 +676,9 @@ def _cmd_figure(args) -> int:
 
     FIGURES = all_figures()
     if args.list or not args.names:
+        w = max(18, *(len(f.name) for f in FIGURES.values()))
         for f in FIGURES.values():
-            print(f"{f.name:<18} {f.title}\n{'':<18} {f.source}; quick: about {f.quick_minutes:g} min on 2 cores")
+            print(f"{f.name:<{w}} {f.title}\n{'':<{w}} {f.source}; quick: about {f.quick_minutes:g} min on 2 cores")
         return 0 if args.list else 2
     unknown = [n for n in args.names if n not in FIGURES]
     if unknown:
@@ -682,9 +691,17 @@ def _cmd_figure(args) -> int:
         device = str(resolve_device(args.device))
     except (RuntimeError, ValueError) as exc:
         raise CLIError(str(exc)) from None
+    alphas = None
+    if args.alpha is not None:
+        try:
+            alphas = [float(v) for v in args.alpha.split(",") if v.strip()]
+        except ValueError:
+            raise CLIError(f"--alpha must be comma-separated numbers, got {args.alpha!r}") from None
+    if args.workers is not None and args.workers < 0:
+        raise CLIError(f"--workers must be >= 0, got {args.workers}")
     for name in args.names:
         png, rows = make_figure(name, args.out, mode="full" if args.full else "quick", seed=args.seed, device=device,
-                                progress=_progress)
+                                progress=_progress, seeds=args.seeds, alphas=alphas, workers=args.workers)
         print(f"{name}: {png} ({len(rows)} rows in {png.with_suffix('.csv')})")
     return 0
 

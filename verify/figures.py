@@ -12,11 +12,20 @@ Panels (``attnlimits figure --list``):
 - ``rmt-1b`` — against c = p/n at γ = 10⁻⁵ (Fig. 1b);
 - ``rmt-1c`` — against the SNR at c = 1/4, γ = 10⁻⁵ (Fig. 1c);
 - ``slr-risk-nu`` — optimal population risk of each activation and the Bayes risk against ν
-  (arXiv:2509.21936, population figure; docs/slr.md §6–§9), spiked SLR, L = 2;
-- ``slr-risk-L`` — the same against L at ν = 2;
-- ``slr-finite-alpha`` — test error against α = N/D: replica theory of ridge ERM at tuned λ for
-  softmax and linear attention, ERM training at finite D, the Bayes-optimal error and the
-  population optimum (finite-sample figure; docs/slr.md §10–§12).
+  (arXiv:2509.21936, population figure; docs/slr.md §6–§9), spiked SLR, L = 2, with Monte Carlo markers
+  at the optimal parameters (fresh projection draws) and of the Bayes risk, residuals in SE;
+- ``slr-risk-L`` — the same against L at spiked ν = 2;
+- ``slr-risk-L-max`` — the same against L at max-SLR ν = ∞ (Bayes risk 0; softmax and softplus_norm optima
+  are limits m_k → ∞);
+- ``slr-varlen`` — variable length L ~ U{1,2,3} at max-SLR ν = ∞: the optimum with one (k, v) for every
+  length against each length tuned apart, with Monte Carlo at the shared optimum;
+- ``slr-finite-alpha`` (spiked ν = 2, L = 2), ``slr-finite-alpha-spiked-nu1-L3``,
+  ``slr-finite-alpha-spiked-nu2-L3``, ``slr-finite-alpha-max-L3`` — test error against α = N/D: replica
+  theory of ridge ERM at tuned λ for softmax and linear attention, ERM training, the Bayes-optimal error
+  and the population optima (finite-sample figure; docs/slr.md §10–§12).  ``--full`` trains at the
+  paper's √(ND) = 10⁴, one Dask task per (activation, α, seed), resumable from ``OUT/NAME-erm/``.
+
+The SLR panels are made in :mod:`attnlimits.verify._slr_panels`.
 """
 from __future__ import annotations
 
@@ -49,6 +58,7 @@ class Figure:
     source: str
     make: Callable
     quick_minutes: float  # measured on two cores, for --list
+    options: bool = False  # make() takes the finite-sample options (seeds, alphas, workers, progress)
 
 
 #: the progress callback of the figure being drawn (set by :func:`make_figure`); None: silent
@@ -252,41 +262,39 @@ def _fig_rmt_1c(out, mode, seed, device):
 # ---------------------------------------------------------------------------------------------
 # softmax paper: population risks, finite-sample curve
 # ---------------------------------------------------------------------------------------------
-def _population_curve(name, xs, x, fixed, mode, title, xlabel, logx):
-    fig, ax, _ = axes(title, xlabel, "optimal population risk (excess)", logx=logx)
-    rows, per_act, bayes = [], {a: [] for a in _ACTS}, []
-    for xv in xs:
-        kw = {"model": "spiked", "nu": fixed.get("nu"), "L": [fixed.get("L")], "activation": list(_ACTS)}
-        kw["nu" if x == "nu" else "L"] = xv if x == "nu" else [int(xv)]
-        recs = _run("slr", "population", **kw)
-        for r in recs:
-            per_act[r["activation"]].append(float(r["risk"]))
-            rows.append({"panel": name, "curve": r["activation"], x: float(xv), "risk": float(r["risk"]),
-                         "risk_error": r.get("risk_error"), "model": "spiked", **{k: v for k, v in fixed.items() if k != x}})
-        bayes.append(float(recs[0]["bayes_risk"]))
-        rows.append({"panel": name, "curve": "bayes", x: float(xv), "risk": bayes[-1], "model": "spiked",
-                     **{k: v for k, v in fixed.items() if k != x}})
-    for a in _ACTS:
-        ax.plot(xs, per_act[a], "-o", ms=3, color=_COLORS[a], label=a)
-    ax.plot(xs, bayes, "--", color="k", lw=1.4, label="Bayes risk")
-    fixed_txt = ", ".join(f"{k} = {v:g}" for k, v in fixed.items() if k != x)
-    note = (f"spiked SLR, {fixed_txt}; exact population risks at the optimal parameters (no simulation: "
-            f"the population risk is an expectation computed to ~1e-8); softmax attains the Bayes risk")
-    return fig, ax, rows, note
-
-
 def _fig_slr_nu(out, mode, seed, device):
+    from ._slr_panels import population_panel
+
     xs = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0] if mode == "quick" else list(np.round(np.logspace(-1, 1.3, 14), 4))
-    return _population_curve("slr-risk-nu", xs, "nu", {"L": 2}, mode,
-                             "Population risk vs spike strength ν, L = 2 (arXiv:2509.21936)", "spike strength ν",
-                             True)
+    return population_panel("slr-risk-nu", xs=xs, x="nu", model="spiked", nu=None, L=2, mode=mode, seed=seed,
+                            device=device, title="Population risk vs spike strength ν, spiked SLR, L = 2 "
+                            "(arXiv:2509.21936)", xlabel="spike strength ν", logx=True)
 
 
 def _fig_slr_L(out, mode, seed, device):
+    from ._slr_panels import population_panel
+
     xs = [2, 3, 4, 6, 8] if mode == "quick" else [2, 3, 4, 5, 6, 8, 10, 12]
-    return _population_curve("slr-risk-L", xs, "L", {"nu": 2.0}, mode,
-                             "Population risk vs sequence length L, ν = 2 (arXiv:2509.21936)", "sequence length L",
-                             False)
+    return population_panel("slr-risk-L", xs=xs, x="L", model="spiked", nu=2.0, L=None, mode=mode, seed=seed,
+                            device=device, title="Population risk vs sequence length L, spiked SLR, ν = 2 "
+                            "(arXiv:2509.21936)", xlabel="sequence length L", logx=False)
+
+
+def _fig_slr_L_max(out, mode, seed, device):
+    from ._slr_panels import population_panel
+
+    xs = [2, 3, 4, 5, 6, 8] if mode == "quick" else [2, 3, 4, 5, 6, 8, 10, 12, 16]
+    return population_panel("slr-risk-L-max", xs=xs, x="L", model="max", nu=math.inf, L=None, mode=mode, seed=seed,
+                            device=device, title="Population risk vs sequence length L, max-SLR, ν = ∞ "
+                            "(arXiv:2509.21936)", xlabel="sequence length L", logx=False)
+
+
+def _fig_slr_varlen(out, mode, seed, device):
+    from ._slr_panels import varlen_panel
+
+    return varlen_panel("slr-varlen", model="max", nu=math.inf, law={1: 1 / 3, 2: 1 / 3, 3: 1 / 3}, mode=mode,
+                        seed=seed, device=device, title="Variable length L ~ U{1,2,3}, max-SLR, ν = ∞: one (k, v) "
+                        "for every length vs each length tuned (arXiv:2509.21936)")
 
 
 def theory_rows(panel: str, curve: str, rows: list[dict], **fixed) -> list[dict]:
@@ -311,63 +319,12 @@ def draw_theory(ax, rows: list[dict], *, color, label: str) -> list:
     return [r["alpha"] for r, b in zip(rows, bad) if b]
 
 
-def _fig_slr_finite(out, mode, seed, device):
-    from attnlimits.numeric.slr.rs_command import theory_flag
-    from attnlimits.verify._flags import caption, measured_points, summary_flag, theory_line
-    from attnlimits.verify.slr.bayes_optimal import bo_state_evolution
-    from attnlimits.verify.slr.train import train_erm
+def _finite(name):
+    def make(out, mode, seed, device, **options):
+        from ._slr_panels import finite_panel
 
-    alphas = [1.0, 2.0, 4.0, 10.0, 20.0]
-    acts = ("softmax", "linear_uncentred")
-    size = {"quick": {"D": 200, "seeds": 2, "points": 1024}, "full": {"D": 2000, "seeds": 8, "points": 4096}}[mode]
-    fig, ax, rax = axes("Test error vs α, spiked SLR, ν = 2, L = 2, Δ = 0.1 (arXiv:2509.21936)",
-                         "sample ratio α = N/D", "test error E_test (excess)", logx=True, residual=True)
-    rows = []
-    dense = list(np.round(np.logspace(0, math.log10(20), 12), 4))
-    for act in acts:
-        _step(f"{act}: replica theory at {len(dense)} values of α, λ tuned at each")
-        tuned = _run("slr", "replica", model="spiked", nu=2.0, L=[2], activation=[act], alpha=dense, lam=["tune"],
-                     delta=0.1, points=size["points"])
-        th_rows = theory_rows("slr-finite-alpha", act, tuned, nu=2.0, L=2, delta=0.1)
-        draw_theory(ax, th_rows, color=_COLORS[act], label=f"{act}: replica theory, λ tuned")
-        rows += th_rows
-        lam_at = {float(r["alpha"]): float(r["lam"]) for r in tuned}
-        xs, ms, ses, zs, th_flags, erm_flags = [], [], [], [], [], []
-        for i, a in enumerate(alphas, 1):
-            _step(f"{act}: α = {a:g} ({i}/{len(alphas)}): theory, then ERM at D = {size['D']}, {size['seeds']} seeds")
-            lam = float(np.interp(math.log(a), [math.log(v) for v in lam_at], list(lam_at.values())))
-            th = _run("slr", "replica", model="spiked", nu=2.0, L=[2], activation=[act], alpha=[a],
-                      lam=[repr(lam)], delta=0.1, points=size["points"])[0]
-            res = train_erm(act, model="spiked", nu=2.0, L=2, alpha=a, lam=lam, D=size["D"], seeds=size["seeds"],
-                            seed=seed, delta=0.1, device=device)
-            errs = np.array([float(s["E_test"]) for s in res.seeds if s.get("E_test") is not None])
-            m = float(errs.mean())
-            se = float(errs.std(ddof=1) / math.sqrt(len(errs))) if len(errs) > 1 else float("nan")
-            xs.append(a), ms.append(m), ses.append(se), zs.append((m - float(th["E_test"])) / se if se > 0 else float("nan"))
-            th_flags.append(th["flag"] if "flag" in th else theory_flag(th))
-            erm_flags.append(summary_flag(s.get("flag") for s in res.seeds))
-            rows.append({"panel": "slr-finite-alpha", "curve": act, "kind": "ERM", "alpha": a, "E_test": m,
-                         "E_test_se": se, "theory": float(th["E_test"]), "theory_flag": th_flags[-1], "lam": lam,
-                         "D": size["D"], "seeds": size["seeds"], "seed": seed, "flag": erm_flags[-1],
-                         "seeds_flagged": sum(bool(s.get("flag")) for s in res.seeds), "nu": 2.0, "L": 2,
-                         "delta": 0.1, **_compared(m, th["E_test"], se, len(errs))})
-        measured_points(ax, xs, ms, ses, erm_flags, color=_COLORS[act], capsize=2, label=f"{act}: ERM, D = {size['D']}")
-        # the residual against a flagged theory point compares with no prediction: hollow, like that point
-        theory_line(rax, xs, zs, th_flags, color=_COLORS[act], ls="none", marker="o")
-    _step("Bayes-optimal state evolution and the population optimum")
-    bo = bo_state_evolution("spiked", 2.0, 2, dense, 0.1)
-    ax.plot(dense, [float(b.E_BO) for b in bo], "--", color="k", lw=1.4, label="Bayes-optimal (state evolution)")
-    rows += [{"panel": "slr-finite-alpha", "curve": "BO", "kind": "theory", "alpha": a, "E_test": float(b.E_BO),
-              "nu": 2.0, "L": 2, "delta": 0.1} for a, b in zip(dense, bo)]
-    pop = _run("slr", "population", model="spiked", nu=2.0, L=[2], activation=["softmax"])[0]
-    ax.axhline(float(pop["risk"]), color="C3", ls=":", lw=1.2, label="softmax population optimum (α → ∞)")
-    rows.append({"panel": "slr-finite-alpha", "curve": "population", "kind": "theory", "alpha": float("inf"),
-                 "E_test": float(pop["risk"]), "nu": 2.0, "L": 2})
-    note = (f"ERM: D = {size['D']}, {size['seeds']} seeds from {seed}, L-BFGS at the tuned λ of the theory; "
-            f"RS: {size['points']} Sobol points; {mode} size (the paper: sqrt(N D) = 1e4)")
-    said = caption([r.get("flag") for r in rows] + [r.get("theory_flag") for r in rows])
-    note += f"; {said}" if said else ""
-    return fig, ax, rows, note
+        return finite_panel(name, out, mode, seed, device, **options)
+    return make
 
 
 FIGURES = {f.name: f for f in (
@@ -375,12 +332,22 @@ FIGURES = {f.name: f for f in (
            _fig_rmt_1a, 0.5),
     Figure("rmt-1b", "interpolation error vs c = p/n at γ = 1e-5", "arXiv:2506.18656 Fig. 1b", _fig_rmt_1b, 1.0),
     Figure("rmt-1c", "interpolation error vs SNR at c = 1/4, γ = 1e-5", "arXiv:2506.18656 Fig. 1c", _fig_rmt_1c, 1.0),
-    Figure("slr-risk-nu", "optimal population risks and Bayes risk vs ν (L = 2)", "arXiv:2509.21936 population figure",
+    Figure("slr-risk-nu", "optimal population risks and Bayes risk vs ν (spiked, L = 2), with MC", "arXiv:2509.21936 population figure",
            _fig_slr_nu, 2.0),
-    Figure("slr-risk-L", "optimal population risks and Bayes risk vs L (ν = 2)", "arXiv:2509.21936 population figure",
+    Figure("slr-risk-L", "optimal population risks and Bayes risk vs L (spiked, ν = 2), with MC", "arXiv:2509.21936 population figure",
            _fig_slr_L, 2.0),
-    Figure("slr-finite-alpha", "test error vs α: RS at tuned λ, ERM, Bayes-optimal, population optimum",
-           "arXiv:2509.21936 finite-sample figure", _fig_slr_finite, 8.0),
+    Figure("slr-risk-L-max", "optimal population risks vs L at max-SLR ν = ∞ (Bayes risk 0)",
+           "arXiv:2509.21936 population figure (max-SLR)", _fig_slr_L_max, 3.0),
+    Figure("slr-varlen", "variable length L ~ U{1,2,3}, max-SLR ν = ∞: shared vs per-length optimum",
+           "arXiv:2509.21936 variable-length figure", _fig_slr_varlen, 1.0),
+    Figure("slr-finite-alpha", "test error vs α, spiked ν = 2, L = 2: RS at tuned λ, ERM, Bayes-optimal, population",
+           "arXiv:2509.21936 finite-sample figure", _finite("slr-finite-alpha"), 8.0, True),
+    Figure("slr-finite-alpha-spiked-nu1-L3", "test error vs α, spiked ν = 1, L = 3 (same curves)",
+           "arXiv:2509.21936 finite-sample figure", _finite("slr-finite-alpha-spiked-nu1-L3"), 1.0, True),
+    Figure("slr-finite-alpha-spiked-nu2-L3", "test error vs α, spiked ν = 2, L = 3 (same curves)",
+           "arXiv:2509.21936 finite-sample figure", _finite("slr-finite-alpha-spiked-nu2-L3"), 1.0, True),
+    Figure("slr-finite-alpha-max-L3", "test error vs α, max-SLR ν = ∞, L = 3 (same curves)",
+           "arXiv:2509.21936 finite-sample figure", _finite("slr-finite-alpha-max-L3"), 2.0, True),
 )}
 
 
@@ -400,13 +367,24 @@ def all_figures() -> dict:
 
 
 def make_figure(name: str, out, *, mode: str = "quick", seed: int = 0, device: str = "auto",
-                progress: Callable | None = None) -> tuple[Path, list[dict]]:
-    """Draw panel ``name`` into ``out`` (``NAME.png`` and ``NAME.csv``); return the PNG path and rows."""
+                progress: Callable | None = None, seeds: int | None = None, alphas=None,
+                workers: int | None = None) -> tuple[Path, list[dict]]:
+    """Draw panel ``name`` into ``out`` (``NAME.png`` and ``NAME.csv``); return the PNG path and rows.
+
+    ``seeds``, ``alphas`` and ``workers`` apply to the finite-sample panels (``Figure.options``): the ERM
+    seeds per (activation, α), the α of the ERM markers, and the Dask worker processes of ``--full``
+    (``0``: in this process); other panels refuse them."""
     figures = all_figures()
     if name not in figures:
         raise InputError(f"no figure {name!r}; figures: {', '.join(figures)}")
     if mode not in ("quick", "full"):
         raise InputError(f"mode must be quick or full, got {mode!r}")
+    if not figures[name].options and (seeds is not None or alphas is not None or workers is not None):
+        raise InputError(f"figure {name!r} takes no --seeds/--alpha/--workers (finite-sample panels only)")
+    if seeds is not None and int(seeds) < 2:
+        raise InputError(f"--seeds must be >= 2 (a standard error needs two), got {seeds}")
+    if alphas is not None and (not alphas or any(not (float(a) > 0 and math.isfinite(float(a))) for a in alphas)):
+        raise InputError(f"--alpha must be positive sample ratios, got {alphas}")
     from attnlimits.verify._io import OutputLock, check_output_folder, record_files
 
     # before any work: the folder writable, the two files not folders; then the folder locked
@@ -417,7 +395,11 @@ def make_figure(name: str, out, *, mode: str = "quick", seed: int = 0, device: s
             progress(f"figure {name} ({mode}): {figures[name].title}")
         token = _PROGRESS.set((lambda msg: progress(f"figure {name}: {msg}")) if progress else None)
         try:
-            fig, ax, rows, note = figures[name].make(out, mode, seed, device)
+            if figures[name].options:
+                fig, ax, rows, note = figures[name].make(out, mode, seed, device, seeds=seeds, alphas=alphas,
+                                                         workers=workers, progress=progress)
+            else:
+                fig, ax, rows, note = figures[name].make(out, mode, seed, device)
         finally:
             _PROGRESS.reset(token)
         png = _finish(fig, ax, out, name, rows, note + f"; made by: attnlimits figure {name}"

@@ -380,6 +380,17 @@ PROPERTIES = (
               "lam": Range(0.02, 1.0, scale="log"), "kappa": Range(0.0, 1.0), "nu_M": Range(0.0, 1.0)},
              evaluate=f"{_EXPLORE}:predecessor_vs_mc", kind="simulation", quick={"n": 400_000},
              confirm={"n": 1_600_000}, seconds=30.0),
+    Property("slr-replica-vs-erm-max", "slr", "where RS is stable, the equilibrium RS branch predicts the test "
+             "error of the lowest-objective ERM minimum at max-SLR, nu finite or infinite, L = 2, 3 (§10, §12)",
+             {"nu": Choice(("inf", "2", "5")), "L": IntRange(2, 3), "alpha": Range(1.0, 20.0, scale="log"),
+              "lam": Range(0.01, 3.0, scale="log"), "activation": Choice(("softmax", "linear_uncentred"))},
+             evaluate=f"{_EXPLORE}:replica_vs_erm_max", kind="simulation",
+             quick={"D": 100, "seeds": 24, "rs_points": 1024, "rs_replicates": 16},
+             confirm={"D": 200, "seeds": 24, "rs_points": 2048, "rs_replicates": 16},
+             map=("alpha", "lam"), seconds=600.0,
+             doc="The max-SLR finite-sample panel's setting (nu = inf, L = 3) inside a region: nu = inf, where the "
+                 "inputs carry no information on the key and the population optimum of softmax is a limit, is "
+                 "reached by the Choice, which the models property's log range of nu cannot."),
     Property("slr-bo-below-rs", "slr", "E_BO(alpha) <= the replica prediction of ridge ERM at any lambda (§10-§11)",
              {"alpha": Range(1.0, 20.0, scale="log"), "lam": Range(0.03, 3.0, scale="log"),
               "activation": Choice(("softmax", "linear_uncentred", "linear_centred"))},

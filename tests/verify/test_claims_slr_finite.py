@@ -1,5 +1,7 @@
 """Structure of the finite-α SLR claims (attnlimits.verify.slr.claims.finite); the claims themselves run in
 ``attnlimits verify`` (and the slow all-claims test)."""
+import math
+
 import pytest
 
 from attnlimits.verify.claims import base
@@ -7,7 +9,7 @@ from attnlimits.verify.slr.claims import finite as F
 
 
 def test_registered_with_quick_and_full_sizes():
-    for name in ("C15", "C15b", "C16", "C17", "C18"):
+    for name in ("C15", "C15b", "C15c", "C16", "C17", "C17-random", "C18"):
         claim = base.REGISTRY[name]
         assert claim.quick and claim.full, name
         assert claim.source.startswith("arXiv:2509.21936")
@@ -49,8 +51,14 @@ def test_stored_rs_tunings_are_package_data():
     assert F.rs_tuned_json(F.load_rs_tuned(text)) == text
     assert F.load_rs_tuned(text) == F.RS_TUNED
     assert all(isinstance(g, tuple) for e in F.RS_TUNED.values() for g in e["grid"])
-    assert (hashlib.sha256(repr(sorted(F.RS_TUNED.items())).encode()).hexdigest()
+    # the tunings of C15b and C18 (spiked ν = 2, L = 3, α = 2, 10) are unchanged by the settings added since
+    first = {k: v for k, v in F.RS_TUNED.items() if k[1:4] == ("spiked", 2.0, 3) and k[4] in (2.0, 10.0)}
+    assert (hashlib.sha256(repr(sorted(first.items())).encode()).hexdigest()
             == "72b9b2adb3e4e74fe86a6fc0085c0a5074b09fc413162e164f4f9217a257939c")
+    # the max-SLR finite-sample panel and C15c read ν = ∞, L = 3
+    for act in ("softmax", "linear_uncentred"):
+        for alpha in (1.0, 2.0, 4.0, 10.0, 20.0):
+            assert (act, "max", math.inf, 3, alpha) in F.RS_TUNED
 
 
 def test_live_tuning_runs_once_per_setting_and_refines_lambda_star(monkeypatch):

@@ -18,6 +18,9 @@ TARGET = {"quick": 0.05, "full": 0.01}
 #: Listed from a measured --quick run (seed 0); not yet sized or restructured.
 EXCEPTIONS: dict = {
     ('C15b', "quick"): 'ERM over 3 seeds per (activation, α) (t(2) at level/m ≈ 158); 12 seeds would add about 2 min of training',
+    ('C15c', "quick"): 'ERM over 3 seeds per (activation, α) at D = 400 (t(2) at level/m), as C15b',
+    ('C17-random', "quick"): 'ERM over 8 seeds at D = 400: the seed-to-seed spread of E_test (sd ≈ 0.015) sets an MDD of about 6 %',
+    ('C9-mc', "quick"): "softmax's risk at the search bound m_k = 200 is 9e-4: an MC SE of 1.5e-5 is already 1.7 % of it (the other activations reach 0.2–0.8 %)",
     ('C16', "quick"): 'the RMS distance ≤ 0.1 bounds carry SEs from 12 and 6 seeds; the rate itself is decided by the band',
     ('C15-loss', "quick"): 'ERM over 8 seeds at D = 800 against RS from 4 replicates (Welch dof ≈ 7–10); the key overlaps are small at λ = 2 (m_k = 0.04 at α = 2), so their relative MDD is large although the absolute one is about 0.013',
     ('C15-replicon', "quick"): 'susceptibilities from 3 seeds at D = 200 with a 15 % finite-size allowance',

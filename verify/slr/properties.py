@@ -8,7 +8,7 @@ import math
 from attnlimits.verify.comparison import Comparison
 
 __all__ = ["bayes_bound", "bo_monotone", "bo_below_rs", "bo_large_alpha", "risk_formula_vs_direct", "gamp_vs_state_evolution",
-           "replica_vs_erm", "replica_vs_erm_loss", "predecessor_vs_mc",
+           "replica_vs_erm", "replica_vs_erm_loss", "replica_vs_erm_max", "predecessor_vs_mc",
            "population_vs_mc", "replica_vs_erm_models", "replica_vs_erm_at", "length_law", "minimum_detectable_deviation"]
 
 #: the precision to which the population optimiser locates an optimum (its ``--tol`` 1e-6 on the
@@ -185,6 +185,13 @@ def replica_vs_erm_models(point, *, size, seed):
     40 s per point), 6.1 % (linear_uncentred, max ν = 4, L = 3, α = 8, λ = 0.3: the allowance 0.016 is a
     quarter of it; 65 s) — ``benchmarks/bench_property_power.py``."""
     return replica_vs_erm_at(point["activation"], point["model"], float(point["nu"]), int(point["L"]),
+                             float(point["alpha"]), float(point["lam"]), size=size, seed=seed)
+
+
+def replica_vs_erm_max(point, *, size, seed):
+    """:func:`replica_vs_erm` at max-SLR (ν finite, or ``"inf"``: the argmax location), L = 2 or 3, with the
+    sizes and allowance rule of :func:`replica_vs_erm_models`."""
+    return replica_vs_erm_at(point["activation"], "max", float(point["nu"]), int(point["L"]),
                              float(point["alpha"]), float(point["lam"]), size=size, seed=seed)
 
 
