@@ -781,7 +781,8 @@ register(Claim(
 
 # =============================================================================================
 # C15-loss: the RS theory of ERM with a robust loss against training with that loss
-# ======================================================================================
+# =============================================================================================
+
 #: The setting of C15-loss: label noise Δ = 1 puts about a third of the residuals beyond the Huber kink δ = 1,
 #: so the Huber fixed point is not the square loss's (RS E_test 0.842/0.706/0.530 against 0.782/0.628/0.476 at
 #: α = 2/4/8, 4×1024), and λ = 2 keeps RS stable there (replicon 0.09/0.13/0.14; the square loss's 0.16–0.17).
@@ -887,7 +888,9 @@ register(Claim(
     quick={"D": 800, "seeds": 8, "alphas": (2.0, 4.0, 8.0)},
     full={"D": 1600, "seeds": 12, "alphas": (2.0, 4.0, 8.0)},
     tags=("slr", "finite-sample", "rs", "training", "loss"), references=(PAPER,)))
-=======
+
+
+# =============================================================================================
 # C15c RS vs ERM at max-SLR ν = ∞, L = 3, at the RS-tuned λ (the max-SLR finite-sample panel)
 # =============================================================================================
 
