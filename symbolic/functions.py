@@ -210,9 +210,10 @@ def zeta_erf2_runtime(backend: str, print_expr) -> str:
     ``print_expr(expr, backend)`` is the code printer (:func:`attnlimits.symbolic.codegen.print_expr`, passed
     in by :class:`~attnlimits.symbolic.codegen.ModuleBuilder`: codegen imports nothing from this module).
 
-    NumPy: ``scipy.integrate.quad`` split at the zero :math:`g=-t/s` of the erf (at 0 when it is
-    beyond 40), about 1e-15 absolute; mpmath: ``mpmath.quad`` with the same split, at the working
-    precision plus 10 digits.
+    NumPy: ``scipy.integrate.quad`` split at the Gaussian weight's centre 0 and at the zero :math:`g=-t/s` of
+    the erf (when it is within 40), about 1e-15 absolute; mpmath: ``mpmath.quad`` with the same split, at the
+    working precision plus 10 digits.  (Without the split at 0, a zero far out — t/s = 37 — left the interval
+    [g0, ∞) with all the mass 37 standard deviations from its end, and quad returned 0 for a value of 1.)
     """
     body = print_expr(zeta_erf2_integrand(), backend)
     if backend == "numpy":
@@ -233,7 +234,9 @@ def _zeta_erf2(t, s):
     if s == 0:
         return _math.erf(t) ** 2
     g0 = -t / s
-    pts = [-numpy.inf, g0, numpy.inf] if abs(g0) < 40 else [-numpy.inf, 0.0, numpy.inf]
+    # split at the Gaussian weight's centre 0 always (an interval that starts 37 SDs away, g0 = -37, made
+    # quad miss the whole mass and return 0) and at the erf's zero g0 when it is in range
+    pts = sorted([-numpy.inf, 0.0, numpy.inf] + ([g0] if 0 < abs(g0) < 40 else []))
     with _warnings.catch_warnings():
         _warnings.simplefilter("ignore", scipy.integrate.IntegrationWarning)
         return float(sum(scipy.integrate.quad(_zeta_erf2_integrand, lo, hi, args=(t, s), epsabs=1e-15,
@@ -252,7 +255,8 @@ def _zeta_erf2(t, s):
             val = mpmath.erf(tm) ** 2
         else:
             g0 = -tm / sm
-            pts = [-mpmath.inf, g0, mpmath.inf] if abs(g0) < 40 else [-mpmath.inf, 0, mpmath.inf]
+            pts = [-mpmath.inf, 0, mpmath.inf] if abs(g0) >= 40 or g0 == 0 else \
+                sorted([-mpmath.inf, g0, mpmath.inf, mpmath.mpf(0)])
             val = mpmath.quad(lambda g: _zeta_erf2_integrand(g, tm, sm), pts)
     return +val
 """

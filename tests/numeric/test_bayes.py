@@ -335,3 +335,23 @@ def test_predecessor_input_checks():
 def test_docstring_examples():
     result = doctest.testmod(NB)
     assert result.attempted >= 6 and result.failed == 0
+
+
+@pytest.mark.parametrize("dps", [None, 30])
+def test_zeta_far_from_its_zero_is_one(dps):
+    """ζ(t, s) = E erf(t + s g)² → 1 when t/s is large.  Found by the property slr-predecessor-vs-mc: at
+    t/s ≈ 37 (d = 433, λ = κ = 1, γ² = 0.15625) the quadrature on [−t/s, ∞) missed the Gaussian mass 37 SDs
+    from the interval's end and returned 0; the rule now splits at 0 as well.  Reference: erf(t + sg)² ≥
+    erf(t − 8s)² for |g| ≤ 8, so ζ ≥ (1 − 2·10⁻¹⁵)·erf(t − 8s)² ≈ 1 to 1e-14 here."""
+    import math
+
+    from attnlimits.numeric.slr.bayes_risk import predecessor_manifold_risk, zeta_erf2_value
+    from attnlimits.verify.slr.theory import kernels
+
+    s = math.sqrt(0.15625)
+    for t in (14.0, 14.714, 15.0, 20.0):
+        assert float(zeta_erf2_value(t, s, dps=dps, kernels=kernels())) == pytest.approx(1.0, abs=1e-12)
+    # [M] Theorem 1 there: γ² + γ²·ζ(≈1) + (L − 1)·(2/π) asin(2λ²/(1 + 2λ²)), with ν_M = 0
+    expected = 2 * 0.15625 + 2 / math.pi * math.asin(2 / 3)
+    assert predecessor_manifold_risk(433, 2, 0.15625, 1.0, 1.0, 0.0, kernels=kernels()) == pytest.approx(expected,
+                                                                                                        abs=1e-12)
