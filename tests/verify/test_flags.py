@@ -245,7 +245,9 @@ def test_figure_slr_finite_alpha_carries_flags(tmp_path, monkeypatch):
     monkeypatch.setattr(FG, "_run", run)
     monkeypatch.setattr(T, "train_erm", lambda act, **kw: _Res(kw["alpha"]))
     monkeypatch.setattr(BO, "bo_state_evolution", lambda *a, **k: [_BO() for _ in a[3]])
-    fig, ax, rows, note = FG._fig_slr_finite(tmp_path, "quick", 0, "cpu")
+    from attnlimits.verify._slr_panels import finite_panel
+
+    fig, ax, rows, note = finite_panel("slr-finite-alpha", tmp_path, "quick", 0, "cpu")
     th = [r for r in rows if r["kind"] == "theory" and r["curve"] == "linear_uncentred"]
     assert all(r["flag"] == ("rsb" if r["alpha"] < 3.5 else "") for r in th)
     erm = {r["alpha"]: r for r in rows if r["kind"] == "ERM" and r["curve"] == "linear_uncentred"}
