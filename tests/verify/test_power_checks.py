@@ -127,3 +127,16 @@ def test_kappa_vs_measured_holds_and_sees_a_3_percent_kappa_error(mutants):
         assert excess(point) <= k, point
     with mutants.planted("rmt-kappa"):
         assert excess({"activation": "relu", "p": 400}) > k
+
+
+def test_bo_stationarity_holds_and_sees_an_error_of_the_prior_update(mutants):
+    from attnlimits.verify.slr.properties import bo_large_alpha
+
+    def broken(point):
+        return [abs(c.value - c.reference) > c.tolerance for label, c in
+                bo_large_alpha(point, size={"points": 2 ** 10, "replicates": 16}, seed=1) if "dpsi_P" in label]
+
+    point = {"alpha": 60.0, "nu": 2.0, "L": 2}
+    assert broken(point) == [False] * 4
+    with mutants.planted("slr-bo-prior"):
+        assert broken(point) == [True] * 4

@@ -3,6 +3,7 @@
 ``[(label, Comparison), ...]`` (:mod:`attnlimits.symbolic.properties`)."""
 from __future__ import annotations
 
+import functools
 import math
 
 from attnlimits.verify.comparison import Comparison
@@ -104,13 +105,41 @@ def _bo(model, nu, L, alphas, delta, size, seed):
                               replicates=int(size.get("replicates", 8)), seed=seed)
 
 
+@functools.lru_cache(maxsize=None)
+def _prior_stationarity():
+    """q as the stationarity of the BO free entropy in q̂ gives it, 2 dψ_P/dq̂ (ψ_P the derived prior free entropy
+    of §11), compiled once per process (an ``lru_cache``: cleared by the power benchmark's mutation hook)."""
+    import sympy
+
+    from attnlimits.derivations.slr import bayes_optimal as B
+
+    return sympy.lambdify(B.qhat, 2 * sympy.diff(B.prior_free_entropy(), B.qhat), modules="math")
+
+
+def _bo_stationarity(points):
+    """At a state-evolution fixed point the free entropy is stationary in q̂: q_b = 2ψ_P′(q̂_b) for the key and the
+    value block.  The update the solver iterates is a separate expression (the derived ``prior_update``), so
+    this identity sees an error in it (or in ψ_P) at any α; tolerance 1e-9 plus ten times the fixed point's
+    residual (measured: 3e-12 apart on correct code)."""
+    f = _prior_stationarity()
+    out = []
+    for p in points:
+        for b in ("k", "v"):
+            q, qhat = float(getattr(p, f"q_{b}")), float(getattr(p, f"qhat_{b}"))
+            out.append((f"q_{b} = 2 dpsi_P/dqhat at the fixed point (alpha={p.alpha:.3g})",
+                        Comparison(q, float(f(qhat)), tolerance=1e-9 + 10 * float(p.residual))))
+    return out
+
+
 def bo_monotone(point, *, size, seed):
-    """E_BO is non-increasing in α: E_BO(r·α) ≤ E_BO(α)."""
+    """E_BO is non-increasing in α: E_BO(r·α) ≤ E_BO(α); at both fixed points the free entropy is stationary in
+    q̂ (:func:`_bo_stationarity`)."""
     a1, a2 = point["alpha"], point["alpha"] * point["ratio"]
     p1, p2 = _bo("spiked", point["nu"], point["L"], (a1, a2), 0.1, size, seed)
     reps = int(size.get("replicates", 8))
     return [(f"E_BO(α={a2:.3g}) <= E_BO(α={a1:.3g})",
-             Comparison(p2.E_BO, p1.E_BO, se=math.hypot(p1.E_BO_se, p2.E_BO_se), dof=reps - 1, kind="upper"))]
+             Comparison(p2.E_BO, p1.E_BO, se=math.hypot(p1.E_BO_se, p2.E_BO_se), dof=reps - 1, kind="upper"))] \
+        + _bo_stationarity((p1, p2))
 
 
 def bo_below_rs(point, *, size, seed):
@@ -257,7 +286,7 @@ def bo_large_alpha(point, *, size, seed):
     reps = int(size.get("replicates", 8))
     return [(f"2 E_BO(α={2 * a:.3g}) − E_BO(α={a:.3g}) vs E_B^pop",
              Comparison(limit, float(eb.value), se=se or None, dof=reps - 1 if se else None,
-                        allowance=abs(p2.E_BO - p1.E_BO)))]
+                        allowance=abs(p2.E_BO - p1.E_BO)))] + _bo_stationarity((p1, p2))
 
 
 def risk_formula_vs_direct(point, *, size, seed):
