@@ -85,12 +85,14 @@ PROPERTIES = (
              evaluate=f"{_EXPLORE}:exported_equals_inprocess", kind="theory", map=("c", "gamma"), seconds=60.0),
     Property("rmt-noise-kernel-vs-simulation", "rmt", "the Stieltjes transform of the noise kernel (§4.2 law) "
              "matches the simulated kernel's, extrapolated from n/2 and n (V19 over a domain)",
-             {"activation": Choice(("tanh", "erf", "sin")), "c": Range(0.25, 4.0, scale="log"),
+             {"activation": Choice(("tanh", "erf", "sin")), "c": Range(0.5, 4.0, scale="log"),
               "x": Range(-1.5, 2.5), "y": Range(0.1, 1.0, scale="log")},
              evaluate=f"{_EXPLORE}:noise_kernel_vs_simulation", kind="simulation",
              quick={"n": 256, "draws": 24}, confirm={"n": 512, "draws": 48}, map=("x", "c"), seconds=120.0,
              doc="Smooth activations: for ReLU the finite-n correction is not of order 1/n (one of six points, "
-                 "c = 0.48, z = -0.89 + 0.84i, stood 5.7 SE beyond the 1/n extrapolation from n = 128, 256)."),
+                 "c = 0.48, z = -0.89 + 0.84i, stood 5.7 SE beyond the 1/n extrapolation from n = 128, 256). c >= 0.5: at "
+                 "c = 0.29 (p = 37 at n/2 = 128) the screen flagged sin at -3 to -5.8 SE, which the confirmation at "
+                 "n = 512 did not (p = 0.12): the 1/n rate needs p of some 64 at the smaller size."),
     Property("rmt-kappa-vs-measured", "rmt", "the kept-diagonal constant kappa(p) of §4.3 equals the mean "
              "diagonal of K_X it stands for (Monte Carlo of |x|^2 ~ chi^2_p; monotone activations)",
              {"activation": Choice(("tanh", "relu", "sigmoid", "erf")), "p": IntRange(100, 2000)},
