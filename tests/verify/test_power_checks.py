@@ -140,3 +140,18 @@ def test_bo_stationarity_holds_and_sees_an_error_of_the_prior_update(mutants):
     assert broken(point) == [False] * 4
     with mutants.planted("slr-bo-prior"):
         assert broken(point) == [True] * 4
+
+
+def test_predictor_on_frame_has_the_overlaps_it_states():
+    """The overlaps returned are the vectors' own (dot products over D), to round-off."""
+    import torch
+
+    from attnlimits.verify.slr import predictor_on_frame
+
+    D = 16
+    k, v, (ks, vs), ov = predictor_on_frame((1.0, 0.3, 1.0), (0.3, 1.0, -1.0, 0.5), D, 7, device="cpu")
+    dot = lambda a, b: float(a @ b) / D  # noqa: E731
+    measured = {"m_k": dot(k, ks), "m_kvstar": dot(k, vs), "q_k": dot(k, k), "m_vkstar": dot(v, ks),
+                "m_v": dot(v, vs), "q_v": dot(v, v), "q_kv": dot(k, v)}
+    assert measured == pytest.approx(ov, abs=1e-12)
+    assert abs(dot(ks, vs)) < 1e-12 and isinstance(k, torch.Tensor)

@@ -296,28 +296,14 @@ def risk_formula_vs_direct(point, *, size, seed):
     (:func:`direct_risk`; exact at any D for an orthonormal teacher).  k and v are built on the orthonormal
     (k̂*, v̂*, u₃, u₄) from the point's coefficients, so every one of the seven overlaps varies over the
     domain — the manifold (k₂ = k₃ = v₁ = v₃ = 0) included.  ``n`` sequences in ``batches`` batches."""
-    import torch
-
     from attnlimits.verify.comparison import combine
-    from attnlimits.verify.slr import direct_risk, make_teacher
+    from attnlimits.verify.slr import direct_risk, predictor_on_frame
     from attnlimits.verify.slr.theory import make_setting, population_risk_general
 
     D = 16
-    ck = (float(point["k1"]), float(point["k2"]), float(point["k3"]), 0.0)
-    cv = (float(point["v1"]), float(point["v2"]), float(point["v3"]), float(point["v4"]))
-    gen = torch.Generator().manual_seed(int(seed))
-    ks, vs = make_teacher(D, gen, device="cpu")
-    basis = [ks / math.sqrt(D), vs / math.sqrt(D)]
-    for _ in range(2):
-        w = torch.randn(D, generator=gen, dtype=ks.dtype)
-        for _twice in range(2):
-            for b in basis:
-                w = w - (w @ b) * b
-        basis.append(w / torch.linalg.vector_norm(w))
-    k = math.sqrt(D) * sum(c * u for c, u in zip(ck, basis))
-    v = math.sqrt(D) * sum(c * u for c, u in zip(cv, basis))
-    ov = {"m_k": ck[0], "m_kvstar": ck[1], "q_k": sum(x * x for x in ck), "m_vkstar": cv[0], "m_v": cv[1],
-          "q_v": sum(x * x for x in cv), "q_kv": sum(a * b for a, b in zip(ck, cv))}
+    k, v, (ks, vs), ov = predictor_on_frame((point["k1"], point["k2"], point["k3"], 0.0),
+                                            (point["v1"], point["v2"], point["v3"], point["v4"]), D, int(seed),
+                                            device="cpu")
     nu, L, act = float(point["nu"]), int(point["L"]), point["activation"]
     theory, terr = population_risk_general(act, make_setting(point["model"], nu, L), ov,
                                            points=int(size.get("points", 2 ** 15)))

@@ -18,7 +18,7 @@ import torch
 from attnlimits.verify._torchutil import DTYPE, draw_seed
 from attnlimits.verify._torchutil import resolve_device
 
-__all__ = ["c_nu", "sample_projections", "make_teacher", "sample_sequences", "overlaps", "distance_to_manifold"]
+__all__ = ["c_nu", "sample_projections", "make_teacher", "predictor_on_frame", "sample_sequences", "overlaps", "distance_to_manifold"]
 
 _MODELS = ("spiked", "max")
 #: Default memory cap of one batch of sequences (float64 entries of X).
@@ -265,6 +265,37 @@ def make_teacher(D: int, generator, device="auto") -> tuple[torch.Tensor, torch.
     v_hat = v_hat / torch.linalg.vector_norm(v_hat)
     root = math.sqrt(D)
     return root * k_hat, root * v_hat
+
+
+def predictor_on_frame(k_coef, v_coef, D: int, generator, device="auto"):
+    r"""A teacher and a predictor :math:`(k, v)` with prescribed overlaps, on an orthonormal frame.
+
+    The frame is :math:`(\hat k^*, \hat v^*, u_3, u_4)`: the teacher of :func:`make_teacher` and two unit vectors
+    orthogonal to it and to each other (Gram–Schmidt, twice).  :math:`k=\sqrt D\sum_i k_i e_i`,
+    :math:`v=\sqrt D\sum_i v_i e_i` for the coefficient 4-tuples ``k_coef``, ``v_coef``, so the seven overlaps of
+    docs/slr.md §6.1 are exact: :math:`m_k=k_1`, :math:`m_{kv^*}=k_2`, :math:`m_{vk^*}=v_1`, :math:`m_v=v_2`,
+    :math:`q_k=\|k\|^2`, :math:`q_v=\|v\|^2`, :math:`q_{kv}=k\cdot v` (coefficients).  Needs ``D >= 4``.
+    Returns ``(k, v, (k_star, v_star), overlaps)``.
+    """
+    D = int(D)
+    if D < 4:
+        raise ValueError(f"the frame needs D >= 4, got {D}")
+    dev = resolve_device(device)
+    gen = _as_generator(generator, dev)
+    ks, vs = make_teacher(D, gen, device=dev)
+    basis = [ks / math.sqrt(D), vs / math.sqrt(D)]
+    for _ in range(2):
+        w = _randn(D, gen, dev)
+        for _twice in range(2):
+            for b in basis:
+                w = w - (w @ b) * b
+        basis.append(w / torch.linalg.vector_norm(w))
+    ck, cv = (tuple(float(x) for x in c) + (0.0,) * (4 - len(c)) for c in (k_coef, v_coef))
+    k = math.sqrt(D) * sum(c * u for c, u in zip(ck, basis))
+    v = math.sqrt(D) * sum(c * u for c, u in zip(cv, basis))
+    ov = {"m_k": ck[0], "m_kvstar": ck[1], "q_k": sum(x * x for x in ck), "m_vkstar": cv[0], "m_v": cv[1],
+          "q_v": sum(x * x for x in cv), "q_kv": sum(a * b for a, b in zip(ck, cv))}
+    return k, v, (ks, vs), ov
 
 
 def sample_sequences(model: str, nu: float, L: int, n: int, D: int, *, generator, teacher=None,

@@ -308,24 +308,13 @@ def _c5_cross_overlaps(ctx, size, nu, L):
     check resolves about 0.3 % of the risk (a 3 % error of the residual covariance moves it by 1 %)."""
     import torch
 
-    from attnlimits.verify.slr import direct_risk, make_teacher, resolve_device
+    from attnlimits.verify.slr import direct_risk, predictor_on_frame, resolve_device
     from attnlimits.verify.slr.theory import population_risk_general
 
-    D, ck, cv = _C5_CROSS["D"], _C5_CROSS["k"], _C5_CROSS["v"]
+    D = _C5_CROSS["D"]
     dev = resolve_device(ctx.device)
     gen = torch.Generator(device=dev).manual_seed(_seed(ctx, "C5", 2))
-    ks, vs = make_teacher(D, gen, device=dev)
-    basis = [ks / math.sqrt(D), vs / math.sqrt(D)]
-    for _ in range(2):
-        w = torch.randn(D, generator=gen, device=dev, dtype=ks.dtype)
-        for _twice in range(2):
-            for b in basis:
-                w = w - (w @ b) * b
-        basis.append(w / torch.linalg.vector_norm(w))
-    k = math.sqrt(D) * sum(c * u for c, u in zip(ck, basis))
-    v = math.sqrt(D) * sum(c * u for c, u in zip(cv, basis))
-    ov = {"m_k": ck[0], "m_kvstar": ck[1], "q_k": sum(x * x for x in ck), "m_vkstar": cv[0], "m_v": cv[1],
-          "q_v": sum(x * x for x in cv), "q_kv": sum(a * b for a, b in zip(ck, cv))}
+    k, v, (ks, vs), ov = predictor_on_frame(_C5_CROSS["k"], _C5_CROSS["v"], D, gen, device=dev)
     theory, terr = population_risk_general("softmax", _setting("spiked", nu, L), ov, points=2 ** 16)
     n = 10 * size["n"]
     est = direct_risk("softmax", k, v, model="spiked", nu=nu, L=L, n=n, D=D, generator=_seed(ctx, "C5", 3),
