@@ -17,6 +17,7 @@ exported file run the same code.
 """
 import dataclasses as _dataclasses
 import sys
+from attnlimits.symbolic.options import resolve_options
 
 #: validated range of the method (docs/attention_rmt.md §9)
 GAMMA_RANGE = (1e-5, 1e4)
@@ -126,9 +127,7 @@ def curve(c, gammas, *, a1, nu, kappa=0, snr=0, wk=(), wq=(), L=None, options=No
     at ``digits`` significant digits (default 30), and ``progress`` (a callable taking a message)
     is told about each γ as it is done.
     """
-    o = CurveOptions() if options is None else options
-    if overrides:
-        o = _dataclasses.replace(o, **overrides)
+    o = resolve_options(CurveOptions, options, overrides)
     validate(c, gammas, snr, wk, wq, L, a1, nu, kappa)
     base = {"c": c, "a1": a1, "nu": nu, "kappa": kappa, "snr": snr, "wk": list(wk), "wq": list(wq), "L": L}
     first = {}  # a repeated γ (by value) is solved once

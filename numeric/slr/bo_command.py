@@ -16,9 +16,9 @@ and max-SLR (:func:`attnlimits.numeric.slr.bo_state_evolution.bomax_fixed_point`
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
+from attnlimits.symbolic.options import resolve_options
 
 from attnlimits.symbolic.result import InputError
 
@@ -79,9 +79,7 @@ def bo_points(mod, law, nu, alphas, delta, *, model: str = "spiked", form: str =
     per replicate (seed ``seed + 7919``); ``population_bayes_risk`` is unused (:math:`E_B^{\max}(q_k)=1-B`).
     The rule sizes are the fields of :class:`BORuleSpec` (``spec``; keywords override them).
     """
-    sp = BORuleSpec() if spec is None else spec
-    if overrides:
-        sp = dataclasses.replace(sp, **overrides)
+    sp = resolve_options(BORuleSpec, spec, overrides)
     points, replicates, seed, rule, n_gh = sp.points, sp.replicates, sp.seed, sp.rule, sp.n_gh
     inner_points, test_points = sp.inner_points, sp.test_points
     L_max = max(int(L) for L, _ in law)

@@ -34,6 +34,7 @@ Failures raise :class:`attnlimits.numeric.ConvergenceError`; non-finite integran
 from __future__ import annotations
 
 import dataclasses
+from attnlimits.symbolic.options import resolve_options
 
 import hashlib
 import math
@@ -335,8 +336,7 @@ class BOOptions:
 
 
 def _options(options, overrides) -> BOOptions:
-    o = BOOptions() if options is None else options
-    return dataclasses.replace(o, **overrides) if overrides else o
+    return resolve_options(BOOptions, options, overrides)
 
 
 def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, start="uninformed",

@@ -36,6 +36,7 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
+from attnlimits.symbolic.options import resolve_options
 
 import numpy as np
 
@@ -626,9 +627,7 @@ def optimal_population_risk(act, setting: Setting, *, extra=None, starts=None,
     at 1e-6; QMC settings (max-SLR ν = ∞, L > 3) about 1–3 s, error ~1e-4.  Gradients are exact
     (derivatives of the generated kernels), so L-BFGS-B converges in tens of evaluations.
     """
-    o = PopulationOptions() if options is None else options
-    if overrides:
-        o = dataclasses.replace(o, **overrides)
+    o = resolve_options(PopulationOptions, options, overrides)
     na = numeric_activation(act, setting.kernels)
     if na.kind == "affine" and o.closed_form and not o.orthogonal_noise:
         return _linear_optimum(na, setting, per_length=o.per_length)

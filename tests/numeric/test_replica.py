@@ -14,6 +14,7 @@ from attnlimits.derivations.slr import linear_closed_form
 from attnlimits.derivations.slr import replica as RD
 from attnlimits.numeric import ConvergenceError
 from attnlimits.numeric.slr import rs as NR
+from attnlimits.symbolic.result import InputError
 from attnlimits.numeric.slr.rs import map as RM
 from attnlimits.numeric.slr.rs import prox as P
 from attnlimits.numeric.slr.rs import rule as RR
@@ -504,11 +505,11 @@ def test_pruned_ray_starts_give_the_same_minima(act):
 
 def test_options_object_and_keywords_are_one_thing():
     """RSOptions is the one home of the solver's options: an options object and the same keywords give the same
-    fixed point, bit for bit; an unknown option is a TypeError naming it."""
+    fixed point, bit for bit; an unknown option is a one-line InputError naming it and the options."""
     kern = _kern("linear_centred")
     rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=256, replicates=2, seed=0)
     a = NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1, tol=1e-10, form="jacobian")
     b = NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1, options=NR.RSOptions(tol=1e-10, form="jacobian"))
     assert a.values == b.values and a.E_test == b.E_test and a.method == b.method
-    with pytest.raises(TypeError, match="no_such_option"):
+    with pytest.raises(InputError, match="RSOptions has no option 'no_such_option' \\(its options: "):
         NR.rs_fixed_point(kern, rules, 4.0, 0.1, 0.1, no_such_option=1)

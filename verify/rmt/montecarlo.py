@@ -46,8 +46,9 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
+from attnlimits.symbolic.options import resolve_options
 
 import numpy as np
 import torch
@@ -625,8 +626,7 @@ class MCOptions:
 
 def _mc_options(options: MCOptions | None, overrides: Mapping[str, Any]) -> MCOptions:
     """``options`` (default :class:`MCOptions`) with ``overrides`` replacing its fields."""
-    o = MCOptions() if options is None else options
-    return replace(o, **overrides) if overrides else o
+    return resolve_options(MCOptions, options, overrides)
 
 
 def _validated_inputs(n: int, p: int, draws: int, gammas, mu, diagonal: str, kappa,

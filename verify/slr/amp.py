@@ -43,6 +43,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
+from attnlimits.symbolic.options import resolve_options
 
 import numpy as np
 import torch
@@ -114,8 +115,7 @@ class _GampData(NamedTuple):
 
 
 def _gamp_options(options, overrides, default: GampOptions) -> GampOptions:
-    o = default if options is None else options
-    return dataclasses.replace(o, **overrides) if overrides else o
+    return resolve_options(GampOptions, default if options is None else options, overrides)
 
 
 def gamp(X, y, nu: float, delta: float, *, k_star=None, v_star=None, init: str = "zero",

@@ -13,6 +13,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping
+from attnlimits.symbolic.options import resolve_options
 
 import numpy as np
 import torch
@@ -96,9 +97,7 @@ def direct_risk(name: str, k, v, *, model: str, nu: float, L, n: int, D: int, ge
 
     Cost: ``n·Σ_L L·D`` normals.
     """
-    o = RiskOptions() if options is None else options
-    if overrides:
-        o = dataclasses.replace(o, **overrides)
+    o = resolve_options(RiskOptions, options, overrides)
     batch, metric, delta, device = o.batch, o.metric, o.delta, o.device
     _check_activation(name)
     nu = _check_model(model, nu)

@@ -61,6 +61,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from attnlimits.symbolic.options import resolve_options
+
 __all__ = ["collapsed_gibbs", "log_evidence", "split_rhat", "posterior_on_generated", "run_posterior",
            "POSTERIOR_COMMAND", "STARTS"]
 
@@ -285,9 +287,7 @@ def posterior_on_generated(nu: float, L: int, alpha: float, delta: float, D: int
     from .samplers import overlaps, sample_sequences
     from .theory import make_setting, population_risk_general
 
-    o = GibbsOptions() if options is None else options
-    if overrides:
-        o = dataclasses.replace(o, **overrides)
+    o = resolve_options(GibbsOptions, options, overrides)
     starts, chains_per_start, sweeps, burn_in = o.starts, o.chains_per_start, o.sweeps, o.burn_in
     points, test_error = o.points, o.test_error
     if not delta > 0:

@@ -86,6 +86,7 @@ import textwrap
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
+from attnlimits.symbolic.options import resolve_options
 
 import numpy as np
 import torch
@@ -833,9 +834,7 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
     InputError
         Bad input, or the data of one seed do not fit into memory (the message says how much).
     """
-    o = ERMOptions() if options is None else options
-    if overrides:
-        o = dataclasses.replace(o, **overrides)
+    o = resolve_options(ERMOptions, options, overrides)
     seeds, seed, seed_indices, optimizer, init, dtype = o.seeds, o.seed, o.seed_indices, o.optimizer, o.init, o.dtype
     max_iter, lr = o.max_iter, o.lr
     nu = float(nu)

@@ -2,6 +2,7 @@ r"""Online (population-level) training of SLR attention in PyTorch (docs/slr.md 
 from __future__ import annotations
 
 import dataclasses
+from attnlimits.symbolic.options import resolve_options
 
 import math
 import time
@@ -224,9 +225,7 @@ def train_population(name: str, *, model: str, nu: float, L, D: int, steps: int,
 
     Cost: ``steps·batch·L·D`` normals plus the backward pass (≈ 1.5× the sampling).
     """
-    o = OnlineOptions() if options is None else options
-    if overrides:
-        o = dataclasses.replace(o, **overrides)
+    o = resolve_options(OnlineOptions, options, overrides)
     nu, law, has_extra, learn_extra = _check_online(name, model, nu, L, o)
     dev = resolve_device(o.device)
     gen = _as_generator(generator, dev)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from attnlimits.symbolic.options import resolve_options
 
 import numpy as np
 
@@ -365,9 +366,7 @@ def analyze_checkpoint(path: str | os.PathLike, *, options: WeightsOptions | Non
     minute. Multithreaded BLAS on an oversubscribed machine can be many times slower: pass ``threads=1``
     (or set ``OMP_NUM_THREADS=1``) there.
     """
-    o = WeightsOptions() if options is None else options
-    if overrides:
-        o = dataclasses.replace(o, **overrides)
+    o = resolve_options(WeightsOptions, options, overrides)
     n_heads, threads = o.n_heads, o.threads
     if n_heads is not None and (isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1):
         raise CheckpointError(f"the number of heads must be a positive integer, got {n_heads!r}")

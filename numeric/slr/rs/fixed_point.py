@@ -8,6 +8,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from attnlimits.symbolic.options import resolve_options
 
 import numpy as np
 
@@ -595,9 +596,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         multi-minimum fractions, residual, iterations, method and timings.
     """
     _check_point(alpha, lam, Delta)
-    o = RSOptions() if options is None else options
-    if overrides:
-        o = dataclasses.replace(o, **overrides)
+    o = resolve_options(RSOptions, options, overrides)
     t_start = time.perf_counter()
     anchor0 = _warm_anchor(warm, rules)
     if warm is not None and x0 is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from attnlimits.symbolic.options import resolve_options
 
 import numpy as np
 
@@ -198,10 +199,6 @@ class ProxOptions:
     dedup_min: int = 32
     prune: bool = True
 
-
-_DEFAULT = ProxOptions()
-
-
 def prox_newton(mod, wchi, wz, y, V_k, V_v, *, starts=None, newton_steps=0, shift_invariant=False,
                 options: ProxOptions | None = None, trace=None, stats=None, joint=False, **overrides):
     """Minimise F over χ for every sample; returns χ̂ (n, L) and diagnostics.
@@ -253,9 +250,7 @@ def prox_newton(mod, wchi, wz, y, V_k, V_v, *, starts=None, newton_steps=0, shif
     whose step is not finite (k ≥ 2: or whose H is not positive definite, or whose step exceeds the
     clip) gets the safeguarded iteration.  The diagnostics of such a call are not measured (zeros).
     """
-    o = _DEFAULT if options is None else options
-    if overrides:
-        o = dataclasses.replace(o, **overrides)
+    o = resolve_options(ProxOptions, options, overrides)
     n, L = wchi.shape
     wcT = np.ascontiguousarray(wchi.T)  # (L, n)
     wzT = np.ascontiguousarray(wz.T)
