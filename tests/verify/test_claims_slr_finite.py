@@ -124,25 +124,30 @@ def _fake_erm(scale_of_D):
 
 def test_c16_rate_band_excludes_no_decay(monkeypatch):
     """C16's rate checks on synthetic ERM distances (no training): ∝ D^-1/2 passes with the band excluding
-    0; a distance that does not shrink fails (the old quick band −0.5 ± 0.70 accepted it)."""
+    0; a distance that does not shrink fails (the old quick band −0.5 ± 0.70 accepted it).  The full size
+    also excludes −1 (D^−1); quick leaves it out (its statement says why)."""
     from attnlimits.verify.claims import Context
 
-    size = base.REGISTRY["C16"].quick
-    monkeypatch.setattr(F, "erm", _fake_erm(lambda D: 0.9 / D ** 0.5))
-    checks, _, params = F._c16(Context("quick"), size)
-    rate = [c for c in checks if "slope" in c.label]
-    # slope vs −1/2, band excludes 0, band excludes −1 (D^−1)
-    assert len(rate) == 3 and rate[0].stochastic and rate[1].kind == rate[2].kind == "lower"
-    assert all(c.passed for c in rate), [(c.label, c.value, c.note) for c in rate]
-    monkeypatch.setattr(F, "erm", _fake_erm(lambda D: 9.0 / D))  # a D^−1 law: the −1 exclusion fails
-    checks, _, _ = F._c16(Context("quick"), size)
-    rate = [c for c in checks if "slope" in c.label]
-    assert not rate[0].passed and not rate[2].passed
-    assert params["seeds"] == [s for _, s in size["seeds_by_D"]]
-    monkeypatch.setattr(F, "erm", _fake_erm(lambda D: 0.05))
-    checks, _, _ = F._c16(Context("quick"), size)
-    rate = [c for c in checks if "slope" in c.label]
-    assert not rate[0].passed and not rate[1].passed
+    claim = base.REGISTRY["C16"]
+    assert tuple(claim.quick["wrong"]) == (0.0,) and "wrong" not in claim.full
+    assert "cannot exclude −1" in claim.statement
+    for size, n_rate in ((claim.quick, 2), ({**claim.full, "seeds_by_D": claim.quick["seeds_by_D"],
+                                             "D_scan": claim.quick["D_scan"]}, 3)):
+        monkeypatch.setattr(F, "erm", _fake_erm(lambda D: 0.9 / D ** 0.5))
+        checks, _, params = F._c16(Context("quick"), size)
+        rate = [c for c in checks if "slope" in c.label]
+        # slope vs −1/2, band excludes 0 (and −1 at full size)
+        assert len(rate) == n_rate and rate[0].stochastic and all(c.kind == "lower" for c in rate[1:])
+        assert all(c.passed for c in rate), [(c.label, c.value, c.note) for c in rate]
+        monkeypatch.setattr(F, "erm", _fake_erm(lambda D: 9.0 / D))  # a D^−1 law: the slope check fails
+        checks, _, _ = F._c16(Context("quick"), size)
+        rate = [c for c in checks if "slope" in c.label]
+        assert not rate[0].passed and (n_rate == 2 or not rate[2].passed)
+        assert params["seeds"] == [s for _, s in size["seeds_by_D"]]
+        monkeypatch.setattr(F, "erm", _fake_erm(lambda D: 0.05))
+        checks, _, _ = F._c16(Context("quick"), size)
+        rate = [c for c in checks if "slope" in c.label]
+        assert not rate[0].passed and not rate[1].passed
 
 
 def test_loss_claim_registered_at_three_rs_stable_points_with_d_at_least_800():

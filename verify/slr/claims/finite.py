@@ -505,8 +505,9 @@ def _c16(ctx, size):
             # at 0.134 at --seed 2, RMS 0.09)
             checks.append(Check(f"D={D}: RMS distance to the manifold over seeds ≤ 0.1", 0.1, r, se=r_se, dof=dof,
                                 kind="upper"))
-    # wrong rates: 0 (no decay) and −1 (the next power, D^−1): the band must exclude both
-    checks += rate_checks(f"slope of log distance vs log D over D={Ds} (every seed)", slope, slope_se, -0.5, (0.0, -1.0),
+    # wrong rates: 0 (no decay) and, where the run is large enough, −1 (the next power, D^−1)
+    checks += rate_checks(f"slope of log distance vs log D over D={Ds} (every seed)", slope, slope_se, -0.5,
+                          tuple(size.get("wrong", (0.0, -1.0))),
                           dof=slope_dof, note="least squares over all (D, seed) pairs, SE from the residual scatter "
                                               "(t); seeds per D " +
                                               ", ".join(f"{D}: {d + 1}" for D, d in zip(Ds, dofs)))
@@ -525,14 +526,20 @@ register(Claim(
     name="C16", title="ERM stays near the manifold, distance ∝ D^(−1/2)",
     statement="Ridge ERM (R5 setting, α=4) ends within distance 0.1 of the manifold m_kv*=m_vk*=q_kv=0 "
               "at D ≥ 400, and the distance shrinks like D^(−1/2): the slope of log distance on log D, fitted "
-              "over every seed, has a band that contains −1/2 and excludes 0 (no decay) and −1 (D^−1).",
+              "over every seed, has a band that contains −1/2 and excludes 0 (no decay); at full size it also "
+              "excludes −1 (D^−1). Quick size cannot exclude −1: one minimiser's distance spreads over a factor "
+              "≈ 10 (SD of log d 0.65–0.8), so 90 seeds on D = 100…800 give a slope SE of 0.11–0.13 and a "
+              "band half-width of 0.3–0.35, the whole gap between the measured slope (−0.5 to −0.65) and −1; "
+              "excluding it at every seed needs SE ≤ 0.07, about 3.5 times the training.",
     source=_src("App. A.2.2", "§5, §12, §15 C16"), run=_c16,
     quick={"alpha": 4.0, "D_scan": (100, 200, 400, 800), "D_main": 400, "seeds": 3, "seeds_small": 10,
            # 12 seeds at D = 400, not the 3 shared with C15: the per-seed distances spread over a factor
            # ~10 (0.011-0.117 at D = 400), and at --seed 3 three seeds happened to sit at 0.018 with an SE of
            # 0.0013, which dominated the weighted fit (slope -1.73 +- 0.16, a false failure); 12 seeds give
            # RMS 0.075, 0.056, 0.037 at D = 200, 400, 800 (slope -0.51) for 14 s more
-           "seeds_by_D": ((100, 48), (200, 24), (400, 12), (800, 6))},
+           "seeds_by_D": ((100, 48), (200, 24), (400, 12), (800, 6)),
+           # -1 is not among the excluded rates here: see the statement (SE 0.11-0.13 at this size)
+           "wrong": (0.0,)},
     full={"alpha": 4.0, "D_scan": (125, 250, 500, 1000, 2000), "D_main": 1000, "seeds": 5, "seeds_small": 5,
           "seeds_by_D": ((125, 60), (250, 30), (500, 20), (1000, 5), (2000, 8))},
     tags=("slr", "finite-sample", "training"), references=(PAPER,)))
