@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import signal
 import sys
 import textwrap
@@ -253,6 +254,7 @@ def build_parser(results=None) -> argparse.ArgumentParser:
             "attnlimits verify --list",
             "attnlimits verify V4 V9 --out my-report",
             "attnlimits verify --quick --seed 3 --level 0.05",
+            "attnlimits verify --quick --workers 1 --threads 2",
             "attnlimits verify --tag alignment --full --device cuda",
             "attnlimits verify --tag finite-sample --full --cache ~/.cache/attnlimits-full",
         ),
@@ -272,6 +274,10 @@ def build_parser(results=None) -> argparse.ArgumentParser:
     p.add_argument("--cache", default=None, metavar="DIR",
                    help="keep the results of expensive runs (training, RS λ tunings) in DIR and reuse them: "
                         "a long --full run that is stopped resumes where it was (delete DIR to recompute)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="worker processes for the claims (default: cores / threads; 1: in this process); "
+                        "claims that share computations run in one worker, and the results are those of a "
+                        "serial run")
     _add_common(p, json_option=False)
     p.set_defaults(_handler=_cmd_verify)
 
@@ -594,6 +600,8 @@ def _cmd_verify(args) -> int:
     level = LEVEL if args.level is None else args.level
     if not 0 < level < 1:
         raise CLIError(f"--level must lie strictly between 0 and 1, got {args.level}")
+    if args.workers is not None and args.workers < 1:
+        raise CLIError(f"--workers must be >= 1, got {args.workers}")
     _check_device(args.device)
     lock = None
     if not args.no_report:  # the report's folder checked and locked before any claim runs
@@ -630,6 +638,7 @@ def _verify_run(args, claims, mode, level) -> int:
 
     def meta_now(**extra):
         meta = {"mode": mode, "device": device, "seed": args.seed, "level": level, "threads": args._threads,
+                "workers": workers,
                 "elapsed_s": round(time.perf_counter() - t0, 1),
                 "command": "attnlimits " + " ".join(sys.argv[1:]) if sys.argv else "attnlimits verify",
                 "references": citation(claims), **extra}
@@ -637,18 +646,30 @@ def _verify_run(args, claims, mode, level) -> int:
             meta["cache"] = ctx.disk.summary()
         return meta
 
+    told: set = set()
+
     def on_claim(done, not_run):
         """Each verdict as it comes (provisional: the final family is larger), and the report rewritten,
         so that a stop leaves a valid partial report."""
-        r = done[-1]
-        progress(f"  {r.claim}: {r.verdict} (provisional; {len(not_run)} claim(s) to go)")
+        for r in done:
+            if r.claim not in told:
+                told.add(r.claim)
+                progress(f"  {r.claim}: {r.verdict} (provisional; {len(not_run)} claim(s) to go)")
         if not args.no_report:
             write_report(done, args.out, meta=meta_now(status="partial", not_run=not_run))
 
     from attnlimits.verify.claims.base import RunInterrupted
+    from attnlimits.verify.claims.parallel import groups_of, run_claims_parallel
 
+    workers = args.workers if args.workers is not None else max(1, (os.cpu_count() or 1) // max(1, args._threads))
     try:
-        results = run_claims(claims, ctx, level=level, on_claim=on_claim)
+        if workers > 1 and len(groups_of(claims)) > 1:
+            results, disks = run_claims_parallel(claims, ctx, workers=workers, threads=args._threads, level=level,
+                                                 on_claim=on_claim)
+            if ctx.disk is not None:
+                ctx.disk.absorb(disks)
+        else:
+            results = run_claims(claims, ctx, level=level, on_claim=on_claim)
     except RunInterrupted as stop:
         if stop.results:
             print(format_table(stop.results, color=sys.stdout.isatty(), width=terminal_width()))

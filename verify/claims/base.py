@@ -322,6 +322,11 @@ class Claim:
     ``run(ctx, size)`` receives the :class:`Context` and the size dict of the mode (``quick`` or
     ``full``) and returns ``(checks, plots, params)`` or a :class:`ClaimResult`.  ``quoted=True``
     marks a statement as quoted from a paper: failing checks then give ``discrepancy``.
+
+    ``group`` names the claims that reuse one another's cached computations (the training runs of
+    C15 that C16 and C17 analyse again; one simulation shared by paired claims).  ``verify --workers``
+    runs a group in one worker process, in registry order, so each claim sees what a serial run gives
+    it; a claim without a group is a group of its own.
     """
 
     name: str
@@ -334,6 +339,7 @@ class Claim:
     tags: tuple = ()
     quoted: bool = False
     references: tuple = ()
+    group: str = ""
 
     def size(self, mode: str) -> dict:
         return dict(self.full if mode == "full" else self.quick)
@@ -562,6 +568,18 @@ class DiskCache:
             return False
         return True
 
+    def counters(self) -> dict:
+        """Hits, misses and the stale and rejected entries seen by this object (to be absorbed by another)."""
+        return {"hits": self.hits, "misses": self.misses, "stale": list(self.stale), "rejected": list(self.rejected)}
+
+    def absorb(self, counters: list[dict]) -> None:
+        """Add the :meth:`counters` of other objects on the same folder (the workers of a parallel run)."""
+        for c in counters:
+            self.hits += c["hits"]
+            self.misses += c["misses"]
+            self.stale += [tuple(x) for x in c["stale"]]
+            self.rejected += [tuple(x) for x in c["rejected"] if tuple(x) not in self.rejected]
+
     def summary(self) -> dict:
         return {"folder": str(self.folder), "fingerprint": self.fingerprint, "hits": self.hits,
                 "misses": self.misses, "stale_hits": len(self.stale),
@@ -614,6 +632,32 @@ class RunInterrupted(KeyboardInterrupt):
         self.results, self.not_run = results, not_run
 
 
+def run_one(claim: Claim, ctx: Context) -> ClaimResult:
+    """Run one claim at ``ctx``'s mode: its :class:`ClaimResult`, undecided (the verdict is set by the
+    family rule over the whole run), or ``fail`` with the error when the claim raises.  Ctrl-C propagates."""
+    t0 = time.perf_counter()
+    try:
+        res = claim.run(ctx, claim.size(ctx.mode))
+        if not isinstance(res, ClaimResult):
+            checks, plots, params = res
+            res = ClaimResult(claim.name, claim.title, "", list(checks), list(plots), dict(params))
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # noqa: BLE001 - reported, never swallowed silently
+        res = ClaimResult(claim.name, claim.title, "fail",
+                          notes=f"error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
+    res.elapsed = time.perf_counter() - t0
+    res.source, res.tags, res.mode = claim.source, tuple(claim.tags), ctx.mode
+    res.title = res.title or claim.title
+    return res
+
+
+def decide(results: list, quoted: list, level=None, *, provisional: bool = True) -> list:
+    """The verdicts of ``results`` (claims in run order; ``quoted`` their flags) under the family rule:
+    see :func:`run_claims`."""
+    return _decide(results, quoted, level, provisional=provisional)
+
+
 def run_claims(claims: list[Claim], ctx: Context, *, level: float | None = None,
                on_claim=None) -> list[ClaimResult]:
     """Run claims in order; a claim that raises is reported as ``fail`` with its error.
@@ -630,20 +674,10 @@ def run_claims(claims: list[Claim], ctx: Context, *, level: float | None = None,
     out, quoted = [], []
     for i, claim in enumerate(claims, 1):
         ctx.progress(f"[{i}/{len(claims)}] {claim.name}: {claim.title}")
-        t0 = time.perf_counter()
         try:
-            res = claim.run(ctx, claim.size(ctx.mode))
-            if not isinstance(res, ClaimResult):
-                checks, plots, params = res
-                res = ClaimResult(claim.name, claim.title, "", list(checks), list(plots), dict(params))
+            res = run_one(claim, ctx)
         except KeyboardInterrupt:
             raise RunInterrupted(_decide(out, quoted, level), [c.name for c in claims[i - 1:]]) from None
-        except Exception as exc:  # noqa: BLE001 - reported, never swallowed silently
-            res = ClaimResult(claim.name, claim.title, "fail",
-                              notes=f"error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
-        res.elapsed = time.perf_counter() - t0
-        res.source, res.tags, res.mode = claim.source, tuple(claim.tags), ctx.mode
-        res.title = res.title or claim.title
         out.append(res)
         quoted.append(claim.quoted)
         if on_claim is not None and i < len(claims):

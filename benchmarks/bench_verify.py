@@ -1,0 +1,98 @@
+"""The main job, ``attnlimits verify --quick``, serial against ``--workers N``, in the same run.
+
+Runs the command twice (``--workers 1``, then ``--workers N``; default N = 2, the CI machine's cores), each in
+a fresh process with one thread per process, and prints both wall times, the ratio, the longest claims, and
+whether the two reports agree field by field (every claim's verdict and every check's value, SE and p-value):
+claims that share computations run in one worker, so they must.  ``--write-costs`` rewrites
+``verify/claims/costs.py`` (the weights by which workers are handed claims) from the serial run.
+
+    python benchmarks/bench_verify.py                  # both runs, seed 0 (about 8 + 4 min on two cores)
+    python benchmarks/bench_verify.py --workers 2 --seed 3 --claims C15 C16 V8 C5
+    python benchmarks/bench_verify.py --write-costs
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from _timing import Timing, clock, ratio_line
+
+ROOT = Path(__file__).resolve().parents[1]
+COSTS = ROOT / "verify" / "claims" / "costs.py"
+
+
+def run(workers: int, seed: int, claims, out: Path) -> tuple[float, dict]:
+    cmd = [sys.executable, "-m", "attnlimits", "verify", *claims, "--quick", "--seed", str(seed),
+           "--workers", str(workers), "--threads", "1", "--out", str(out)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    with clock() as c:
+        proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if proc.returncode not in (0, 1):
+        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    return c.wall, json.loads((out / "results.json").read_text())
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    return a == b
+
+
+def differences(ra: dict, rb: dict) -> list[str]:
+    """Verdicts and check fields that differ between two results.json (claims matched by name)."""
+    out = []
+    by = {c["claim"]: c for c in rb["claims"]}
+    for ca in ra["claims"]:
+        cb = by.get(ca["claim"])
+        if cb is None:
+            out.append(f"{ca['claim']}: missing")
+            continue
+        if ca["verdict"] != cb["verdict"]:
+            out.append(f"{ca['claim']}: verdict {ca['verdict']} vs {cb['verdict']}")
+        for xa, xb in zip(ca["checks"], cb["checks"]):
+            for key in ("label", "theory", "value", "se", "dof", "p_value", "p_adjusted", "passed"):
+                if not _same(xa.get(key), xb.get(key)):
+                    out.append(f"{ca['claim']}: {xa.get('label', '')[:50]}: {key} {xa.get(key)} vs {xb.get(key)}")
+        if len(ca["checks"]) != len(cb["checks"]):
+            out.append(f"{ca['claim']}: {len(ca['checks'])} vs {len(cb['checks'])} checks")
+    return out
+
+
+def write_costs(results: dict) -> None:
+    items = sorted(((c["claim"], round(c["elapsed_s"], 1)) for c in results["claims"]), key=lambda x: -x[1])
+    head = COSTS.read_text().split("QUICK_SECONDS")[0]
+    COSTS.write_text(head + "QUICK_SECONDS: dict[str, float] = {\n" +
+                     "".join(f'    "{n}": {t},\n' for n, t in items) + "}\n")
+    print(f"wrote {COSTS.relative_to(ROOT)} ({len(items)} claims)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--claims", nargs="*", default=[])
+    ap.add_argument("--write-costs", action="store_true", help="rewrite verify/claims/costs.py from the serial run")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        t1, r1 = run(1, args.seed, args.claims, Path(tmp) / "serial")
+        print(f"verify --quick --workers 1: {t1:.0f} s wall ({len(r1['claims'])} claims)", flush=True)
+        if args.write_costs:
+            write_costs(r1)
+        tn, rn = run(args.workers, args.seed, args.claims, Path(tmp) / "parallel")
+        print(f"verify --quick --workers {args.workers}: {tn:.0f} s wall", flush=True)
+    print(ratio_line(f"speed-up of --workers {args.workers} over --workers 1: ", Timing.of([t1]), Timing.of([tn])))
+    longest = sorted(r1["claims"], key=lambda c: -c["elapsed_s"])[:8]
+    print("longest claims (serial): " + ", ".join(f"{c['claim']} {c['elapsed_s']:.0f} s" for c in longest))
+    diff = differences(r1, rn)
+    print("reports agree field by field" if not diff else f"{len(diff)} difference(s):\n  " + "\n  ".join(diff[:30]))
+    sys.exit(1 if diff else 0)
+
+
+if __name__ == "__main__":
+    main()
