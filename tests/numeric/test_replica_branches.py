@@ -116,7 +116,7 @@ def test_equilibrium_branch_at_the_peak_side_matches_erm(lin_kernels):
     # 9 s idle (the branch search at one α without the λ ladder)
     """linear_uncentred, spiked ν = 2, L = 2, λ = 0.1, α = 4: the informed start reaches an RS-unstable
     branch (E ≈ 2.16, replicon ≈ 2); the search finds the RS-stable one of lower objective, E ≈ 0.84,
-    which ERM realises (D = 600: 0.86 ± 0.03, issue 26; D = 300, 3 seeds, this session: 0.77 ± 0.02)."""
+    which ERM realises (D = 600: 0.86 ± 0.03; D = 300, 3 seeds: 0.77 ± 0.02)."""
     kern, rules = lin_kernels
     found = rs_branch_search(kern, rules, [4.0], 0.1, 0.1, lam_ladder=())
     labelled = rs_select_equilibrium(found[4.0])

@@ -696,7 +696,7 @@ def _parse_lams(items) -> list:
     return out
 
 
-#: Starts of :func:`train_multistart` (issue 26 item 4).
+#: Starts of :func:`train_multistart` .
 MULTISTART_INITS = ("informed", "uninformed", "random", "lambda_continuation")
 
 

@@ -28,9 +28,8 @@ def rs_learning_curve(kern: RSKernels, rules, alphas, lam, delta, *, x0=None, mo
 
     Order matters for cost, not for the answer where the fixed point is unique: the first, cold
     point costs most, and at small α (rough map) most of all, so solving from the largest α down is
-    cheaper (10 α in [1, 20], softmax spiked L = 2, 4×8192: 71 s CPU from α = 20 down, 105 s from
-    α = 1 up, the same fixed points, measured 2026-12-01 with the solver of then; 12 s from α = 20 down
-    now).  Where several fixed points exist, continuation follows the
+    cheaper (10 α in [1, 20], softmax spiked L = 2, 4×8192: about 12 s CPU from α = 20 down; rerun with
+    ``benchmarks/bench_slr_replica.py``).  Where several fixed points exist, continuation follows the
     branch it starts on."""
     out = []
     prev = None

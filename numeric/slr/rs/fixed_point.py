@@ -67,7 +67,7 @@ class RSOptions:
         (relative spread of the replicate maps over √R): the point is then a fixed point to well
         within its error bar.  The residual's own effect, (I − J)⁻¹(G(x) − x), is added to every
         reported error in quadrature, and the flags say ``residual_above_tol`` and ``rough_map``.
-        ``0`` restores the absolute ``accept`` only.  Default 0.25 (0.01, then 0.05 until 2026-12-01:
+        ``0`` restores the absolute ``accept`` only.  Default 0.25 (a smaller value refuses real cases:
         softmax spiked L = 2, λ = 0.1 on 4×16384, seed 0, has no fixed point below 3.4 % of its noise
         at α = 1.946 and below 8 % at α = 7.368).  What such a point is: the map jumps there (a
         sample with a heavy integrand switches its minimum — the replicate spread jumps by 30 %, the

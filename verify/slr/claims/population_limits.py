@@ -204,7 +204,7 @@ _C11_SOFT_NUS = (6.0, 10.0, 14.0, 18.0, 22.0)
 
 
 def _c11_mc_rates(ctx, size):
-    """Decay rates fitted on Monte Carlo population risks (issue 29): linear attention ∝ 1/ν (band
+    """Decay rates fitted on Monte Carlo population risks: linear attention ∝ 1/ν (band
     excludes 0 and the next power −2), softmax ∝ e^(−ν/4) (band excludes 0 — no exponential decay —
     and −1, the quoted e^(−ν) of Q2)."""
     from attnlimits.verify.comparison import fit_rate
@@ -382,7 +382,7 @@ def _run_C22(ctx, size):
     checks.append(Check("theory: fitted slope of log E vs log d (d = 1e4 … 1e8)", -0.5, slope, None, 0.05,
                         tolerance_reason="quoted"))
     checks.append(Check.holds("risk decreases to 0 (Bayes ε² excluded)", all(a > b for a, b in zip(vals, vals[1:]))))
-    # the rate on Monte Carlo (issue 29): the excess risk simulated at each d (projected sequences:
+    # the rate on Monte Carlo: the excess risk simulated at each d (projected sequences:
     # exact law, cost independent of d), fitted as log E = a + b log d + c d^(-1/2) — the local slope
     # of the formula is −0.4962 on [1e4, 1e6] and −0.4997 on [1e6, 1e8], a relative O(d^(-1/2))
     # correction (the corrected fit of the formula gives −0.49999; without it −0.498, 7 SE off)
