@@ -20,7 +20,8 @@ import os
 import numpy as np
 import torch
 
-from attnlimits.verify.slr.train import _Problem, memory_needed, train_erm
+from attnlimits.verify.slr.erm_solver import StackedObjective
+from attnlimits.verify.slr.train import memory_needed, train_erm
 from _timing import clock, ratio_line, timed  # benchmarks/_timing.py (this script's folder is on sys.path)
 
 SET = dict(model="spiked", nu=2.0, L=2, lam=0.1, delta=0.1, device="cpu", test=False)
@@ -67,7 +68,7 @@ def main():
         N = int(a10 * Dv)
         X = torch.randn(1, N, 2, Dv, dtype=torch.float64)
         y = torch.randn(1, N, dtype=torch.float64)
-        prob = _Problem("softmax", Dv, 0.1, [(X, y)], False, None, torch.float64, torch.device("cpu"), N)
+        prob = StackedObjective("softmax", Dv, 0.1, [(X, y)], False, None, torch.float64, torch.device("cpu"), N)
         th = torch.randn(1, 2 * Dv, dtype=torch.float64)
         prob.value_and_grad(th)
         te, _ = timed(lambda p=prob: p.value_and_grad(th), 5)

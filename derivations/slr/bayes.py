@@ -56,6 +56,7 @@ from .symbols import L, nu  # noqa: F401  (shared, one definition)
 from attnlimits.symbolic.functions import gaussian_density, ndtr
 
 __all__ = [
+    "check_model",
     "nu", "L", "n", "g", "u", "s", "a", "t", "x", "m", "c", "d", "E_B", "MODELS", "REFERENCES",
     "chi_vector", "g_nu", "ratio_condition", "c_nu", "softmax", "posterior", "posterior_residual",
     "normalisation_residual", "nishimori_residual", "risk_decomposition_residual",
@@ -100,7 +101,8 @@ d = sp.Symbol("d_gap", real=True)  #: score gap √ν(χ*_1 − χ*_ℓ) ~ N(ν,
 E_B = sp.Symbol("E_B", nonnegative=True)  #: a Bayes risk (placeholder in :func:`stein_mean`)
 
 
-def _check_model(model: str) -> None:
+def check_model(model: str) -> None:
+    """Refuse a data model other than those of :data:`MODELS` (ValueError naming them)."""
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
 
@@ -123,7 +125,7 @@ def g_nu(model: str, eps: int, chi) -> sp.Expr:
     spiked: :math:`\exp(\sqrt\nu\chi_\varepsilon-\nu/2)`;
     max: :math:`L e^{\nu\chi_\varepsilon}/\sum_\ell e^{\nu\chi_\ell}`.
     """
-    _check_model(model)
+    check_model(model)
     chi = list(chi)
     if model == "spiked":
         return sp.exp(sp.sqrt(nu) * chi[eps] - nu / 2)
@@ -169,7 +171,7 @@ def posterior(model: str, Lv: int) -> sp.Matrix:
     \sum_{\varepsilon'}g_\nu(\varepsilon',\chi)` (the Gaussian factor is common);
     :func:`posterior_residual` checks that this equals the softmax returned here.
     """
-    _check_model(model)
+    check_model(model)
     return softmax(chi_vector(Lv), c_nu(model))
 
 
@@ -195,7 +197,7 @@ def normalisation_residual(model: str, Lv: int = 3) -> sp.Expr:
     if model == "spiked":
         val = sp.integrate(g_nu(model, 0, chi) * gaussian_density(chi[0]), (chi[0], -sp.oo, sp.oo))
         return sp.simplify(val - 1)
-    _check_model(model)
+    check_model(model)
     return sp.simplify(sp.Add(*[g_nu(model, e, chi) for e in range(Lv)]) - Lv)
 
 
@@ -326,7 +328,7 @@ def max_L2_function() -> sp.Expr:
 @functools.lru_cache(maxsize=None)
 def one_d_form(model: str) -> OneDForm:
     """The ``L = 2`` form of ``model`` with its split point and feature width (docs/slr.md §7)."""
-    _check_model(model)
+    check_model(model)
     if model == "spiked":
         f = spiked_L2_function()
         arg = nu + sp.sqrt(2 * nu) * n  # f = sigmoid(-arg); the step is where arg = 0
@@ -429,7 +431,7 @@ def spec_inner_integrands(model: str) -> dict:
     if model == "spiked":
         spec = {"phi0": ("noise", 0), "phi1": ("signal", 1)}
     else:
-        _check_model(model)
+        check_model(model)
         spec = {"phi0": ("noise", 0), "psi": ("noise", 2)}
     return {name: (inner_integrand(model, law, k), inner_step(model, law)) for name, (law, k) in spec.items()}
 
@@ -477,7 +479,7 @@ def outer_integrand(model: str, Lv, form: str = "direct") -> OuterForm:
     ``form="complement"`` (the spec's formulas): spiked :math:`1-\int\Phi_1^{s}(\Phi_0^n)^{L-1}du`;
     max :math:`1-L\int\Phi_2\,\Phi_0^{L-1}du`.
     """
-    _check_model(model)
+    check_model(model)
     if form not in ("direct", "complement"):
         raise ValueError(f"unknown form {form!r}; choose 'direct' or 'complement'")
     Ls = sp.sympify(Lv)

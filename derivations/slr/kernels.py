@@ -106,7 +106,7 @@ def _linear_coefficients(variant: str, model: str, length_one: bool):
     """Coefficients (a0, a1, b0, b1, b2) of A = a0 + a1 m, B = b0 + b1 m + b2 m² (§8)."""
     act = P.activation(variant)
     if length_one:
-        A, B = P._length_one_AB(act, model, {})
+        A, B = P.length_one_AB(act, model, {})
     else:
         d = P.linear_closed_form(variant, model)
         A, B = d["A"], d["B"]
@@ -161,7 +161,7 @@ def population_kernels() -> KernelBundle:
 def bayes_kernels(model: str) -> KernelBundle:
     r"""The Bayes-risk integrands of ``model`` (docs/slr.md §7): L = 2 forms, Laplace kernels, token laws,
     outer integrands in symbolic L, the nested-quadrature integrands, M_L's integrand."""
-    SB._check_model(model)
+    SB.check_model(model)
     f = SB.one_d_form(model)
     kernels = [
         Kernel("one_d", [SB.n, SB.nu], [f.integrand], doc="L = 2 integrand in n (docs/slr.md §7).", use_cse=False),

@@ -113,8 +113,8 @@ class Activation:
     ``extra`` is the symbol of the extra scalar (erf offset ``c``, softplus bias ``b``) or None;
     ``extra_learned`` says whether the population optimum optimises it, ``extra_default`` is its
     value otherwise.  ``bounds`` are the box the optimiser searches (an argmin on a bound is
-    reported with the flag ``limit``).  ``limits`` are the known values of such limit optima
-    (issue 8): dicts with the ``direction`` (``"m_k"`` → ∞, ``"extra_lo"`` → −∞), the setting they
+    reported with the flag ``limit``).  ``limits`` are the known values of such limit optima:
+    dicts with the ``direction`` (``"m_k"`` → ∞, ``"extra_lo"`` → −∞), the setting they
     hold on (``model``, ``nu="inf"``), and either the limit pair ``A``, ``B`` of §6.2 or the
     activation reached in the limit (``same_as``), with the reason ``why``.
     """
@@ -499,7 +499,7 @@ def linear_closed_form_varlen(variant: str, model: str, lengths: dict, nu_value=
         if mu_values is not None:
             sub[mu] = sp.sympify(mu_values[Lv])
         if Lv == 1:
-            A1, B1 = _length_one_AB(act, model, sub)
+            A1, B1 = length_one_AB(act, model, sub)
             AL, BL, EL = A1, B1, 1 - sp.simplify(_sup_ratio(A1, B1, m)[0])
         else:
             AL, BL = base["A"].subs(sub), base["B"].subs(sub)
@@ -512,7 +512,7 @@ def linear_closed_form_varlen(variant: str, model: str, lengths: dict, nu_value=
             "A": Atot, "B": Btot}
 
 
-def _length_one_AB(act, model, sub):
+def length_one_AB(act, model, sub):
     """L = 1: σ_1 = α + (β + γ) m χ*_1 with χ*_1 = √ν + g (spiked) or g (max, ε* = 1, μ_1 = 0)."""
     from attnlimits.symbolic.gaussian import wick_expectation
 
@@ -609,6 +609,7 @@ from .predecessor import (  # noqa: E402
 )
 
 __all__ += [
+    "length_one_AB",
     "c_nu", "expected_max_exact", "g_nu", "stein_mean", "nishimori_residual", "one_d_form", "outer_integrand", "posterior", "posterior_residual",
     "ratio_condition", "spiked_asymptotic", "stein_identity_residual", "NOTATION_MAP", "predecessor_manifold_risk",
     "predecessor_prop3_risk", "zeta_at_zero", "zeta_erf2",

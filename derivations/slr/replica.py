@@ -331,7 +331,9 @@ def _component_solution():
     return (t, a_s, j, wc, wzs), sp.factor(sol[cs]), sp.factor(sol[zs])
 
 
-@lru_cache(maxsize=None)
+_AFFINE_POLYNOMIALS: dict = {}  #: by (activation name, L); the resolved activation builds them
+
+
 def affine_residual_polynomial(act, L: int):
     r"""The exact prox of a linear variant (§10.6): fields as functions of :math:`t` and the polynomial in :math:`t`.
 
@@ -343,7 +345,14 @@ def affine_residual_polynomial(act, L: int):
     Returns ``(t, wchi, wz, chi_of_t, z_of_t, coeffs)`` with ``coeffs`` the coefficients of
     :math:`P`, highest degree first (expressions in ``wchi, wz, y, V_k, V_v``).
     """
-    L = int(L)
+    a = check_activation(act)
+    key = (a.name, int(L))
+    if key not in _AFFINE_POLYNOMIALS:
+        _AFFINE_POLYNOMIALS[key] = _affine_residual_polynomial(a, int(L))
+    return _AFFINE_POLYNOMIALS[key]
+
+
+def _affine_residual_polynomial(act, L: int):
     a0, j_par, j_perp = affine_structure(act, L)
     (t, a_s, j, wc, wzs), c_sol, z_sol = _component_solution()
     wchi, wz = _vec("wchi", L), _vec("wz", L)
@@ -730,17 +739,20 @@ def _joint_kernels(a, name, L, extra, loss):
     sig_c = sigma_vector(a, L, chi, _extra_value(a, extra))
     kernels["sigma"] = Kernel("sigma", list(chi), list(sig_c) + [sum(s_ * s_ for s_ in sig_c)],
                               doc=f"σ(χ) and ‖σ‖² of {name} (L={L}) for the test error (§10.5).")
-    if shift_invariant(name, L, extra):
+    if shift_invariant(a, L, extra):
         # Φ depends on χ through σ(χ) and the penalty only: the χ-offset of the joint prox lies in 1⊥ as well
         kernels["shift_invariant"] = Kernel("shift_invariant", [y], [sp.S.One],
                                             doc=f"1: σ of {name} (L={L}) is invariant under χ → χ + c1 (SymPy).")
     return kernels
 
 
-@lru_cache(maxsize=None)
-def _replica_kernels_cached(key):
+#: generated kernel sets by :func:`kernel_key`; a dict, not ``lru_cache``, so that the activation already
+#: resolved by the caller builds them (an :class:`Activation` is not hashable)
+_REPLICA_KERNELS: dict = {}
+
+
+def _build_replica_kernels(a, key):
     name, L, extra, loss = key
-    a = check_activation(name)
     if loss != "square":
         return _shared_kernels(_joint_kernels(a, name, L, extra, loss), L)
     chi, wchi, wz, F, z_of_chi = reduced_objective(a, L, extra)
@@ -767,13 +779,13 @@ def _replica_kernels_cached(key):
         share_exp=True)
     kernels["sigma"] = Kernel("sigma", list(chi), list(sig) + [sum(s_ * s_ for s_ in sig)],
                               doc=f"σ(χ) and ‖σ‖² of {name} (L={L}) for the test error (§10.5).")
-    if shift_invariant(name, L, extra):
+    if shift_invariant(a, L, extra):
         # a flag, not a formula: present iff σ(χ + c1) = σ(χ) (proved above); the prox multistart
         # then screens rays in 1⊥ only
         kernels["shift_invariant"] = Kernel("shift_invariant", [y], [sp.S.One],
                                             doc=f"1: σ of {name} (L={L}) is invariant under χ → χ + c1 (SymPy).")
     if a.kind == "affine":
-        t, wchi2, wz2, chi_t, z_t, coeffs = affine_residual_polynomial(name, L)
+        t, wchi2, wz2, chi_t, z_t, coeffs = affine_residual_polynomial(a, L)
         kernels["affine_poly"] = Kernel("affine_poly", list(wchi2) + list(wz2) + [y, V_k, V_v], coeffs,
                                         doc=f"§10.6 residual polynomial of {name} (L={L}), highest degree first.")
         full = sp.Rational(1, 2) * (sum(sig[i] * z[i] for i in range(L)) - y) ** 2 + \
@@ -835,4 +847,8 @@ def replica_kernels(act, L: int, extra=None, loss="square") -> dict:
     """
     if int(L) < 2:
         raise InputError(f"L must be >= 2 for the RS system, got {L}")
-    return dict(_replica_kernels_cached(kernel_key(act, L, extra, loss)))
+    a = check_activation(act)
+    key = kernel_key(a, L, extra, loss)
+    if key not in _REPLICA_KERNELS:
+        _REPLICA_KERNELS[key] = _build_replica_kernels(a, key)
+    return dict(_REPLICA_KERNELS[key])

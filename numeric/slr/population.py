@@ -652,7 +652,7 @@ def optimal_population_risk(act, setting: Setting, *, extra=None, starts=None,
     out = PopulationOptimum(na.name, setting, float(risk), err_total, argmin, A, B,
                             bool(reasons), "; ".join(reasons), method, search.evals)
     if directions:
-        # the optimum is a limit: report the limit value, keep the value at the bound (issue 8)
+        # the optimum is a limit: report the limit value, keep the value at the bound
         lim, lim_err, how = _limit_value(na, setting, th, layout, directions, search.rules, fine_rules, err_total,
                                          dict(orthogonal_noise=o.orthogonal_noise, tol=o.tol, n_gh=o.n_gh,
                                               qmc_points=o.qmc_points, replicates=o.replicates, seed=o.seed))

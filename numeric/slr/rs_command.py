@@ -25,6 +25,7 @@ import sys
 from attnlimits.symbolic.result import InputError
 
 from .._portable_solver import ConvergenceError
+from .problem import LengthLaw, SLRProblem, check_delta, check_model_nu
 from .rs import UNKNOWNS, Ridge, make_rule, rs_branch_search, rs_fixed_point, rs_select_equilibrium, rs_tune_lambda
 
 #: ``--branches``: equilibrium (search every branch, report the equilibrium one, default), all (report
@@ -50,11 +51,14 @@ __all__ = [
     "DEFAULT_LAMBDA_GRID",
     "branch_mode",
     "check_rule_size",
+    "check_point",
     "check_setting",
     "length_law",
     "parse_lams",
+    "replica_problem",
     "replica_row",
     "replica_rows",
+    "replica_rule",
     "replica_run",
     "theory_flag",
     "THEORY_FLAGS",
@@ -65,44 +69,34 @@ DEFAULT_LAMBDA_GRID = tuple(10.0 ** (k / 2) for k in range(-6, 3))  #: 9 points,
 
 
 def length_law(L):
-    """The length law of ``L`` (int, list of ints = uniform, dict ``{L: P(L)}``) as sorted ``((L, P), …)``."""
-    if isinstance(L, dict):
-        items = [(int(k), float(v)) for k, v in L.items()]
-    elif isinstance(L, (list, tuple)):
-        vals = [int(v) for v in L]
-        if len(set(vals)) != len(vals):
-            raise InputError(f"--L: repeated length in {list(L)}")
-        items = [(v, 1.0 / len(vals)) for v in vals]
-    else:
-        items = [(int(L), 1.0)]
-    if not items:
-        raise InputError("--L: the length law is empty")
-    for Lv, p in items:
-        if Lv < 2:
-            raise InputError(f"--L must be >= 2 for the RS theory (every length of the law), got {Lv}")
-        if p < 0:
-            raise InputError(f"--L: P(L={Lv}) = {p} is negative")
-    tot = sum(p for _, p in items)
-    if not math.isclose(tot, 1.0, rel_tol=1e-9):
-        raise InputError(f"--L: length probabilities sum to {tot}, not 1")
-    return tuple(sorted(items))
+    """The length law of ``L`` (int, list of ints = uniform, dict ``{L: P(L)}``) as sorted ``((L, P), …)``: the
+    items of :meth:`LengthLaw.parse` with every length at least 2 (the RS theory)."""
+    return LengthLaw.parse(L, min_length=2, why=" for the RS theory").items
 
 
-def check_setting(model, nu, alpha=None, lam=None, Delta=None):
+def check_setting(model, nu, alpha=None, lam=None, delta=None):
     """Validate model, ν (and α, λ, Δ when given); returns ν as a float."""
-    if model not in ("spiked", "max"):
-        raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
-    nu = float(nu)
-    if math.isnan(nu) or nu < 0:
-        raise InputError(f"--nu must be >= 0, got {nu}")
-    if math.isinf(nu) and model == "spiked":
-        raise InputError("--nu inf is defined for max-SLR only (spiked-SLR needs a finite spike)")
+    nu = check_model_nu(model, nu)
+    check_point(alpha, lam, delta)
+    return nu
+
+
+def check_point(alpha=None, lam=None, delta=None):
+    """Validate a sample point: α > 0 and λ > 0 finite, Δ ≥ 0 (each when given)."""
     for name, v in (("alpha", alpha), ("lam", lam)):
         if v is not None and not (float(v) > 0 and math.isfinite(float(v))):
             raise InputError(f"--{name} must be > 0 and finite, got {v}")
-    if Delta is not None and not (float(Delta) >= 0 and math.isfinite(float(Delta))):
-        raise InputError(f"--delta must be >= 0, got {Delta}")
-    return nu
+    if delta is not None:
+        check_delta(delta)
+
+
+def replica_problem(params: dict, activation=None) -> SLRProblem:
+    """The :class:`SLRProblem` of the command's ``params`` (model, nu, L, delta, extra, loss), validated once;
+    ``activation`` is the resolved activation (the name, in an exported solver)."""
+    return SLRProblem.build(params["model"], params["nu"], params["L"], delta=params.get("delta", 0.1),
+                            activation=params.get("activation") if activation is None else activation,
+                            extra=params.get("extra"), loss=params.get("loss") or "square", min_length=2,
+                            why=" for the RS theory")
 
 
 def check_rule_size(points, replicates):
@@ -198,7 +192,7 @@ def replica_row(base, fp, branch, informed, extra_cols=None):
     """One tidy row: the parameters ``base``, the fixed point ``fp``, its branch name and flag."""
     row = dict(base)
     row.update(fp.as_row())
-    row["delta"] = row.pop("Delta")  # the option's name, as in every command (docs/output.md)
+    row["delta"] = row.pop("delta")  # after the fixed point's columns, where the rows have always had it
     row["branch"] = branch
     row["informed"] = informed
     if extra_cols:
@@ -206,36 +200,33 @@ def replica_row(base, fp, branch, informed, extra_cols=None):
     return row
 
 
-def replica_rows(kern, rules, params: dict, *, progress=None):
-    """The rows of ``attnlimits slr replica`` for one activation (``params["activation"]``, a name
-    used only as a label) on compiled kernels ``kern`` and the frozen rule ``rules``.
+def replica_rows(kern, rules, problem: SLRProblem, params: dict, *, progress=None):
+    """The rows of ``attnlimits slr replica`` for one :class:`SLRProblem` (model, ν, length law, Δ; validated
+    when it was built) on compiled kernels ``kern`` and the frozen rule ``rules``.
 
-    ``params`` as in :func:`attnlimits.verify.slr.replica.run_replica`: model, nu, L, alpha (list), lam (list
-    of numbers or ``["tune"]``), delta, branches, extra, metric, points, replicates, seed, form.
+    ``params`` holds the rest of the command's options as in :func:`attnlimits.verify.slr.replica.run_replica`:
+    activation (its name as given, a label), L (as given, a label), alpha (list), lam (list of numbers or
+    ``["tune"]``), lam_k, lam_v, branches, extra, metric, points, replicates, seed, form, loss.
     Continuation in α per λ (a failed warm start is retried from the informed start); ``lam =
     tune`` gives the tuned λ* per α with the grid as ';'-joined text; ``metric = noisy`` adds Δ².
 
     A generator: each row is yielded as soon as it is computed (the input checks run at the first
     ``next``), so a caller that stops (Ctrl-C) keeps the rows already finished.
     """
-    model = params["model"]
-    nu = check_setting(model, params["nu"])
-    Ls = params["L"] if isinstance(params["L"], (list, tuple)) else [params["L"]]
-    L = Ls[0] if len(Ls) == 1 else list(Ls)
+    model, nu, delta = problem.model, problem.nu, problem.delta
     lams = parse_lams(params["lam"] if isinstance(params["lam"], (list, tuple)) else [params["lam"]])
     lams = with_block_ridges(lams, params.get("lam_k"), params.get("lam_v"))
-    Delta = float(params.get("delta", 0.1))
     alphas = [float(a) for a in params["alpha"]]
     for a in alphas:
-        check_setting(model, nu, a, None, Delta)
+        check_point(a, None, None)
     for lam in (DEFAULT_LAMBDA_GRID if lams == "tune" else lams):
-        check_setting(model, nu, None, lam, Delta)
+        check_point(None, lam, None)
     metric = params.get("metric", "excess")
     mode = branch_mode(params.get("branches"))
     form = params.get("form", "stein")
     if form not in ("stein", "jacobian"):
         raise InputError(f"--form must be 'stein' or 'jacobian', got {form!r}")
-    base = {"activation": params["activation"], "model": model, "nu": float(params["nu"]), "L": str(L),
+    base = {"activation": params["activation"], "model": model, "nu": nu, "L": problem.lengths.label,
             "metric": metric, "points": int(params.get("points", 1024)),
             "replicates": int(params.get("replicates", 4)), "seed": int(params.get("seed", 0)),
             "extra": params.get("extra"), "form": form, "branches": mode}
@@ -244,7 +235,7 @@ def replica_rows(kern, rules, params: dict, *, progress=None):
 
     def finish(row):
         if metric == "noisy":
-            row["E_test"] += Delta ** 2
+            row["E_test"] += delta ** 2
         err = row.get("E_test_error")
         if err is not None and not err < abs(row["E_test"]):  # nan included: no answer to trust
             row["error_exceeds_value"] = True
@@ -258,7 +249,7 @@ def replica_rows(kern, rules, params: dict, *, progress=None):
 
     if lams == "tune":
         for a in alphas:
-            best, grid = rs_tune_lambda(kern, rules, a, Delta, grid=list(DEFAULT_LAMBDA_GRID), model=model, nu=nu,
+            best, grid = rs_tune_lambda(kern, rules, a, delta, grid=list(DEFAULT_LAMBDA_GRID), model=model, nu=nu,
                                         progress=progress, form=form)
             cols = {"lam_grid": ";".join(f"{g.lam:.6g}" for g in grid),
                     "E_grid": ";".join(f"{g.E_test:.6g}" for g in grid), "tuned": True,
@@ -266,7 +257,7 @@ def replica_rows(kern, rules, params: dict, *, progress=None):
             yield finish(replica_row(base, best, "informed", True, cols))
     elif mode != "informed":
         for lam in lams:
-            found = rs_branch_search(kern, rules, alphas, lam, Delta, model=model, nu=nu, progress=progress, form=form)
+            found = rs_branch_search(kern, rules, alphas, lam, delta, model=model, nu=nu, progress=progress, form=form)
             for a in alphas:
                 labelled = rs_select_equilibrium(found[a])
                 if not labelled:
@@ -284,12 +275,12 @@ def replica_rows(kern, rules, params: dict, *, progress=None):
             x = None
             for a in alphas:
                 try:
-                    fp = rs_fixed_point(kern, rules, a, lam, Delta, x0=x, model=model, nu=nu, progress=progress,
+                    fp = rs_fixed_point(kern, rules, a, lam, delta, x0=x, model=model, nu=nu, progress=progress,
                                         form=form)
                 except ConvergenceError:
                     if x is None:
                         raise
-                    fp = rs_fixed_point(kern, rules, a, lam, Delta, model=model, nu=nu, progress=progress, form=form)
+                    fp = rs_fixed_point(kern, rules, a, lam, delta, model=model, nu=nu, progress=progress, form=form)
                 x = [fp.values[k] for k in UNKNOWNS]
                 yield finish(replica_row(base, fp, "informed", True, {
                     "n_branches": 1, "only_unstable_fixed_points": fp.stability_damped >= 1, "phase": "unsearched"}))
@@ -309,12 +300,19 @@ def with_block_ridges(lams, lam_k=None, lam_v=None):
             for lam in lams]
 
 
+def replica_rule(problem: SLRProblem, *, points=1024, replicates=4, seed=0):
+    """The frozen integration rule (:func:`attnlimits.numeric.slr.rs.make_rule`) of ``problem``: ``replicates`` ×
+    ``points`` scrambled Sobol points (``points`` a power of 2, at least 2 replicates), drawn with ``seed``."""
+    check_rule_size(int(points), int(replicates))
+    return make_rule(problem.model, problem.nu, problem.lengths.items, points=int(points), replicates=int(replicates),
+                     seed=int(seed))
+
+
 def replica_run(kern, params: dict, *, progress=None):
-    """The frozen rule of ``params`` (model, nu, L, points, replicates, seed), then :func:`replica_rows`
-    (an iterator of rows; the setting and the rule size are checked here, before it starts)."""
-    nu = check_setting(params["model"], params["nu"])
-    points, replicates = int(params.get("points", 1024)), int(params.get("replicates", 4))
-    check_rule_size(points, replicates)
-    rules = make_rule(params["model"], nu, length_law(params["L"]), points=points, replicates=replicates,
-                      seed=int(params.get("seed", 0)))
-    return replica_rows(kern, rules, params, progress=progress)
+    """The :class:`SLRProblem` and frozen rule of ``params`` (model, nu, L, delta, points, replicates, seed), then
+    :func:`replica_rows` (an iterator of rows; the problem and the rule size are checked here, before it
+    starts).  The entry of an exported solver, whose ``params`` name its activation."""
+    problem = replica_problem(params)
+    rules = replica_rule(problem, points=params.get("points", 1024), replicates=params.get("replicates", 4),
+                         seed=params.get("seed", 0))
+    return replica_rows(kern, rules, problem, params, progress=progress)

@@ -137,7 +137,7 @@ def test_limit_flag_only_for_genuine_limits():
 
 
 def test_limit_optimum_reports_the_limit_value_issue_8():
-    """Issue 8 item 8: softmax on max-SLR ν = ∞ has its infimum 0 (= E_B) as m_k → ∞; the value at
+    """Softmax on max-SLR ν = ∞ has its infimum 0 (= E_B) as m_k → ∞; the value at
     the search bound m_k = 200 (about 2e-3 at L = 4) is kept as ``risk_at_bound``."""
     st = make_setting("max", math.inf, 4)
     kw = dict(qmc_points=2 ** 12, replicates=4)

@@ -141,7 +141,7 @@ def test_alpha_to_infinity_softmax_tends_to_bayes():
     kern = _kern("softmax")
     # 4 × 4096 points: at large α (small V_k, V_v) the 4 × 1024 rule is too coarse — its fixed point
     # at α = 20 lies 0.008 (≈ 5 SE) above the 4 × 4096 one, and near α = 40–50 its frozen map is rough
-    # with a near-marginal mode (spectral radius → 1), where no solver converges (measured 2026-12)
+    # with a near-marginal mode (spectral radius → 1), where no solver converges (measured)
     rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=4096, replicates=4, seed=0)
     alphas = [20.0, 40.0, 80.0]
     fps = NR.rs_learning_curve(kern, rules, alphas, 0.1, 0.1, model="spiked", nu=2.0, tol=1e-8)
@@ -164,7 +164,7 @@ R5 = {4.0: (0.378, dict(m_k=0.833, q_k=1.41, m_v=1.064, q_v=1.194, V_k=3.33, V_v
 #: made with the form that misses the jumps of g where the prox switches (docs/slr.md §10.6); the
 #: Stein form gives q_k 2.586 ± 0.009, V_k 1.647 ± 0.010 (seed 1: 2.572, 1.633): +2.3–2.9 %.
 #: Training is the independent referee: L-BFGS ERM at α = 10, 8 seeds, gives q_k 2.586 ± 0.025 (D = 1000)
-#: and 2.588 ± 0.019 (D = 2000; 2026-12-02): on the Stein form's value, 3 SE above the Jacobian form's and
+#: and 2.588 ± 0.019 (D = 2000): on the Stein form's value, 3 SE above the Jacobian form's and
 #: R5's (R5's own ERM column: q_k ≈ 2.6).
 R5_FORM_BIASED = {10.0: ("q_k", "V_k")}
 
@@ -404,9 +404,7 @@ def test_rough_map_is_accepted_within_its_noise_and_flagged():
     """softmax spiked L=2, α=2, λ=0.03 on 4×1024 (seed 0): the frozen map is rough (prox minima
     switch) and has no fixed point to 1e-6; the best point's residual (1.6e-3) is below a quarter
     of the map's integration noise, so it is returned — flagged, with the residual in its error —
-    and refused when only the absolute criterion is allowed (``accept_noise=0``).  (Until the
-    fourth pass this was softmax L=3, α=2, λ=0.01, which the 1⊥ multistart and the Stein form
-    turned into an exact, unstable fixed point.)"""
+    and refused when only the absolute criterion is allowed (``accept_noise=0``)."""
     kern = NR.compile_rs_kernels("softmax", {2: RD.replica_kernels("softmax", 2)})
     rules = NR.make_rule("spiked", 2.0, [(2, 1.0)], points=1024, replicates=4, seed=0)
     fp = NR.rs_fixed_point(kern, rules, 2.0, 0.03, 0.1)

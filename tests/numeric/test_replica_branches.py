@@ -116,7 +116,7 @@ def test_equilibrium_branch_at_the_peak_side_matches_erm(lin_kernels):
     # 9 s idle (the branch search at one α without the λ ladder)
     """linear_uncentred, spiked ν = 2, L = 2, λ = 0.1, α = 4: the informed start reaches an RS-unstable
     branch (E ≈ 2.16, replicon ≈ 2); the search finds the RS-stable one of lower objective, E ≈ 0.84,
-    which ERM realises (D = 600: 0.86 ± 0.03, issue 26; D = 300, 3 seeds, this session: 0.77 ± 0.02)."""
+    which ERM realises (D = 600: 0.86 ± 0.03; D = 300, 3 seeds: 0.77 ± 0.02)."""
     kern, rules = lin_kernels
     found = rs_branch_search(kern, rules, [4.0], 0.1, 0.1, lam_ladder=())
     labelled = rs_select_equilibrium(found[4.0])
@@ -151,7 +151,7 @@ def test_rows_flag_points_without_a_stable_fixed_point(monkeypatch, capsys, fps,
     monkeypatch.setattr(RC, "rs_branch_search", lambda *a, **k: fake)
     params = {"activation": "x", "model": "spiked", "nu": 2.0, "L": 2, "alpha": [4.0], "lam": [0.1], "delta": 0.1,
               "branches": "equilibrium"}
-    (row,) = list(RC.replica_rows(None, None, params))
+    (row,) = list(RC.replica_rows(None, None, RC.replica_problem(params), params))
     assert row["phase"] == "equilibrium" and row["n_branches"] == len(fps)
     assert row["only_unstable_fixed_points"] is only_unstable and row["rsb"] is rsb
     err = capsys.readouterr().err.strip().splitlines()
@@ -159,7 +159,7 @@ def test_rows_flag_points_without_a_stable_fixed_point(monkeypatch, capsys, fps,
         assert err == []
     else:
         assert len(err) == 1 and warn in err[0] and "alpha=4" in err[0]
-    rows = list(RC.replica_rows(None, None, {**params, "branches": "all"}))
+    rows = list(RC.replica_rows(None, None, RC.replica_problem(params), {**params, "branches": "all"}))
     assert len(rows) == len(fps) and sum(r["phase"] == "equilibrium" for r in rows) == 1
 
 
@@ -172,7 +172,7 @@ def test_row_whose_error_bar_exceeds_its_value_is_flagged(monkeypatch, capsys):
     monkeypatch.setattr(RC, "rs_branch_search", lambda *a, **k: {4.0: [("s0", fp)]})
     params = {"activation": "x", "model": "spiked", "nu": 2.0, "L": 2, "alpha": [4.0], "lam": [0.1], "delta": 0.1,
               "branches": "equilibrium"}
-    (row,) = list(RC.replica_rows(None, None, params))
+    (row,) = list(RC.replica_rows(None, None, RC.replica_problem(params), params))
     assert row["error_exceeds_value"] is True
     err = [ln for ln in capsys.readouterr().err.splitlines() if "integration error" in ln]
     assert len(err) == 1 and "alpha=4" in err[0]

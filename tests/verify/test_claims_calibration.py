@@ -65,7 +65,7 @@ def test_linear_mc_checks_are_calibrated_over_master_seeds():
     import warnings
 
     from attnlimits.verify.claims.base import Context, run_claims, select
-    from attnlimits.verify.slr.claims import population  # noqa: F401  (registers the claims)
+    from attnlimits.verify.slr.claims import population  # noqa: F401  (registers C7 and C6-command)
 
     s, d, g = [], [], []
     with warnings.catch_warnings():

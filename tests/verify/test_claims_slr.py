@@ -42,7 +42,7 @@ def test_theory_only_claims_pass():
 def test_c11_decay_rates_on_monte_carlo():
     """Linear attention ∝ 1/ν and softmax ∝ e^(−ν/4) fitted on Monte Carlo population risks: both bands
     contain the predicted rate and exclude the wrong ones (0 and −2; 0 and the quoted −1)."""
-    from attnlimits.verify.slr.claims import population as P
+    from attnlimits.verify.slr.claims import population_limits as P
 
     checks, series = P._c11_mc_rates(Context("quick"), dict(REGISTRY["C11"].quick))
     slopes = [c for c in checks if c.stochastic]

@@ -1,4 +1,4 @@
-"""C19-order's 1/α rate on GAMP runs (attnlimits.verify.slr.claims.bayes_optimal._gamp_rate), issue 29.
+"""C19-order's 1/α rate on GAMP runs (attnlimits.verify.slr.claims.bayes_optimal._gamp_rate).
 
 The fast tests replace GAMP by a seeded synthetic excess (no simulation); the claim itself runs at --quick in
 the slow test (≈ 20 s on 2 cores)."""

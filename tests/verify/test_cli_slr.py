@@ -1,4 +1,4 @@
-"""`attnlimits slr population`: the command-line contract of issue 4."""
+"""`attnlimits slr population`: the command-line contract."""
 from __future__ import annotations
 
 import json

@@ -81,7 +81,7 @@ def test_replica_rows_carry_flag_and_warn_once_per_flagged_row(monkeypatch, caps
     monkeypatch.setattr(RC, "rs_branch_search", lambda *a, **k: fake)
     params = {"activation": "linear_uncentred", "model": "spiked", "nu": 2.0, "L": 2,
               "alpha": [a for a, *_ in LIN_LAM01], "lam": [0.1], "delta": 0.1, "branches": "equilibrium"}
-    rows = list(RC.replica_rows(None, None, params))
+    rows = list(RC.replica_rows(None, None, RC.replica_problem(params), params))
     assert [r["flag"] for r in rows] == ["rsb", "rsb", "", "", ""]
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all("replica symmetry broken" in ln and "flag=rsb" in ln for ln in err)
@@ -141,7 +141,7 @@ def _summary(alpha, E, flag=""):
 
 
 def test_rs_equilibrium_curve_flags_rsb_points():
-    from attnlimits.verify.slr.train import rs_equilibrium_curve
+    from attnlimits.verify.slr.erm_plots import rs_equilibrium_curve
 
     a, E, SE, flags, fps = rs_equilibrium_curve(_found())
     assert a == [2.0, 3.0, 4.0, 5.0, 8.0] and flags == ["rsb", "rsb", "", "", ""]
@@ -154,17 +154,13 @@ def test_learning_curve_draws_rsb_points_apart(tmp_path, monkeypatch, capsys):
     are hollow, not on the line labelled "equilibrium branch", with the RS-unstable legend entry; the summary
     rows get ``rs_flag``; a mean over stalled seeds is an x with its entry; stderr names the flagged α."""
     import attnlimits.verify._io as io_mod
-    from attnlimits.verify.slr import train as T
+    from attnlimits.verify.slr import erm_plots as T
+    from attnlimits.verify.slr import replica as REP
 
     class _Problem:
         def all_branches(self, alphas, lam, delta):
             assert lam == 0.1
             return _found()
-
-    class _Rep:
-        @staticmethod
-        def rs_problem(*a, **k):
-            return _Problem()
 
     import attnlimits.verify.slr.theory as TH
 
@@ -173,7 +169,7 @@ def test_learning_curve_draws_rsb_points_apart(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(TH, "optimal_population_risk", skip)
     monkeypatch.setattr(TH, "bayes_risk", skip)
-    monkeypatch.setattr(T, "_replica", lambda: _Rep)
+    monkeypatch.setattr(REP, "rs_problem", lambda *a, **k: _Problem())
     drawn = {}
     monkeypatch.setattr(io_mod, "save_figure", lambda fig, path, **kw: drawn.setdefault("fig", fig) and path)
     rows = [_summary(2.0, 0.9), _summary(4.0, 0.85, "stalled"), _summary(8.0, 0.49)]
@@ -306,7 +302,7 @@ def test_real_rs_curve_flags_the_rsb_points():
     """linear_uncentred, spiked L = 2, ν = 2, Δ = 0.1, λ = 0.1 (4 × 1024): the equilibrium branch at α = 2 has
     replicon ≥ 1 and is flagged; at α = 8 it is RS-stable (0.38) and not.  About a minute on two cores."""
     from attnlimits.verify.slr.replica import rs_problem
-    from attnlimits.verify.slr.train import rs_equilibrium_curve
+    from attnlimits.verify.slr.erm_plots import rs_equilibrium_curve
 
     found = rs_problem("linear_uncentred", "spiked", 2.0, 2).all_branches([2.0, 8.0], 0.1, 0.1)
     a, E, SE, flags, fps = rs_equilibrium_curve(found)

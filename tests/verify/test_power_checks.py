@@ -70,7 +70,7 @@ def test_c5_cross_overlaps_sees_a_3_percent_residual_covariance_error(mutants):
 
 def test_the_B_plant_moves_the_linear_risk_as_B_does(mutants):
     """B(m) 2 % too large lowers sup A²/B by the same factor, so the risk becomes 1 − (1 − E)/1.02."""
-    from attnlimits.verify.slr.claims.population import _linear
+    from attnlimits.verify.slr.claims.population_shared import linear_closed_form_values as _linear
 
     clean, arg = _linear("linear_centred", "max", 3, mu=1.0)
     with mutants.planted("slr-linear-B-max"):

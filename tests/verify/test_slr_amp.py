@@ -59,7 +59,7 @@ def test_commands_refuse_bad_input():
 
 
 def test_tiny_damping_is_not_convergence(capsys):
-    """A damping of 1e-9 moves q by ~1e-9 per step: that is no fixed point (issue 33 item 4). The
+    """A damping of 1e-9 moves q by ~1e-9 per step: that is no fixed point. The
     residual is the undamped map's, so the run is reported unconverged, flagged and warned about."""
     torch.set_num_threads(1)
     r = gamp_on_generated(2.0, 2, 4.0, 0.1, 200, 3, n_test=1000, device="cpu", damping=1e-9, iterations=10)

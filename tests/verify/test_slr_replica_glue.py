@@ -24,25 +24,25 @@ def test_command_contract_rows():
 
 @pytest.mark.parametrize("kw,match", [
     (dict(alpha=0.0), "alpha"), (dict(alpha=-1.0), "alpha"), (dict(lam=0.0), "lam"), (dict(lam=-0.1), "lam"),
-    (dict(Delta=-0.1), "delta"), (dict(model="spiked", nu=math.inf), "max-SLR only"), (dict(L=1), "L must be"),
+    (dict(delta=-0.1), "delta"), (dict(model="spiked", nu=math.inf), "max-SLR only"), (dict(L=1), "L must be"),
     (dict(activation="erf_learned"), "learned scalar"), (dict(activation="softplus_norm_bias"), "learned scalar"),
     (dict(activation="linear"), "ambiguous"), (dict(model="other"), "model"),
 ])
 def test_bad_input_is_one_line_input_error(kw, match):
-    args = dict(activation="linear_uncentred", model="spiked", nu=2.0, L=2, alpha=4.0, lam=0.1, Delta=0.1)
+    args = dict(activation="linear_uncentred", model="spiked", nu=2.0, L=2, alpha=4.0, lam=0.1, delta=0.1)
     args.update(kw)
     with pytest.raises(InputError, match=match) as exc:
         V.rs_problem(args.pop("activation"), args.pop("model"), args.pop("nu"), args.pop("L"),
-                     points=128).fixed_point(args.pop("alpha"), args.pop("lam"), args.pop("Delta"))
+                     points=128).fixed_point(args.pop("alpha"), args.pop("lam"), args.pop("delta"))
     assert "\n" not in str(exc.value)
 
 
 def test_lam_parse():
-    assert V._parse_lams(["tune"]) == "tune"
+    assert V.parse_lams(["tune"]) == "tune"
     with pytest.raises(InputError):
-        V._parse_lams(["0"])
+        V.parse_lams(["0"])
     with pytest.raises(InputError):
-        V._parse_lams(["abc"])
+        V.parse_lams(["abc"])
 
 
 def test_branches_all_reports_every_branch_with_its_phase():
@@ -101,3 +101,34 @@ def test_rs_problem_resolves_names_once():
     assert curve[0].E_test == fp.E_test  # the same solver at the same point
     with pytest.raises(Exception):
         rs.nu = 3.0  # frozen: a resolved setting does not change under its users
+
+
+def test_one_replica_call_resolves_activation_and_length_law_once():
+    """One ``slr replica`` call turns the activation name into its object once and
+    parses the length law once: every layer below takes the :class:`SLRProblem` built at the command's edge.
+    Counted by a profile hook on the code objects, so that calls through any imported alias count too."""
+    import sys
+    from collections import Counter
+
+    from attnlimits.derivations.slr import population as P
+    from attnlimits.numeric.slr.problem import LengthLaw, check_model_nu
+    from attnlimits.verify.cli import main
+
+    named = Counter()
+    codes = {P.activation.__code__: "activation", LengthLaw.parse.__func__.__code__: "length law",
+             check_model_nu.__code__: "model and nu"}
+
+    def hook(frame, event, arg):
+        if event == "call" and frame.f_code in codes:
+            what = codes[frame.f_code]
+            first = frame.f_locals.get("name", frame.f_locals.get("L"))
+            if not isinstance(first, (P.Activation, LengthLaw)):  # an object passed on is no resolution
+                named[what] += 1
+
+    sys.setprofile(hook)
+    try:
+        main(["slr", "replica", "--activation", "linear_uncentred", "--L", "2", "--alpha", "4", "--lam", "1",
+              "--points", "64", "--replicates", "2", "--branches", "informed", "--json"])
+    finally:
+        sys.setprofile(None)
+    assert named == Counter({"activation": 1, "length law": 1, "model and nu": 1}), named

@@ -1,5 +1,5 @@
-"""The finite-D spin-glass susceptibility of ERM minimisers and claim C15-replicon (issue 26;
-attnlimits.verify.slr.susceptibility, docs/slr.md §10.8)."""
+"""The finite-D spin-glass susceptibility of ERM minimisers and claim C15-replicon
+(attnlimits.verify.slr.susceptibility, docs/slr.md §10.8)."""
 import math
 
 import numpy as np

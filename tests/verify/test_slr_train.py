@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from attnlimits.symbolic.result import InputError
+from attnlimits.verify.slr import erm_plots as EP
 from attnlimits.verify.slr import train as T
 
 SMALL = dict(model="spiked", nu=2.0, L=2, lam=0.1, delta=0.1)
@@ -170,7 +171,7 @@ def test_learning_curve_draws_bo_line_or_says_why(tmp_path, monkeypatch, capsys)
             "activation": "softmax", "lam": 0.1, "seeds": 2, "E_test_sd": 0.01}
     rows = [dict(base, alpha=2.0, E_test=0.50), dict(base, alpha=4.0, E_test=0.40)]
     bo = ([2.0, 3.0, 4.0], [0.27, 0.255, 0.247], [1e-4] * 3)
-    path = T.plot_learning_curve(rows, str(tmp_path / "c.png"), theory=False, bo_curve=bo,
+    path = EP.plot_learning_curve(rows, str(tmp_path / "c.png"), theory=False, bo_curve=bo,
                                  rs_curves={"softmax": ([2.0, 4.0], [0.486, 0.378], [0.002, 0.001])})
     assert os.path.getsize(path) > 10_000
     assert [r["bo_E_test"] for r in rows] == [0.27, 0.247]
@@ -184,7 +185,7 @@ def test_learning_curve_draws_bo_line_or_says_why(tmp_path, monkeypatch, capsys)
     monkeypatch.setattr(BO, "bo_state_evolution", refuse)
     mx = [dict(base, model="max", alpha=a, E_test=e) for a, e in ((2.0, 0.5), (4.0, 0.4))]
     capsys.readouterr()
-    T.plot_learning_curve(mx, str(tmp_path / "m.png"), theory=False, bayes_optimal=True)
+    EP.plot_learning_curve(mx, str(tmp_path / "m.png"), theory=False, bayes_optimal=True)
     assert "bo_E_test" not in mx[0] and os.path.getsize(tmp_path / "m.png") > 10_000
     # ... and the terminal says why, in one line
     err = [ln for ln in capsys.readouterr().err.splitlines() if "not drawn" in ln]
@@ -211,7 +212,7 @@ def test_output_paths_checked_before_training_and_log_appends(tmp_path, capsys):
 def test_cubic_step_on_a_degenerate_interval_is_the_midpoint():
     """x1 == x2 in the line search's cubic interpolation: the midpoint of the bounds (torch's NaN path),
     not a ZeroDivisionError (found training linear_uncentred at alpha = 11.6, D = 800)."""
-    from attnlimits.verify.slr.train import _cubic
+    from attnlimits.verify.slr.erm_solver import _cubic
 
     assert _cubic(0.5, 1.0, -1.0, 0.5, 0.9, -0.5, bounds=(0.505, 5.0)) == (0.505 + 5.0) / 2
     # an ordinary step still interpolates: exact for f(x) = (x − 0.7)², whose minimiser is 0.7

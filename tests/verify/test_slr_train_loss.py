@@ -11,13 +11,14 @@ import torch
 
 from attnlimits.symbolic.result import InputError
 from attnlimits.verify.slr import train as T
+from attnlimits.verify.slr.erm_solver import StackedObjective
 
 
 def _problem(loss, lam_v=None, S=2, n=30, L=2, D=12, seed=0):
     g = torch.Generator().manual_seed(seed)
     X = torch.randn(S, n, L, D, generator=g, dtype=torch.float64)
     y = 2.0 * torch.randn(S, n, generator=g, dtype=torch.float64)  # residuals beyond the kink
-    return T._Problem("softmax", D, 0.3, [(X, y)], False, None, torch.float64, torch.device("cpu"), n,
+    return StackedObjective("softmax", D, 0.3, [(X, y)], False, None, torch.float64, torch.device("cpu"), n,
                       loss=T.resolve_loss(loss), lam_v=lam_v), X, y
 
 

@@ -1,5 +1,4 @@
-"""ERM from several starts on the same data, distinct minima per seed (attnlimits.verify.slr.train.train_multistart;
-issue 26 item 4)."""
+"""ERM from several starts on the same data, distinct minima per seed (attnlimits.verify.slr.train.train_multistart)."""
 import pytest
 
 from attnlimits.symbolic.result import InputError
@@ -33,7 +32,7 @@ def test_unknown_start_is_refused():
 
 
 def test_train_command_multistart(capsys):
-    """``slr train --init multistart``: one row per seed and start, the minima labelled (issue 26 item)."""
+    """``slr train --init multistart``: one row per seed and start, the minima labelled."""
     import json
 
     from attnlimits.verify import cli

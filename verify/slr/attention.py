@@ -24,7 +24,7 @@ ACTIVATIONS: tuple[str, ...] = tuple(_registry().ACTIVATIONS)
 NORMALISED_ACTIVATIONS: tuple[str, ...] = tuple(a.name for a in _registry().ACTIVATIONS.values() if a.normalised)
 
 
-def _check_activation(name):
+def activation_bundle(name):
     """The activation's kernel bundle; unknown or bare names raise ``ValueError`` listing the variants."""
     S = _registry()
     from attnlimits.derivations.slr.kernels import activation_kernels
@@ -71,7 +71,7 @@ def torch_attention_weights(name, chi: torch.Tensor, extra=None) -> torch.Tensor
     the stable log-softplus of :mod:`attnlimits.symbolic.functions`).  Both functions are printed by the torch
     printer of :mod:`attnlimits.symbolic.codegen`.  Cost: O(size of ``chi``).
     """
-    bundle = _check_activation(name)
+    bundle = activation_bundle(name)
     meta = bundle.meta
     if extra is not None and not meta["has_extra"]:
         raise ValueError(f"activation {meta['name']!r} takes no extra scalar (got extra={extra!r})")

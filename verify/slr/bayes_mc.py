@@ -11,9 +11,9 @@ from attnlimits.verify._torchutil import DTYPE
 from attnlimits.verify.stats import MCEstimate, mean_se
 from attnlimits.verify._torchutil import resolve_device
 
-from .samplers import (_BATCH_ENTRIES, _as_generator, _batches, _check_model, _child, _length_law, _posterior,
-                       _single_length, make_teacher, sample_sequences)
-from .estimators import _projection_batches
+from .streams import BATCH_ENTRIES, as_generator, batch_count, check_model, child, length_law, single_length
+from .samplers import posterior_weights, make_teacher, sample_sequences
+from .estimators import projection_batches
 
 __all__ = ["bayes_mc", "posterior_calibration"]
 
@@ -47,10 +47,10 @@ def bayes_mc(model: str, nu: float, L, n: int, generator, *, batches: int = 20,
     length). Mean and SE over ``batches`` batches. Cost: ``4nL`` normals (10⁶ samples at L=3
     in ≈ 0.3 s on 2 CPU cores).
     """
-    nu = _check_model(model, nu)
-    law = _length_law(L)
+    nu = check_model(model, nu)
+    law = length_law(L)
     dev = resolve_device(device)
-    gen = _as_generator(generator, dev)
+    gen = as_generator(generator, dev)
     stein = model == "max" and not math.isinf(nu)
 
     def fn(proj):
@@ -65,7 +65,7 @@ def bayes_mc(model: str, nu: float, L, n: int, generator, *, batches: int = 20,
             out.append((chi_true - nu * (1.0 - p_sq)).mean())
         return out
 
-    cols = _projection_batches(law, gen, n, batches, model, nu, dev, fn)
+    cols = projection_batches(law, gen, n, batches, model, nu, dev, fn)
     p_true, p_sq, p_max, hit, chi_true = cols[:5]
     out = {
         "p_true": mean_se(p_true),
@@ -104,16 +104,16 @@ def posterior_calibration(model: str, nu: float, L: int, n: int, D: int, generat
 
     Cost: ``nLD`` normals (C1 size, n=2·10⁴, L=3, D=500: ≈ 0.6 s).
     """
-    nu = _check_model(model, nu)
-    length = _single_length(L)
+    nu = check_model(model, nu)
+    length = single_length(L)
     dev = resolve_device(device)
-    gen = _as_generator(generator, dev)
+    gen = as_generator(generator, dev)
     D = int(D)
-    teacher = make_teacher(D, _child(gen), device=dev)
-    data_gen = _child(gen)
+    teacher = make_teacher(D, child(gen), device=dev)
+    data_gen = child(gen)
     if batch is None:
-        batch = max(1, min(-(-int(n) // 20), _BATCH_ENTRIES // (length * D)))
-    nb, bs = _batches(n, batch)
+        batch = max(1, min(-(-int(n) // 20), BATCH_ENTRIES // (length * D)))
+    nb, bs = batch_count(n, batch)
     root = math.sqrt(D)
     k_star = teacher[0]
     hits, pmax = np.empty(nb), np.empty(nb)
@@ -123,7 +123,7 @@ def posterior_calibration(model: str, nu: float, L: int, n: int, D: int, generat
             s = sample_sequences(model, nu, length, bs, D, generator=data_gen, teacher=teacher,
                                  device=dev)
             chi_star = s["X"] @ k_star / root  # recomputed from X and k* alone
-            p = _posterior(model, nu, chi_star)
+            p = posterior_weights(model, nu, chi_star)
             eps = s["eps"]
             hits[i] = float((p.argmax(dim=-1) == eps).to(DTYPE).mean())
             pmax[i] = float(p.max(dim=-1).values.mean())

@@ -8,7 +8,7 @@ r"""Bayes-optimal error of SLR at finite α: glue, Python API and commands (``do
 - :data:`BAYES_OPTIMAL_COMMAND`, :data:`AMP_COMMAND` — the ``attnlimits slr bayes-optimal`` and
   ``attnlimits slr amp`` commands (:mod:`attnlimits.symbolic.result` contract); :func:`run_bayes_optimal`,
   :func:`run_amp` return tidy rows.
-- :func:`phase_scan` — informed vs uninformed fixed points over an (α, ν) grid per L (issue item 6).
+- :func:`phase_scan` — informed vs uninformed fixed points over an (α, ν) grid per L.
 
 Spiked-SLR and max-SLR (finite ν and ν = ∞; :data:`attnlimits.derivations.slr.bayes_optimal.MAX_SLR_STATUS` says
 what is checked and what is not).

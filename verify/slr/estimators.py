@@ -22,9 +22,10 @@ from attnlimits.verify.stats import MCEstimate, mean_se
 
 from attnlimits.verify._torchutil import resolve_device
 
-from .attention import ACTIVATIONS, NORMALISED_ACTIVATIONS, _check_activation, torch_attention_weights
-from .samplers import (_BATCH_ENTRIES, _as_generator, _as_tensor, _batches, _check_model, _combine, _length_law,
-                       _per_length_generators, sample_projections, sample_sequences)
+from .attention import ACTIVATIONS, NORMALISED_ACTIVATIONS, activation_bundle, torch_attention_weights
+from .streams import (BATCH_ENTRIES, as_generator, as_tensor, batch_count, check_model, combine, length_law,
+                      per_length_generators)
+from .samplers import sample_projections, sample_sequences
 
 __all__ = ["ACTIVATIONS", "NORMALISED_ACTIVATIONS", "torch_attention_weights", "direct_risk", "projection_AB",
            "projection_risk", "overlap_risk"]
@@ -35,7 +36,8 @@ __all__ = ["ACTIVATIONS", "NORMALISED_ACTIVATIONS", "torch_attention_weights", "
 # =============================================================================================
 
 
-def _predict(name, X, k, v, extra, root):
+def predict_sequences(name, X, k, v, extra, root):
+    """The attention predictor σ(Xk/root)ᵀ(Xv/root) of activation ``name`` on sequences ``X`` (batched over rows)."""
     chi = X @ k / root
     z = X @ v / root
     return (torch_attention_weights(name, chi, extra) * z).sum(dim=-1)
@@ -99,23 +101,23 @@ def direct_risk(name: str, k, v, *, model: str, nu: float, L, n: int, D: int, ge
     """
     o = resolve_options(RiskOptions, options, overrides)
     batch, metric, delta, device = o.batch, o.metric, o.delta, o.device
-    _check_activation(name)
-    nu = _check_model(model, nu)
+    activation_bundle(name)
+    nu = check_model(model, nu)
     if metric not in ("excess", "noisy"):
         raise ValueError(f"metric must be 'excess' or 'noisy', got {metric!r}")
-    law = _length_law(L)
+    law = length_law(L)
     dev = resolve_device(device)
-    gen = _as_generator(generator, dev)
+    gen = as_generator(generator, dev)
     D = int(D)
-    k_t, v_t = _as_tensor(k, dev), _as_tensor(v, dev)
-    teacher = tuple(_as_tensor(t, dev) for t in teacher)
+    k_t, v_t = as_tensor(k, dev), as_tensor(v, dev)
+    teacher = tuple(as_tensor(t, dev) for t in teacher)
     if k_t.shape != (D,) or v_t.shape != (D,):
         raise ValueError(f"k and v must have shape ({D},)")
     l_max = max(length for length, _ in law)
     if batch is None:
-        batch = max(1, min(-(-int(n) // 20), _BATCH_ENTRIES // (l_max * D)))
-    nb, bs = _batches(n, batch)
-    gens = _per_length_generators(gen, law)
+        batch = max(1, min(-(-int(n) // 20), BATCH_ENTRIES // (l_max * D)))
+    nb, bs = batch_count(n, batch)
+    gens = per_length_generators(gen, law)
     root = math.sqrt(D)
     per_length = {}
     with torch.no_grad():
@@ -124,11 +126,11 @@ def direct_risk(name: str, k, v, *, model: str, nu: float, L, n: int, D: int, ge
             for i in range(nb):
                 s = sample_sequences(model, nu, length, bs, D, generator=gens[length],
                                      teacher=teacher, device=dev)
-                f = _predict(name, s["X"], k_t, v_t, extra, root)
+                f = predict_sequences(name, s["X"], k_t, v_t, extra, root)
                 target = s["z_star"][torch.arange(bs, device=dev), s["eps"]]
                 vals[i] = float(((target - f) ** 2).mean())
             per_length[length] = vals
-    samples = _combine(law, per_length)
+    samples = combine(law, per_length)
     if metric == "noisy":
         samples = samples + float(delta) ** 2
     return mean_se(samples)
@@ -139,11 +141,11 @@ def direct_risk(name: str, k, v, *, model: str, nu: float, L, n: int, D: int, ge
 # =============================================================================================
 
 
-def _projection_batches(law, gen, n, batches, model, nu, dev, fn):
+def projection_batches(law, gen, n, batches, model, nu, dev, fn):
     """Run ``fn(proj) -> tuple of per-batch scalars`` over ``batches`` batches per length with
     common random numbers per length; return P(L)-combined per-batch arrays (one per output)."""
-    nb, bs = _batches(n, -(-int(n) // int(batches)))
-    gens = _per_length_generators(gen, law)
+    nb, bs = batch_count(n, -(-int(n) // int(batches)))
+    gens = per_length_generators(gen, law)
     per_length: list[dict[int, np.ndarray]] = []
     with torch.no_grad():
         for length, _ in law:
@@ -156,20 +158,20 @@ def _projection_batches(law, gen, n, batches, model, nu, dev, fn):
                 per_length = [dict() for _ in range(arr.shape[1])]
             for j in range(arr.shape[1]):
                 per_length[j][length] = arr[:, j]
-    return [_combine(law, d) for d in per_length]
+    return [combine(law, d) for d in per_length]
 
 
 def _ab_samples(name, m_k, q_k, *, model, nu, L, n, generator, extra, batches=20, device="auto"):
-    _check_activation(name)
-    nu = _check_model(model, nu)
+    activation_bundle(name)
+    nu = check_model(model, nu)
     m_k, q_k = float(m_k), float(q_k)
     var = q_k - m_k**2
     if var < -1e-12 * max(1.0, q_k):
         raise ValueError(f"need q_k >= m_k^2, got m_k={m_k}, q_k={q_k}")
     s_k = math.sqrt(max(var, 0.0))
-    law = _length_law(L)
+    law = length_law(L)
     dev = resolve_device(device)
-    gen = _as_generator(generator, dev)
+    gen = as_generator(generator, dev)
 
     def fn(proj):
         chi = m_k * proj["chi_star"] + s_k * proj["eta"]
@@ -177,7 +179,7 @@ def _ab_samples(name, m_k, q_k, *, model, nu, L, n, generator, extra, batches=20
         rows = torch.arange(sig.shape[0], device=sig.device)
         return sig[rows, proj["eps"]].mean(), (sig**2).sum(dim=-1).mean()
 
-    return _projection_batches(law, gen, n, batches, model, nu, dev, fn)
+    return projection_batches(law, gen, n, batches, model, nu, dev, fn)
 
 
 def projection_AB(name: str, m_k: float, q_k: float, *, model: str, nu: float, L, n: int,
@@ -230,8 +232,8 @@ def overlap_risk(name: str, ov: Mapping[str, float], *, model: str, nu: float, L
     """
     from .theory import population_module
 
-    _check_activation(name)
-    nu = _check_model(model, nu)
+    activation_bundle(name)
+    nu = check_model(model, nu)
     g = {key: float(ov.get(key, 0.0)) for key in ("m_kvstar", "m_vkstar", "q_kv")}
     m_k, q_k, m_v, q_v = (float(ov[key]) for key in ("m_k", "q_k", "m_v", "q_v"))
     var_a, var_b, cov = (float(x) for x in population_module().residual_covariance(
@@ -243,9 +245,9 @@ def overlap_risk(name: str, ov: Mapping[str, float], *, model: str, nu: float, L
     s_a = math.sqrt(var_a)
     c_ab = cov / s_a if s_a > 0 else 0.0
     s_b = math.sqrt(max(var_b - c_ab**2, 0.0))
-    law = _length_law(L)
+    law = length_law(L)
     dev = resolve_device(device)
-    gen = _as_generator(generator, dev)
+    gen = as_generator(generator, dev)
 
     def fn(proj):
         cs, zs, eta, eta2 = proj["chi_star"], proj["z_star"], proj["eta"], proj["eta_prime"]
@@ -255,7 +257,7 @@ def overlap_risk(name: str, ov: Mapping[str, float], *, model: str, nu: float, L
         rows = torch.arange(cs.shape[0], device=cs.device)
         return (((zs[rows, proj["eps"]] - f) ** 2).mean(),)
 
-    (samples,) = _projection_batches(law, gen, n, batches, model, nu, dev, fn)
+    (samples,) = projection_batches(law, gen, n, batches, model, nu, dev, fn)
     return mean_se(samples)
 
 

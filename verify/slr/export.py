@@ -154,37 +154,38 @@ def replica_source(params: dict, name: str = "rs_solver.py") -> tuple:
     from attnlimits.numeric.slr import rs_command as RC
     from attnlimits.numeric.slr.rs import curves, fixed_point, map as rs_map_module, prox, rule, walk
 
-    from .replica import rs_kernels
+    from attnlimits.numeric.slr import problem as PR
 
-    from attnlimits.derivations.slr.population import activation as _activation
+    from .problem import slr_problem
+    from .replica import problem_kernels
 
-    # the canonical name (a user formula as SymPy prints it), never the text as typed: it is written
-    # into comments, docstrings and literals of the exported file
-    act = _activation(params.get("activation") or "softmax").name
     Ls = list(params.get("L") or [2])
-    lengths = RC.length_law(Ls if len(Ls) > 1 else Ls[0])
     model, nu = params.get("model") or "spiked", params.get("nu")
     nu = REPLICA_COMMAND.param("nu").default if nu is None else nu
-    RC.check_setting(model, nu)
-    extra = params.get("extra")
-    from attnlimits.derivations.slr.losses import parse_loss
-
-    loss = parse_loss(params.get("loss") or "square").name
+    # the canonical name (a user formula as SymPy prints it), never the text as typed: it is written
+    # into comments, docstrings and literals of the exported file
+    problem = slr_problem(model, nu, Ls if len(Ls) > 1 else Ls[0], activation=params.get("activation") or "softmax",
+                          extra=params.get("extra"), loss=params.get("loss") or "square", min_length=2,
+                          why=" for the RS theory")
+    act, lengths, extra, loss = problem.activation.name, problem.lengths.items, problem.extra, problem.loss
     from ._guards import check_work, replica_seconds
 
     check_work(f"export slr at L = {max(Ls)} (generating its RS kernels, once)", seconds=replica_seconds(max(Ls)))
-    kern = rs_kernels(act, Ls if len(Ls) > 1 else Ls[0], extra, loss)
+    kern = problem_kernels(problem)
     sources = {Lv: kern.sources[Lv] for Lv, _ in lengths}
     hashes = {f"L={Lv}": kern.modules[Lv].SOURCE_HASH for Lv, _ in lengths}
     stubs: set = set()
     chunks = _common_chunks()
     from attnlimits.numeric import frozen
+    from attnlimits.symbolic import options
 
     rs_floors = [rule, prox, rs_map_module, walk, fixed_point, curves]  # bottom up, as they import each other
-    chunks += _embed([("fixed points of frozen maps: the shared ladder (numeric/frozen.py)", frozen)]
+    chunks += _embed([("options objects with keyword overrides (symbolic/options.py)", options),
+                      ("fixed points of frozen maps: the shared ladder (numeric/frozen.py)", frozen)]
                      + [(f"the RS solver: {m.__name__.split('.')[-1]} (numeric/slr/rs/{m.__name__.split('.')[-1]}.py)", m)
                         for m in rs_floors]
-                     + [("the command without names (numeric/slr/rs_command.py)", RC)], chunks, stubs)
+                     + [("the problem, validated once (numeric/slr/problem.py)", PR),
+                        ("the command without names (numeric/slr/rs_command.py)", RC)], chunks, stubs)
     kern_lines = [f"#: activation {act}, lengths {[Lv for Lv, _ in lengths]}, extra scalar {extra}, loss {loss}",
                   f"ACTIVATION = {act!r}", "KERNEL_SOURCES = {"]
     for Lv, src in sources.items():
@@ -304,6 +305,7 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
     from attnlimits.numeric import _export as X
     from attnlimits.numeric.slr import bayes_risk as NB
     from attnlimits.numeric import frozen as FZ
+    from attnlimits.symbolic import options as SO
     from attnlimits.numeric.slr import bo_state_evolution as NBO
 
     from .bayes_optimal import bo_module_source, lengths_law
@@ -342,7 +344,8 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
         bayes_meta = {k: dict(bundle[k].meta) for k in needed}
         for k in needed:
             hashes[f"population Bayes risk ({k})"] = bundle[k].module("numpy").SOURCE_HASH
-        chunks += _embed([("the population Bayes risk E_B^pop (numeric/slr/bayes_risk.py)", NB),
+        chunks += _embed([("options objects with keyword overrides (symbolic/options.py)", SO),
+                          ("the population Bayes risk E_B^pop (numeric/slr/bayes_risk.py)", NB),
                           ("fixed points of frozen maps: the shared ladder (numeric/frozen.py)", FZ),
                           ("the BO state evolution (numeric/slr/bo_state_evolution.py)", NBO),
                           ("the command without names (numeric/slr/bo_command.py)", BC)], chunks, stubs)
@@ -360,7 +363,8 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
         run_src, kern_what = _BO_RUN, "derivations/slr/bayes_optimal.py and derivations/slr/bayes.py"
         extra_what = "\nthe population Bayes risk E_B^pop it needs is computed by the float64 path of numeric/slr/bayes_risk.py."
     else:
-        chunks += _embed([("fixed points of frozen maps: the shared ladder (numeric/frozen.py)", FZ),
+        chunks += _embed([("options objects with keyword overrides (symbolic/options.py)", SO),
+                          ("fixed points of frozen maps: the shared ladder (numeric/frozen.py)", FZ),
                           ("the BO state evolution (numeric/slr/bo_state_evolution.py)", NBO),
                           ("the command without names (numeric/slr/bo_command.py)", BC)], chunks, stubs)
         run_src, kern_what = _BO_MAX_RUN, "derivations/slr/bayes_optimal.py, max-SLR"

@@ -1,4 +1,4 @@
-r"""Phase diagram of the spiked- or max-SLR BO state evolution in the (α, ν) plane (issue 12, item 6; claim C19-phase).
+r"""Phase diagram of the spiked- or max-SLR BO state evolution in the (α, ν) plane (claim C19-phase).
 
 The table is :func:`attnlimits.verify.slr.bayes_optimal.phase_scan` (informed and uninformed starts of the state
 evolution of ``docs/slr.md`` §11, continuation in α, free entropies compared): a computationally hard phase

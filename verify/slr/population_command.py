@@ -33,7 +33,7 @@ _RULE_POINTS = 8 * 2 ** 14  # points of the largest (full) QMC rule
 
 
 def _check_input(p, Ls):
-    """The checks the parameter list cannot express (issue: every input answered in one line)."""
+    """The checks the parameter list cannot express (every input answered in one line)."""
     if Ls and max(Ls) > MAX_L:
         gib = _RULE_POINTS * max(Ls) * 8 * 8 / 2 ** 30
         raise InputError(f"--L {max(Ls)} is too long: the integration rule would need about {gib:.3g} GiB "

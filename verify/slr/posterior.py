@@ -1,4 +1,4 @@
-r"""Finite-D posterior sampling for spiked-SLR: collapsed Gibbs over the hidden locations (issue 12, claim C19-post).
+r"""Finite-D posterior sampling for spiked-SLR: collapsed Gibbs over the hidden locations (claim C19-post).
 
 Model (docs/slr.md §3.2, §11): Gaussian priors :math:`k,v\sim\mathcal N(0,I_D)`; sequence :math:`\mu` has tokens
 :math:`x_{\mu\ell}\in\mathbb R^D`, a hidden location :math:`\varepsilon_\mu` (uniform), the spike

@@ -14,7 +14,8 @@ from attnlimits.verify._torchutil import resolve_device
 from attnlimits.derivations.slr.predecessor import ACTIVATION as _M_ACTIVATION
 
 from .estimators import torch_attention_weights
-from .samplers import _BATCH_ENTRIES, _as_generator, _as_tensor, _batches, _child, _randint, _randn, make_teacher
+from .streams import BATCH_ENTRIES, as_generator, as_tensor, batch_count, child, randint, randn
+from .samplers import make_teacher
 
 __all__ = ["predecessor_sequences", "predecessor_ls_risk", "predecessor_manifold_risk_mc"]
 
@@ -49,17 +50,17 @@ def predecessor_sequences(d: int, L: int, gamma2: float, eps: float, n: int, gen
     """
     d, n, L = int(d), int(n), int(L)
     dev = resolve_device(device)
-    gen = _as_generator(generator, dev)
+    gen = as_generator(generator, dev)
     if teacher is None:
         k_star, v_star = _unit_teacher(d, gen, dev)
     else:
-        k_star, v_star = (_as_tensor(t, dev) for t in teacher)
-    X = _randn((n, L, d), gen, dev)
-    J0 = _randint(L, (n,), gen, dev)
+        k_star, v_star = (as_tensor(t, dev) for t in teacher)
+    X = randn((n, L, d), gen, dev)
+    J0 = randint(L, (n,), gen, dev)
     rows = torch.arange(n, device=dev)
     X[rows, J0] = math.sqrt(gamma2) * X[rows, J0] + math.sqrt(d / 2) * k_star
     target = X[rows, J0] @ v_star
-    xi = _randn(n, gen, dev)
+    xi = randn(n, gen, dev)
     return {"X": X, "J0": J0, "Y": target + float(eps) * xi, "target": target,
             "k_star": k_star, "v_star": v_star}
 
@@ -81,14 +82,14 @@ def predecessor_ls_risk(d: int, L: int, gamma2: float, eps: float, n: int, gener
     d, L, n = int(d), int(L), int(n)
     n_test = n if n_test is None else int(n_test)
     dev = resolve_device(device)
-    gen = _as_generator(generator, dev)
-    teacher = _unit_teacher(d, _child(gen), dev)
+    gen = as_generator(generator, dev)
+    teacher = _unit_teacher(d, child(gen), dev)
     if batch is None:
-        batch = max(1, min(-(-n_test // 20), _BATCH_ENTRIES // (L * d)))
-    train_gen, test_gen = _child(gen), _child(gen)
+        batch = max(1, min(-(-n_test // 20), BATCH_ENTRIES // (L * d)))
+    train_gen, test_gen = child(gen), child(gen)
     G = torch.zeros((d, d), dtype=DTYPE, device=dev)
     c = torch.zeros(d, dtype=DTYPE, device=dev)
-    nb, bs = _batches(n, min(batch, n))
+    nb, bs = batch_count(n, min(batch, n))
     done = 0
     with torch.no_grad():
         for _ in range(nb):
@@ -100,7 +101,7 @@ def predecessor_ls_risk(d: int, L: int, gamma2: float, eps: float, n: int, gener
             c += S.T @ s["Y"]
             done += size
         beta = torch.linalg.solve(G, c)
-        nbt, bst = _batches(n_test, batch)
+        nbt, bst = batch_count(n_test, batch)
         vals = np.empty(nbt)
         for i in range(nbt):
             s = predecessor_sequences(d, L, gamma2, eps, bst, test_gen, teacher=teacher,
@@ -145,15 +146,15 @@ def predecessor_manifold_risk_mc(d: int, L: int, gamma2: float, lam: float, kapp
     if method not in ("direct", "projected"):
         raise ValueError(f"method must be 'direct' or 'projected', got {method!r}")
     dev = resolve_device(device)
-    gen = _as_generator(generator, dev)
+    gen = as_generator(generator, dev)
     gamma = math.sqrt(gamma2)
     sk, sv = math.sqrt(1 - kappa**2), math.sqrt(1 - nu_M**2)
     if method == "direct":
-        k_star, v_star = _unit_teacher(d, _child(gen), dev)
-        g_u = _child(gen)
+        k_star, v_star = _unit_teacher(d, child(gen), dev)
+        g_u = child(gen)
         basis = [k_star, v_star]
         for _ in range(2):  # u, u': Gram–Schmidt against the frame so far (twice)
-            w = _randn(d, g_u, dev)
+            w = randn(d, g_u, dev)
             for _ in range(2):
                 for b in basis:
                     w = w - (w @ b) * b
@@ -166,9 +167,9 @@ def predecessor_manifold_risk_mc(d: int, L: int, gamma2: float, lam: float, kapp
     else:
         entries = 4 * L
     if batch is None:
-        batch = max(1, min(-(-n // 20), _BATCH_ENTRIES // entries))
-    nb, bs = _batches(n, batch)
-    data_gen = _child(gen)
+        batch = max(1, min(-(-n // 20), BATCH_ENTRIES // entries))
+    nb, bs = batch_count(n, batch)
+    data_gen = child(gen)
     vals = np.empty(nb)
     rows = torch.arange(bs, device=dev)
     with torch.no_grad():
@@ -179,8 +180,8 @@ def predecessor_manifold_risk_mc(d: int, L: int, gamma2: float, lam: float, kapp
                 P = s["X"] @ W  # (bs, L, 3): X·k, X·v, X·v*
                 xk, xv, target = P[..., 0], P[..., 1], s["target"]
             else:
-                C = _randn((bs, L, 4), data_gen, dev)  # coordinates on (k*, v*, u, u')
-                J0 = _randint(L, (bs,), data_gen, dev)
+                C = randn((bs, L, 4), data_gen, dev)  # coordinates on (k*, v*, u, u')
+                J0 = randint(L, (bs,), data_gen, dev)
                 C[rows, J0] = gamma * C[rows, J0]
                 C[rows, J0, 0] += math.sqrt(d / 2)
                 xk = kappa * C[..., 0] + sk * C[..., 2]

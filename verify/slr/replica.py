@@ -7,21 +7,26 @@ tidy rows (:func:`run_replica`, the command contract of :mod:`attnlimits.symboli
 
 Python API
 ----------
-Names are resolved once, into an :class:`RSProblem`; its methods run the solvers at sample points:
+Names are resolved once, into an :class:`attnlimits.numeric.slr.problem.SLRProblem`
+(:func:`attnlimits.verify.slr.problem.slr_problem`), and the problem with its compiled kernels and frozen rule is an
+:class:`RSProblem`; its methods run the solvers at sample points, and the command runs through it too
+(:meth:`RSProblem.rows`):
 
 >>> rs = rs_problem("softmax", "spiked", 2, 2)                       # doctest: +SKIP
->>> fp = rs.fixed_point(alpha=4, lam=0.1, Delta=0.1)                 # doctest: +SKIP
+>>> fp = rs.fixed_point(alpha=4, lam=0.1, delta=0.1)                 # doctest: +SKIP
 >>> round(fp.E_test, 3), fp.E_test_error                             # doctest: +SKIP
 (0.378, 0.0003)
 
-- :func:`rs_problem` (activation, model, nu, L, extra, points, replicates, seed) → :class:`RSProblem`
-- ``.fixed_point`` (alpha, lam, Delta, …) → ``RSFixedPoint``
+- :func:`rs_problem` (activation, model, nu, L, extra, points, replicates, seed, loss, delta) → :class:`RSProblem`;
+  :meth:`RSProblem.of` (an SLRProblem, points, replicates, seed) → :class:`RSProblem`
+- ``.fixed_point`` (alpha, lam, delta, …) → ``RSFixedPoint``
 - ``.learning_curve`` (alphas, lam, …) → list (continuation in α)
 - ``.tune_lambda`` (alpha, grid) → (best, grid points)
 - ``.branches`` (…) → [(branch name, RSFixedPoint)], ``"informed"`` first (two starts only)
 - ``.all_branches`` (alphas, lam, …) → {α: [(origin, RSFixedPoint, phase)]}: the branch search of
   docs/slr.md §10.7 with the equilibrium one labelled (``phase``), each with its ``replicon`` (§10.8)
-- :func:`rs_kernels` (activation, L, extra) → compiled kernels; :func:`rs_rule` (model, nu, L, …)
+- :func:`problem_kernels` (an SLRProblem) and :func:`rs_kernels` (activation, L, extra, loss) → compiled kernels;
+  :func:`rs_rule` (model, nu, L, …)
 
 ``L`` is an int, a list of ints (uniform length law) or a dict {L: P(L)} (§3.4).  Bad input
 raises :class:`attnlimits.symbolic.result.InputError`; a fixed point that does not converge raises
@@ -32,101 +37,119 @@ from __future__ import annotations
 import math
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from attnlimits.symbolic.result import Command, InputError, Param  # noqa: F401
 from attnlimits.derivations.slr.result import REPLICA_COMMAND  # noqa: F401  (declared with the result)
 # the name-free part of the command (validation, rows): one definition, shared with exported solvers
-from attnlimits.numeric.slr.rs_command import DEFAULT_LAMBDA_GRID
-from attnlimits.numeric.slr.rs_command import check_setting as _check
-from attnlimits.numeric.slr.rs_command import length_law as _lengths
-from attnlimits.numeric.slr.rs_command import parse_lams as _parse_lams
+from attnlimits.numeric.slr.problem import SLRProblem, check_delta
+from attnlimits.numeric.slr.rs_command import (DEFAULT_LAMBDA_GRID, check_point, parse_lams, replica_rows,
+                                               replica_rule, with_block_ridges)
 
-__all__ = ["rs_kernels", "rs_rule", "rs_problem", "RSProblem", "rs_identities", "run_replica", "REPLICA_COMMAND",
+from .problem import slr_problem
+
+__all__ = ["problem_kernels", "rs_kernels", "rs_rule", "rs_problem", "RSProblem", "rs_identities", "run_replica", "REPLICA_COMMAND",
            "DEFAULT_LAMBDA_GRID"]
 
-@lru_cache(maxsize=64)
-def _kernels_cached(act_name, lengths, extra, loss="square"):
+#: compiled kernel sets by (activation name, lengths, extra scalar, loss); a dict, not ``lru_cache``, because the
+#: resolved activation travels with the key (so that the derivation does not look the name up again) and an
+#: :class:`Activation` is not hashable
+_KERNELS: dict = {}
+
+
+def problem_kernels(problem: SLRProblem):
+    """Compiled RS kernels of ``problem``'s activation for every length of its law, for its loss (cached per
+    activation, lengths, extra scalar and loss).  Refuses activations with a learned scalar (``erf_learned``,
+    ``softplus_norm_bias``; docs/slr.md §17.5)."""
     from attnlimits.derivations.slr import replica as RD
     from attnlimits.numeric.slr.rs import compile_rs_kernels
 
-    sets = {Lv: RD.replica_kernels(act_name, Lv, extra, loss) for Lv, _ in lengths}
-    return compile_rs_kernels(act_name, sets)
+    a = RD.check_activation(problem.activation)
+    key = (a.name, problem.lengths.lengths, problem.extra, problem.loss)
+    if key not in _KERNELS:
+        sets = {Lv: RD.replica_kernels(a, Lv, problem.extra, problem.loss) for Lv in problem.lengths.lengths}
+        if len(_KERNELS) >= 64:
+            _KERNELS.pop(next(iter(_KERNELS)))
+        _KERNELS[key] = compile_rs_kernels(a.name, sets)
+    return _KERNELS[key]
 
 
 def rs_kernels(activation, L, extra=None, loss="square"):
     """Compiled RS kernels of ``activation`` for every length of ``L`` (cached), for the per-sample ``loss``
-    (``square`` by default; a preset or a formula in ``r``, :func:`attnlimits.derivations.slr.losses.parse_loss`).
-
-    Refuses activations with a learned scalar (``erf_learned``, ``softplus_norm_bias``; docs/slr.md §17.5).
-    """
-    from attnlimits.derivations.slr import activation as get_act
-    from attnlimits.derivations.slr.replica import check_activation
-    from attnlimits.symbolic.hermite import ActivationError
-
-    try:
-        a = check_activation(get_act(activation))
-    except ActivationError as exc:
-        raise InputError(str(exc)) from None
-    from attnlimits.derivations.slr.losses import parse_loss
-
-    lengths = _lengths(L)
-    lo = parse_loss(None if loss is None else str(loss)).name
-    args = (a.name, tuple((Lv, 1.0) for Lv, _ in lengths), None if extra is None else float(extra))
-    return _kernels_cached(*args) if lo == "square" else _kernels_cached(*args, lo)
+    (``square`` by default; a preset or a formula in ``r``, :func:`attnlimits.derivations.slr.losses.parse_loss`):
+    :func:`problem_kernels` of the problem these name."""
+    return problem_kernels(slr_problem("spiked", 0.0, L, activation=activation, extra=extra, loss=loss,
+                                       min_length=2, why=" for the RS theory"))
 
 
 def rs_rule(model, nu, L, *, points=1024, replicates=4, seed=0):
     """The frozen integration rule (:func:`attnlimits.numeric.slr.rs.make_rule`) for a validated setting."""
-    from attnlimits.numeric.slr.rs import make_rule
-
-    from attnlimits.numeric.slr.rs_command import check_rule_size
-
-    nu = _check(model, nu)
-    check_rule_size(points, replicates)
-    return make_rule(model, nu, _lengths(L), points=int(points), replicates=int(replicates), seed=int(seed))
+    return replica_rule(SLRProblem.build(model, nu, L, min_length=2, why=" for the RS theory"), points=points,
+                        replicates=replicates, seed=seed)
 
 
 @dataclass(frozen=True)
 class RSProblem:
-    """An RS setting with its names resolved once (:func:`rs_problem`): the compiled kernels of ``activation``,
-    the frozen rule, the data model and its ν.  Its methods run the solvers of :mod:`attnlimits.numeric.slr.rs`
-    at sample points (α, λ, Δ), validated here; keyword arguments pass through (:class:`RSOptions` fields such as
-    ``tol`` or ``form``, ``x0``, ``warm``, ``progress``…)."""
+    """An :class:`SLRProblem` with its RS solver ready (:meth:`of`, :func:`rs_problem`): the compiled kernels of its
+    activation and the frozen rule.  Its methods run the solvers of :mod:`attnlimits.numeric.slr.rs` at sample
+    points (α, λ, Δ; Δ defaults to the problem's), validated here; keyword arguments pass through
+    (:class:`RSOptions` fields such as ``tol`` or ``form``, ``x0``, ``warm``, ``progress``…).  :meth:`rows` is
+    the ``slr replica`` command on the problem: the one road into the solver, for the command and the API."""
 
-    activation: str
-    model: str
-    nu: float
+    problem: SLRProblem = field(repr=False)
     kern: Any = field(repr=False)
     rules: Any = field(repr=False)
-    #: the per-sample loss (canonical name, :func:`attnlimits.derivations.slr.losses.parse_loss`)
-    loss: str = "square"
 
-    def _at(self, alphas=(None,), lam=None, Delta=None):
+    @classmethod
+    def of(cls, problem: SLRProblem, *, points=1024, replicates=4, seed=0) -> "RSProblem":
+        """Compile the kernels of ``problem`` (cached) and draw its frozen rule (``replicates`` × ``points``
+        scrambled Sobol points, ``seed``)."""
+        rules = replica_rule(problem, points=points, replicates=replicates, seed=seed)
+        return cls(problem, problem_kernels(problem), rules)
+
+    @property
+    def activation(self) -> str:
+        return self.kern.name
+
+    @property
+    def model(self) -> str:
+        return self.problem.model
+
+    @property
+    def nu(self) -> float:
+        return self.problem.nu
+
+    @property
+    def loss(self) -> str:
+        return self.problem.loss
+
+    def _delta(self, delta) -> float:
+        return self.problem.delta if delta is None else check_delta(delta)
+
+    def _at(self, alphas=(None,), lam=None):
         lams = [None] if lam is None else [float(_ridge(lam)), getattr(_ridge(lam), "v", None)]
         for a in alphas:
             for lb in lams:
                 if lb is not None or lam is None:
-                    _check(self.model, self.nu, a, lb, Delta)
+                    check_point(a, lb, None)
 
-    def fixed_point(self, alpha, lam, Delta=0.1, **kw):
+    def fixed_point(self, alpha, lam, delta=None, **kw):
         """The RS fixed point at (α, λ, Δ): :func:`attnlimits.numeric.slr.rs.rs_fixed_point`."""
         from attnlimits.numeric.slr.rs import rs_fixed_point
 
-        self._at([alpha], lam, Delta)
-        return rs_fixed_point(self.kern, self.rules, float(alpha), _ridge(lam), float(Delta), model=self.model,
+        self._at([alpha], lam)
+        return rs_fixed_point(self.kern, self.rules, float(alpha), _ridge(lam), self._delta(delta), model=self.model,
                               nu=self.nu, **kw)
 
-    def learning_curve(self, alphas, lam, Delta=0.1, **kw) -> list:
+    def learning_curve(self, alphas, lam, delta=None, **kw) -> list:
         """Fixed points along ``alphas`` by continuation (each warm-starts the next); one frozen rule."""
         from attnlimits.numeric.slr.rs import rs_learning_curve
 
-        self._at(alphas, lam, Delta)
-        return rs_learning_curve(self.kern, self.rules, [float(a) for a in alphas], _ridge(lam), float(Delta),
+        self._at(alphas, lam)
+        return rs_learning_curve(self.kern, self.rules, [float(a) for a in alphas], _ridge(lam), self._delta(delta),
                                  model=self.model, nu=self.nu, **kw)
 
-    def tune_lambda(self, alpha, Delta=0.1, *, grid=DEFAULT_LAMBDA_GRID, **kw):
+    def tune_lambda(self, alpha, delta=None, *, grid=DEFAULT_LAMBDA_GRID, **kw):
         """λ minimising E_test at fixed α (§12): log grid (≥ 3 points, default 9 on 1e-3…10), then a bounded 1-D
         refinement in log λ (scipy's bounded Brent): ``(best, grid points)``."""
         from attnlimits.numeric.slr.rs import rs_tune_lambda
@@ -134,28 +157,33 @@ class RSProblem:
         if len(grid) < 3:
             raise InputError("the λ grid needs at least 3 points")
         for g in grid:
-            self._at([alpha], g, Delta)
-        return rs_tune_lambda(self.kern, self.rules, float(alpha), float(Delta), grid=list(grid), model=self.model,
-                              nu=self.nu, **kw)
+            self._at([alpha], g)
+        return rs_tune_lambda(self.kern, self.rules, float(alpha), self._delta(delta), grid=list(grid),
+                              model=self.model, nu=self.nu, **kw)
 
-    def branches(self, alpha, lam, Delta=0.1, **kw) -> list:
+    def branches(self, alpha, lam, delta=None, **kw) -> list:
         """Distinct fixed points from the informed and small-overlap starts, ``"informed"`` first."""
         from attnlimits.numeric.slr.rs import rs_branches
 
-        self._at([alpha], lam, Delta)
-        return rs_branches(self.kern, self.rules, float(alpha), _ridge(lam), float(Delta), model=self.model,
+        self._at([alpha], lam)
+        return rs_branches(self.kern, self.rules, float(alpha), _ridge(lam), self._delta(delta), model=self.model,
                            nu=self.nu, **kw)
 
-    def all_branches(self, alphas, lam, Delta=0.1, **kw) -> dict:
+    def all_branches(self, alphas, lam, delta=None, **kw) -> dict:
         """Every distinct fixed point at each α (informed, small-overlap, large-λ and α-continuation starts),
         labelled ``equilibrium``/``metastable`` (docs/slr.md §10.7): ``{α: [(origin, RSFixedPoint, phase), …]}``
         sorted by RS training objective.  See :func:`attnlimits.numeric.slr.rs.rs_branch_search`."""
         from attnlimits.numeric.slr.rs import rs_branch_search, rs_select_equilibrium
 
-        self._at(alphas, lam, Delta)
-        found = rs_branch_search(self.kern, self.rules, [float(a) for a in alphas], _ridge(lam), float(Delta),
+        self._at(alphas, lam)
+        found = rs_branch_search(self.kern, self.rules, [float(a) for a in alphas], _ridge(lam), self._delta(delta),
                                  model=self.model, nu=self.nu, **kw)
         return {a: rs_select_equilibrium(br) for a, br in found.items()}
+
+    def rows(self, params: dict, *, progress=None):
+        """The rows of ``attnlimits slr replica`` on this problem (:func:`attnlimits.numeric.slr.rs_command.replica_rows`;
+        ``params`` as there: alpha, lam, branches, metric, form and the labels)."""
+        return replica_rows(self.kern, self.rules, self.problem, params, progress=progress)
 
 
 def _ridge(lam):
@@ -172,20 +200,17 @@ def _ridge(lam):
     return float(lam)
 
 
-def rs_problem(activation, model, nu, L, *, extra=None, points=1024, replicates=4, seed=0,
-               loss="square") -> RSProblem:
-    """Resolve an RS setting once: validate (model, ν, L), compile the kernels of ``activation`` (cached) and draw
-    the frozen rule (``replicates`` × ``points`` scrambled Sobol, ``seed``).  Accuracy: ``E_test_error`` is about
-    2.5e-3 at the default 4 × 1024 and 1.5e-3 at 4 × 4096 for softmax, spiked L = 2, ν = 2, α = 4, λ = 0.1
-    (docs/slr.md §10.6).  ``loss``: the per-sample loss (``square``, ``huber:δ``, ``pseudo_huber:δ``, ``logcosh``
-    or a formula in ``r``); the methods take ``lam`` as a number or a pair ``(λ_k, λ_v)`` of separate ridges."""
-    from attnlimits.derivations.slr.losses import parse_loss
-
-    nu = _check(model, nu)
-    lo = parse_loss(None if loss is None else str(loss)).name
-    kern = rs_kernels(activation, L, extra, lo)
-    rules = rs_rule(model, nu, L, points=points, replicates=replicates, seed=seed)
-    return RSProblem(kern.name, model, nu, kern, rules, lo)
+def rs_problem(activation, model, nu, L, *, extra=None, points=1024, replicates=4, seed=0, loss="square",
+               delta=0.1) -> RSProblem:
+    """Resolve an RS setting once (:func:`attnlimits.verify.slr.problem.slr_problem`, lengths ≥ 2), compile the
+    kernels of ``activation`` (cached) and draw the frozen rule (``replicates`` × ``points`` scrambled Sobol,
+    ``seed``): :meth:`RSProblem.of`.  Accuracy: ``E_test_error`` is about 2.5e-3 at the default 4 × 1024 and
+    1.5e-3 at 4 × 4096 for softmax, spiked L = 2, ν = 2, α = 4, λ = 0.1 (docs/slr.md §10.6).  ``loss``: the
+    per-sample loss (``square``, ``huber:δ``, ``pseudo_huber:δ``, ``logcosh`` or a formula in ``r``); the methods
+    take ``lam`` as a number or a pair ``(λ_k, λ_v)`` of separate ridges, and Δ (default ``delta``)."""
+    problem = slr_problem(model, nu, L, delta=delta, activation=activation, extra=extra, loss=loss, min_length=2,
+                          why=" for the RS theory")
+    return RSProblem.of(problem, points=points, replicates=replicates, seed=seed)
 
 
 def rs_identities(problem: RSProblem, fp, L) -> list[dict]:
@@ -213,7 +238,7 @@ def rs_identities(problem: RSProblem, fp, L) -> list[dict]:
     setting = make_setting(problem.model, problem.nu, lengths)
     A, B, _, _ = population_AB(problem.activation, setting, v["m_k"], v["q_k"], qmc_points=2 ** 12, replicates=4)
     mod = next(iter(problem.kern.modules.values()))
-    (rs_formula,) = mod.test_error(v["m_v"], v["q_v"], A, B, float(fp.Delta), 0.0)
+    (rs_formula,) = mod.test_error(v["m_v"], v["q_v"], A, B, float(fp.delta), 0.0)
     (population,) = population_module().manifold_risk(v["m_v"], v["q_v"], A, B)
     rho = float(fp.stability)
     rho = min(rho, 0.9) if math.isfinite(rho) else 0.9
@@ -241,30 +266,27 @@ def run_replica(params: dict, *, progress=None):
     ["tune"]), delta, branches, extra, points, replicates, seed, metric.  With ``lam = tune`` the
     row is the tuned λ* (``lam_grid`` and ``E_grid`` hold the grid as ';'-joined text).
     """
-    acts = params["activation"] if isinstance(params["activation"], (list, tuple)) else [params["activation"]]
-    nu = _check(params["model"], params["nu"])
-    lams = _parse_lams(params["lam"] if isinstance(params["lam"], (list, tuple)) else [params["lam"]])
-    from attnlimits.derivations.slr.losses import parse_loss
-    from attnlimits.numeric.slr.rs_command import with_block_ridges
+    from attnlimits.numeric.slr.rs_command import check_rule_size
 
-    parse_loss(params.get("loss") or "square")  # a bad loss is refused before anything runs
-    lams = with_block_ridges(lams, params.get("lam_k"), params.get("lam_v"))
-    for a in params["alpha"]:  # cheap checks before any kernel is generated
-        _check(params["model"], nu, a, None if lams == "tune" else lams[0], params.get("delta", 0.1))
     from ._guards import check_work, replica_seconds
 
-    Ls = params["L"] if isinstance(params["L"], (list, tuple)) else [params["L"]]
-    check_work(f"slr replica at L = {max(Ls)} (generating its RS kernels, once)",
-               seconds=replica_seconds(max(Ls)) * len(acts), progress=progress)
-    return _replica_rows(acts, params, progress)
+    acts = params["activation"] if isinstance(params["activation"], (list, tuple)) else [params["activation"]]
+    # every input checked once, before any kernel is generated: one problem per activation (names resolved here)
+    problems = [slr_problem(params["model"], params["nu"], params["L"], delta=params.get("delta", 0.1),
+                            activation=act, extra=params.get("extra"), loss=params.get("loss") or "square",
+                            min_length=2, why=" for the RS theory") for act in acts]
+    lams = with_block_ridges(parse_lams(params["lam"] if isinstance(params["lam"], (list, tuple)) else [params["lam"]]),
+                             params.get("lam_k"), params.get("lam_v"))
+    for a in params["alpha"]:
+        check_point(a, None if lams == "tune" else lams[0], None)
+    check_rule_size(int(params.get("points", 1024)), int(params.get("replicates", 4)))
+    check_work(f"slr replica at L = {problems[0].lengths.max_length} (generating its RS kernels, once)",
+               seconds=replica_seconds(problems[0].lengths.max_length) * len(acts), progress=progress)
+    return _replica_rows(acts, problems, params, progress)
 
 
-def _replica_rows(acts, params, progress):
-    from attnlimits.numeric.slr.rs_command import replica_run
-
-    from attnlimits.derivations.slr.losses import parse_loss
-
-    loss = parse_loss(params.get("loss") or "square").name
-    for act in acts:
-        kern = rs_kernels(act, params["L"], params.get("extra"), loss)
-        yield from replica_run(kern, {**params, "activation": act, "loss": loss}, progress=progress)
+def _replica_rows(acts, problems, params, progress):
+    for act, problem in zip(acts, problems):
+        rs = RSProblem.of(problem, points=params.get("points", 1024), replicates=params.get("replicates", 4),
+                          seed=params.get("seed", 0))
+        yield from rs.rows({**params, "activation": act, "loss": problem.loss}, progress=progress)

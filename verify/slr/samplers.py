@@ -12,141 +12,21 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-import numpy as np
 import torch
 
-from attnlimits.verify._torchutil import DTYPE, draw_seed
 from attnlimits.verify._torchutil import resolve_device
 
-__all__ = ["c_nu", "sample_projections", "make_teacher", "predictor_on_frame", "sample_sequences", "overlaps", "distance_to_manifold"]
+from .streams import as_generator, as_tensor, check_model, rand, randint, randn, single_length
 
-_MODELS = ("spiked", "max")
-#: Default memory cap of one batch of sequences (float64 entries of X).
-_BATCH_ENTRIES = 2**22
-
-
-# =============================================================================================
-# argument checking, generators, length laws
-# =============================================================================================
-
-
-def _check_model(model: str, nu: float) -> float:
-    if model not in _MODELS:
-        raise ValueError(f"unknown model {model!r}; use 'spiked' or 'max'")
-    nu = float(nu)
-    if math.isnan(nu) or nu < 0:
-        raise ValueError(f"nu must be >= 0, got {nu}")
-    if math.isinf(nu) and model != "max":
-        raise ValueError("nu = inf is accepted for max-SLR only (docs/slr.md §2)")
-    return nu
-
+__all__ = ["c_nu", "posterior_weights", "sample_projections", "make_teacher", "predictor_on_frame", "sample_sequences", "overlaps", "distance_to_manifold"]
 
 def c_nu(model: str, nu: float) -> float:
     r"""Posterior inverse temperature :math:`c_\nu` (docs/slr.md §3.5), from the generated kernel of
     :func:`attnlimits.derivations.slr.c_nu`: :math:`\sqrt\nu` spiked, :math:`\nu` max."""
     from .theory import population_module
 
-    nu = _check_model(model, nu)
+    nu = check_model(model, nu)
     return float(getattr(population_module(), f"c_nu_{model}")(nu)[0])
-
-
-def _as_generator(generator, device: torch.device) -> torch.Generator:
-    """A :class:`torch.Generator` as given, or one made on ``device`` from an ``int`` seed."""
-    if isinstance(generator, torch.Generator):
-        return generator
-    if isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
-        g = torch.Generator(device=device)
-        g.manual_seed(int(generator))
-        return g
-    raise TypeError(
-        "generator must be a torch.Generator or an int seed (explicit randomness is required), "
-        f"got {type(generator).__name__}"
-    )
-
-
-def _child_seed(gen: torch.Generator) -> int:
-    """A non-negative 62-bit integer drawn from ``gen`` (seed of an independent sub-stream)."""
-    return int(torch.randint(0, 2**62, (1,), generator=gen, device=gen.device).item())
-
-
-def _seeded(seed: int, device) -> torch.Generator:
-    g = torch.Generator(device=device)
-    g.manual_seed(int(seed))
-    return g
-
-
-def _child(gen: torch.Generator) -> torch.Generator:
-    """An independent generator on ``gen``'s device, seeded from ``gen``."""
-    return _seeded(_child_seed(gen), gen.device)
-
-
-def _randn(shape, gen: torch.Generator, dev: torch.device) -> torch.Tensor:
-    return torch.randn(shape, generator=gen, dtype=DTYPE, device=gen.device).to(dev)
-
-
-def _rand(shape, gen: torch.Generator, dev: torch.device) -> torch.Tensor:
-    return torch.rand(shape, generator=gen, dtype=DTYPE, device=gen.device).to(dev)
-
-
-def _randint(high: int, shape, gen: torch.Generator, dev: torch.device) -> torch.Tensor:
-    return torch.randint(0, high, shape, generator=gen, device=gen.device).to(dev)
-
-
-def _length_law(L) -> list[tuple[int, float]]:
-    """``int`` → ``[(L, 1.0)]``; ``{L: prob}`` → sorted ``[(L, prob)]`` (probabilities sum to 1)."""
-    if isinstance(L, Mapping):
-        items = []
-        for length, prob in L.items():
-            length_i = int(length)
-            if length_i != length or length_i < 1:
-                raise ValueError(f"lengths must be positive integers, got {length!r}")
-            prob_f = float(prob)
-            if not prob_f >= 0:
-                raise ValueError(f"probabilities must be >= 0, got {prob!r}")
-            if prob_f > 0:
-                items.append((length_i, prob_f))
-        total = sum(p for _, p in items)
-        if not items or abs(total - 1.0) > 1e-9:
-            raise ValueError(f"length law must have probabilities summing to 1, got {dict(L)}")
-        return sorted(items)
-    length_i = int(L)
-    if length_i != L or length_i < 1:
-        raise ValueError(f"L must be a positive integer or a dict {{L: prob}}, got {L!r}")
-    return [(length_i, 1.0)]
-
-
-def _single_length(L) -> int:
-    """A single positive integer length (length laws are refused with a clear message)."""
-    if isinstance(L, Mapping):
-        raise ValueError("this function takes one length; group variable lengths by L (§3.4)")
-    return _length_law(L)[0][0]
-
-
-def _per_length_generators(gen: torch.Generator, law) -> dict[int, torch.Generator]:
-    """Common random numbers per length (docs/slr.md §3.4): one base seed drawn from ``gen``, then the
-    stream of length ``L`` is seeded with ``draw_seed(base, L)``."""
-    base = _child_seed(gen)
-    return {length: _seeded(draw_seed(base, length), gen.device) for length, _ in law}
-
-
-def _combine(law, per_length: dict[int, np.ndarray]) -> np.ndarray:
-    """``Σ_L P(L)·samples_L`` (equal numbers of batches per length, so samples pair up)."""
-    return sum(prob * per_length[length] for length, prob in law)
-
-
-def _as_tensor(x, dev) -> torch.Tensor:
-    if isinstance(x, torch.Tensor):
-        return x.detach().to(device=dev, dtype=DTYPE)
-    return torch.as_tensor(np.asarray(x, dtype=float), dtype=DTYPE, device=dev)
-
-
-def _batches(n: int, batch: int) -> tuple[int, int]:
-    """``(number of batches, batch size)`` covering at least ``n`` samples."""
-    n, batch = int(n), int(batch)
-    if n < 1 or batch < 1:
-        raise ValueError(f"n and batch must be positive, got {n}, {batch}")
-    batch = min(batch, n)
-    return -(-n // batch), batch
 
 
 # =============================================================================================
@@ -160,7 +40,7 @@ def _softmax_weights(logits: torch.Tensor) -> torch.Tensor:
     return torch_attention_weights("softmax", logits)
 
 
-def _posterior(model: str, nu: float, chi_star: torch.Tensor) -> torch.Tensor:
+def posterior_weights(model: str, nu: float, chi_star: torch.Tensor) -> torch.Tensor:
     """:math:`p=\\mathrm{softmax}(c_\\nu\\chi^*)`; one-hot argmax at max-SLR :math:`\\nu=\\infty`."""
     if math.isinf(nu):
         idx = chi_star.argmax(dim=-1)
@@ -173,7 +53,7 @@ def _draw_max_location(nu: float, chi_star, gen, dev) -> torch.Tensor:
     if math.isinf(nu):
         return chi_star.argmax(dim=-1)
     p = _softmax_weights(nu * chi_star)
-    u = _rand((chi_star.shape[0], 1), gen, dev)
+    u = rand((chi_star.shape[0], 1), gen, dev)
     eps = (torch.cumsum(p, dim=-1) < u).sum(dim=-1)
     return torch.clamp(eps, max=chi_star.shape[-1] - 1)
 
@@ -211,34 +91,34 @@ def sample_projections(model: str, nu: float, L: int, n: int, *, generator, devi
 
     Cost: ``4nL`` normals (+ n uniforms or integers).
     """
-    nu = _check_model(model, nu)
-    length = _single_length(L)
+    nu = check_model(model, nu)
+    length = single_length(L)
     n = int(n)
     if location not in ("sample", "first"):
         raise ValueError(f"location must be 'sample' or 'first', got {location!r}")
     if location == "first" and model != "spiked":
         raise ValueError("location='first' is valid for spiked-SLR only")
     dev = resolve_device(device)
-    gen = _as_generator(generator, dev)
-    chi_star = _randn((n, length), gen, dev)
+    gen = as_generator(generator, dev)
+    chi_star = randn((n, length), gen, dev)
     if model == "spiked":
         if location == "sample":
-            eps = _randint(length, (n,), gen, dev)
+            eps = randint(length, (n,), gen, dev)
         else:
             eps = torch.zeros(n, dtype=torch.long, device=dev)
         chi_star[torch.arange(n, device=dev), eps] += math.sqrt(nu)
     else:
         eps = _draw_max_location(nu, chi_star, gen, dev)
-    z_star = _randn((n, length), gen, dev)
-    eta = _randn((n, length), gen, dev)
-    eta_prime = _randn((n, length), gen, dev)
+    z_star = randn((n, length), gen, dev)
+    eta = randn((n, length), gen, dev)
+    eta_prime = randn((n, length), gen, dev)
     return {
         "eps": eps,
         "chi_star": chi_star,
         "z_star": z_star,
         "eta": eta,
         "eta_prime": eta_prime,
-        "posterior": _posterior(model, nu, chi_star),
+        "posterior": posterior_weights(model, nu, chi_star),
     }
 
 
@@ -254,9 +134,9 @@ def make_teacher(D: int, generator, device="auto") -> tuple[torch.Tensor, torch.
     if D < 2:
         raise ValueError(f"the teacher needs D >= 2, got {D}")
     dev = resolve_device(device)
-    gen = _as_generator(generator, dev)
-    a = _randn(D, gen, dev)
-    b = _randn(D, gen, dev)
+    gen = as_generator(generator, dev)
+    a = randn(D, gen, dev)
+    b = randn(D, gen, dev)
     k_hat = a / torch.linalg.vector_norm(a)
     for _ in range(2):
         b = b - (b @ k_hat) * k_hat
@@ -281,11 +161,11 @@ def predictor_on_frame(k_coef, v_coef, D: int, generator, device="auto"):
     if D < 4:
         raise ValueError(f"the frame needs D >= 4, got {D}")
     dev = resolve_device(device)
-    gen = _as_generator(generator, dev)
+    gen = as_generator(generator, dev)
     ks, vs = make_teacher(D, gen, device=dev)
     basis = [ks / math.sqrt(D), vs / math.sqrt(D)]
     for _ in range(2):
-        w = _randn(D, gen, dev)
+        w = randn(D, gen, dev)
         for _twice in range(2):
             for b in basis:
                 w = w - (w @ b) * b
@@ -317,29 +197,29 @@ def sample_sequences(model: str, nu: float, L: int, n: int, D: int, *, generator
 
     Cost: ``nLD`` normals (≈ 6·10⁷/s on 2 CPU cores) and two (nL × D) matrix–vector products.
     """
-    nu = _check_model(model, nu)
-    length = _single_length(L)
+    nu = check_model(model, nu)
+    length = single_length(L)
     n, D = int(n), int(D)
     dev = resolve_device(device)
-    gen = _as_generator(generator, dev)
+    gen = as_generator(generator, dev)
     if teacher is None:
         k_star, v_star = make_teacher(D, gen, device=dev)
     else:
-        k_star, v_star = (_as_tensor(t, dev) for t in teacher)
+        k_star, v_star = (as_tensor(t, dev) for t in teacher)
         if k_star.shape != (D,) or v_star.shape != (D,):
             raise ValueError(f"teacher vectors must have shape ({D},)")
     root = math.sqrt(D)
-    X = _randn((n, length, D), gen, dev)
+    X = randn((n, length, D), gen, dev)
     rows = torch.arange(n, device=dev)
     if model == "spiked":
-        eps = _randint(length, (n,), gen, dev)
+        eps = randint(length, (n,), gen, dev)
         X[rows, eps] += (math.sqrt(nu) / root) * k_star
         chi_star = X @ k_star / root
     else:
         chi_star = X @ k_star / root
         eps = _draw_max_location(nu, chi_star, gen, dev)
     z_star = X @ v_star / root
-    xi = _randn(n, gen, dev)
+    xi = randn(n, gen, dev)
     y = z_star[rows, eps] + float(delta) * xi
     return {"X": X, "eps": eps, "y": y, "chi_star": chi_star, "z_star": z_star,
             "k_star": k_star, "v_star": v_star}
@@ -352,7 +232,7 @@ def overlaps(k, v, k_star, v_star) -> dict[str, float]:
     ``q_v`` :math:`=\|v\|^2/D`, ``m_kvstar`` :math:`=k\cdot v^*/D`, ``m_vkstar`` :math:`=v\cdot k^*/D`,
     ``q_kv`` :math:`=k\cdot v/D`. Inputs: tensors or arrays of shape (D,).
     """
-    k, v, ks, vs = (_as_tensor(t, "cpu") for t in (k, v, k_star, v_star))
+    k, v, ks, vs = (as_tensor(t, "cpu") for t in (k, v, k_star, v_star))
     D = k.numel()
     return {
         "m_k": float(k @ ks) / D,

@@ -1,4 +1,4 @@
-r"""Finite-D spin-glass susceptibility of ERM minimisers against the RS replicon (docs/slr.md §10.8; issue 26).
+r"""Finite-D spin-glass susceptibility of ERM minimisers against the RS replicon (docs/slr.md §10.8).
 
 The replicon of the RS solution (:func:`attnlimits.numeric.slr.rs.rs_replicon`) is the gain of one turn of
 a fluctuation uncorrelated with the teacher.  Its observable meaning at finite D: add a random linear
@@ -42,9 +42,10 @@ def rs_susceptibility(activation, *, model, nu, L, alpha, lam, delta=0.1, points
     Returns a dict: ``chi`` (3,), ``replicon``, ``replicon_error``, ``E_test``, ``phase`` of the point used.
     """
     from attnlimits.numeric.slr.rs import UNKNOWNS, rs_branch_search, rs_replicon, rs_select_equilibrium
-    from attnlimits.verify.slr.replica import _check, rs_problem
+    from attnlimits.numeric.slr.rs_command import check_setting
+    from attnlimits.verify.slr.replica import rs_problem
 
-    _check(model, nu, alpha, lam, delta)
+    check_setting(model, nu, alpha, lam, delta)
     rs = rs_problem(activation, model, nu, L, points=points, replicates=replicates, seed=seed)
     kern, rules = rs.kern, rs.rules
     found = rs_branch_search(kern, rules, [float(alpha)], float(lam), float(delta), model=model, nu=rs.nu,

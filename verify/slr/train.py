@@ -18,33 +18,8 @@ unpenalised (§12).  Any per-sample loss :math:`\rho` of the residual replaces :
 ``huber:δ``, ``pseudo_huber:δ``, ``logcosh`` or a formula in ``r``, printed for torch from its SymPy expression) and
 the ridge may differ on the two blocks (``lam`` on k, ``lam_v`` on v): see :func:`train_erm`.
 
-Optimisers
-----------
-``lbfgs``
-    Full-batch L-BFGS with the strong-Wolfe line search of Nocedal & Wright (Alg. 3.5/3.6, the
-    cubic-interpolation version of ``torch.optim.LBFGS``), float64. Summing the seeds' objectives
-    and running one L-BFGS would couple them (one line search, mixed curvature pairs). Here each
-    seed runs its *own* L-BFGS — curvature pairs, two-loop recursion, line search, step
-    acceptance and stopping rule — written as a Python coroutine that yields the point it wants
-    evaluated; the driver collects the points of all seeds still running and evaluates them in
-    one batched pass. A seed's iterates are therefore exactly those of a single-seed run (up to
-    floating-point reassociation in the batched matrix products). Stops on ``‖∇L‖₂ ≤ tol_grad``
-    (default 1e-8, status ``converged``), on a stalled objective (for 10 iterations in a row no
-    decrease beyond 8 ulp of :math:`\mathcal L` and no new low of the gradient norm, or a line
-    search without decrease: ``stalled``) or after ``max_iter`` iterations (``max_iter``). Near the
-    minimiser the decrease of :math:`\mathcal L` (a sum over :math:`N` samples) drops below its
-    round-off while :math:`\|\nabla\mathcal L\|` is still ~1e-7; the line search therefore allows a
-    round-off slack of 64 ulp in its sufficient-decrease tests (approximate Wolfe conditions of
-    Hager & Zhang) and lets the curvature condition decide, which is what reaches 1e-8.
-``gd``
-    Full-batch gradient descent :math:`\theta\leftarrow\theta-\eta\nabla\mathcal L` with
-    :math:`\eta=\texttt{lr}\cdot D/N` (``lr`` is dimensionless: the Hessian of :math:`\mathcal L` scales like
-    :math:`N/D`); records :math:`\eta`, the iterations and the final gradient norm; status
-    ``converged`` (gradient tolerance), ``max_iter`` or ``diverged``.
-``adam``, ``sgd``
-    Minibatch (``batch`` sequences per step and seed, per-seed index streams) on
-    :math:`\tfrac NB\sum_{\mu\in\text{batch}}\tfrac12(y_\mu-f_\mu)^2+\tfrac\lambda2\|\theta\|^2`, divided by
-    :math:`N`; Adam is element-wise, so stacking the seeds is exact. ``sgd`` uses :math:`\eta=\texttt{lr}\cdot D/N`.
+The optimisers (batched L-BFGS, GD, Adam, SGD) and the stacked objective are in
+:mod:`attnlimits.verify.slr.erm_solver`; the learning-curve figure in :mod:`attnlimits.verify.slr.erm_plots`.
 
 Initialisation (§12): ``informed`` puts :math:`k=m_k^{\rm pop}k^*`, :math:`v=m_v^{\rm pop}v^*` (and the learned
 scalar at its population optimum) from :func:`attnlimits.numeric.slr.population.optimal_population_risk`; softmax uses
@@ -80,24 +55,24 @@ import dataclasses
 import functools
 import json
 import math
-import os
-import sys
-import textwrap
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 from attnlimits.symbolic.options import resolve_options
 
 import numpy as np
 import torch
 
-from attnlimits.symbolic.result import Command, InputError, Param
+from attnlimits.symbolic.result import InputError
 from attnlimits.derivations.slr.result import TRAIN_COMMAND  # noqa: F401  (declared with the result)
-from attnlimits.verify._flags import caption, measured_points, seed_flag, summary_flag, theory_line
+from attnlimits.verify._flags import seed_flag, summary_flag
 from attnlimits.verify._torchutil import draw_generator, draw_seed
 from attnlimits.verify._torchutil import resolve_device
 
-from .estimators import ACTIVATIONS, direct_risk, torch_attention_weights
+from .estimators import ACTIVATIONS, direct_risk
+from attnlimits.numeric.slr.problem import LengthLaw, SLRProblem
+
+from .erm_solver import StackedObjective, batched_lbfgs, resolve_loss, run_gd, run_minibatch
 from .samplers import c_nu, distance_to_manifold, make_teacher, overlaps, sample_sequences
 
 
@@ -117,12 +92,11 @@ __all__ = [
     "OPTIMIZERS",
     "OVERLAP_KEYS",
     "TRAIN_COMMAND",
+    "ERMJob",
+    "ERMOptions",
     "TrainResult",
-    "batched_lbfgs",
     "length_split",
-    "bo_learning_curve",
     "memory_needed",
-    "plot_learning_curve",
     "run_train",
     "summarize",
     "train_erm",
@@ -133,10 +107,6 @@ OVERLAP_KEYS = ("m_k", "q_k", "m_v", "q_v", "m_kvstar", "m_vkstar", "q_kv")
 #: Default λ grid of the RS tuning (docs/slr.md §12: log grid 1e-3 … 10, at least 9 points).
 LAMBDA_GRID = tuple(float(x) for x in np.geomspace(1e-3, 10.0, 9))
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
-_STALL_ULP = 8.0
-_STALL_ITERS = 10
-#: Round-off allowance of the line search, in ulp of the objective (see :func:`_strong_wolfe`).
-_ROUNDOFF_ULP = 64.0
 
 
 # =============================================================================================
@@ -252,445 +222,6 @@ def _population_start(name: str, model: str, nu: float, law: tuple, extra) -> di
     if name == "linear_pure" and abs(m_k) < 1e-12:
         m_k, m_v = 1.0, m_v
     return {"m_k": m_k, "m_v": m_v, "extra": ex, "note": note}
-
-
-# =============================================================================================
-# the batched problem
-# =============================================================================================
-
-
-class _Project(torch.autograd.Function):
-    r"""``P = X W`` for data ``X`` (S, M, D) without gradient and weights ``W`` (S, D, 2).
-
-    The backward pass forms :math:`\partial W=(G^\top X)^\top` with ``X`` read row-major:
-    ``bmm(Xᵀ, G)``, autograd's choice, was 3–4× slower on CPU (both are memory-bound)."""
-
-    @staticmethod
-    def forward(ctx, X, W):
-        ctx.save_for_backward(X)
-        return torch.bmm(X, W)
-
-    @staticmethod
-    def backward(ctx, G):
-        (X,) = ctx.saved_tensors
-        return None, torch.bmm(G.transpose(1, 2).contiguous(), X).transpose(1, 2)
-
-
-@dataclass
-class _Problem:
-    """Stacked data and objective of ``S`` independent seeds."""
-
-    name: str
-    D: int
-    lam: float
-    groups: list  # [(X (S,n,L,D), y (S,n))]
-    learn_extra: bool
-    fixed_extra: float | None
-    dtype: torch.dtype
-    device: torch.device
-    N: int
-    evals: int = 0
-    #: the per-sample loss of the residual (:func:`attnlimits.derivations.slr.losses.parse_loss`, canonical name)
-    loss: str = "square"
-    #: the ridge on v when it differs from the one on k (``lam``)
-    lam_v: float | None = None
-
-    @property
-    def P(self) -> int:
-        return 2 * self.D + (1 if self.learn_extra else 0)
-
-    def split(self, theta):
-        D = self.D
-        k, v = theta[:, :D], theta[:, D:2 * D]
-        extra = theta[:, 2 * D] if self.learn_extra else None
-        return k, v, extra
-
-    def _ridge(self, k, v):
-        if self.lam_v is None:
-            return 0.5 * self.lam * ((k * k).sum(1) + (v * v).sum(1))
-        return 0.5 * (self.lam * (k * k).sum(1) + self.lam_v * (v * v).sum(1))
-
-    def _data_term(self, theta, X, y, *, squared=False):
-        """Σ_μ ρ(y_μ − f_μ) per seed (``squared``: ½Σ(y − f)² whatever the loss)."""
-        S, n, L, D = X.shape
-        k, v, extra = self.split(theta)
-        W = torch.stack([k, v], dim=-1)  # (S, D, 2)
-        proj = _Project.apply(X.reshape(S, n * L, D), W).reshape(S, n, L, 2) / math.sqrt(D)
-        chi, z = proj[..., 0], proj[..., 1]
-        e = extra[:, None, None] if extra is not None else self.fixed_extra
-        sig = torch_attention_weights(self.name, chi, e)
-        f = (sig * z).sum(dim=-1)
-        if squared or self.loss == "square":
-            return 0.5 * ((y - f) ** 2).sum(dim=1)
-        return _loss_module(self.loss).rho_value(y - f)[0].sum(dim=1)
-
-    def value_and_grad(self, theta: torch.Tensor, *, with_grad: bool = True):
-        """Per-seed objectives (S,) and gradients (S, P)."""
-        th = theta.detach().to(self.dtype).requires_grad_(with_grad)
-        with torch.set_grad_enabled(with_grad):
-            k, v, _ = self.split(th)
-            loss = self._ridge(k, v)
-            for X, y in self.groups:
-                loss = loss + self._data_term(th, X, y)
-            self.evals += 1
-            if not with_grad:
-                return loss.detach(), None
-            (g,) = torch.autograd.grad(loss.sum(), th)
-        return loss.detach(), g.detach()
-
-    def minibatch_grad(self, theta: torch.Tensor, idx: list):
-        """Gradient of the minibatch estimate of L/N (idx: per group (S, B_L) indices)."""
-        th = theta.detach().requires_grad_(True)
-        k, v, _ = self.split(th)
-        loss = self._ridge(k, v)
-        S = th.shape[0]
-        rows = torch.arange(S, device=th.device)[:, None]
-        for (X, y), ix in zip(self.groups, idx):
-            if ix is None:
-                continue
-            n = X.shape[1]
-            loss = loss + (n / ix.shape[1]) * self._data_term(th, X[rows, ix], y[rows, ix])
-        self.evals += 1
-        (g,) = torch.autograd.grad(loss.sum() / self.N, th)
-        return loss.detach(), g.detach()
-
-    def train_mse(self, theta):
-        """Per-seed mean squared training residual Σ(y−f)²/N."""
-        with torch.no_grad():
-            tot = torch.zeros(theta.shape[0], dtype=self.dtype, device=self.device)
-            for X, y in self.groups:
-                tot = tot + 2.0 * self._data_term(theta.to(self.dtype), X, y, squared=True)
-        return tot / self.N
-
-
-@functools.lru_cache(maxsize=16)
-def _loss_module(name: str):
-    """The torch module of the loss ``name`` (ρ, ρ′, ρ″ printed from its SymPy expression; autograd differentiates
-    ρ in training)."""
-    from attnlimits.derivations.slr.losses import loss_kernels
-
-    return loss_kernels(name).module("torch")
-
-
-def resolve_loss(text) -> str:
-    """The canonical name of the loss ``text`` (preset or formula in r); :class:`InputError` if it is not one."""
-    from attnlimits.derivations.slr.losses import parse_loss
-
-    return parse_loss(None if text is None else str(text)).name
-
-
-# =============================================================================================
-# L-BFGS, one coroutine per seed
-# =============================================================================================
-
-
-def _cubic(x1, f1, g1, x2, f2, g2, bounds=None):
-    """Minimiser of the cubic interpolating (x1, f1, g1), (x2, f2, g2), clipped to ``bounds``
-    (Nocedal & Wright eq. 3.59; as in torch.optim.lbfgs)."""
-    if bounds is not None:
-        lo, hi = bounds
-    else:
-        lo, hi = (x1, x2) if x1 <= x2 else (x2, x1)
-    if x1 == x2:
-        # a degenerate interval: torch's tensor arithmetic gives NaN here and falls through to the
-        # midpoint; Python floats raise ZeroDivisionError (found at linear_uncentred, alpha = 11.6,
-        # D = 800: a traceback ended `train_erm`)
-        return (lo + hi) / 2.0
-    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
-    d2sq = d1 * d1 - g1 * g2
-    if d2sq >= 0:
-        d2 = math.sqrt(d2sq)
-        if x1 <= x2:
-            pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
-        else:
-            pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
-        if not math.isfinite(pos):
-            return (lo + hi) / 2.0
-        return min(max(pos, lo), hi)
-    return (lo + hi) / 2.0
-
-
-def _strong_wolfe(x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-12, max_ls=25, eps_f=0.0):
-    r"""Strong-Wolfe line search as a generator: yields trial points ``x + t d``, receives
-    ``(f, g)``; returns ``(f_new, g_new, t, evals, wolfe)`` (port of ``torch.optim.lbfgs._strong_wolfe``,
-    Nocedal & Wright Alg. 3.5–3.6).
-
-    ``eps_f`` is a round-off allowance in the sufficient-decrease test,
-    :math:`f(x+td)\le f(x)+c_1t\,g^\top d+\epsilon_f` (the approximate Wolfe conditions of Hager &
-    Zhang, 2005): near the minimiser the decrease of a half-sum objective over ``N`` samples falls
-    below its float64 round-off (about :math:`10^{-14}|f|`) while the gradient is still ~1e-7, and the
-    curvature condition on :math:`g^\top d` still decides the step."""
-    d_norm = float(d.abs().max())
-    f_new, g_new = yield x + t * d
-    evals = 1
-    gtd_new = float(g_new @ d)
-    t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
-    done = False
-    ls_iter = 0
-    while ls_iter < max_ls:
-        if (not math.isfinite(f_new)) or f_new > f + c1 * t * gtd + eps_f or (ls_iter > 1 and f_new >= f_prev + eps_f):
-            bracket, bf, bg, bgtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev, gtd_new]
-            break
-        if abs(gtd_new) <= -c2 * gtd:
-            bracket, bf, bg, bgtd = [t], [f_new], [g_new], [gtd_new]
-            done = True
-            break
-        if gtd_new >= 0:
-            bracket, bf, bg, bgtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev, gtd_new]
-            break
-        min_step = t + 0.01 * (t - t_prev)
-        max_step = t * 10
-        tmp = t
-        t = _cubic(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(min_step, max_step))
-        t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new, gtd_new
-        f_new, g_new = yield x + t * d
-        evals += 1
-        gtd_new = float(g_new @ d)
-        ls_iter += 1
-    if ls_iter == max_ls:
-        bracket, bf, bg, bgtd = [0.0, t], [f, f_new], [g, g_new], [gtd, gtd_new]
-    if not math.isfinite(bf[-1]):
-        bf[-1] = math.inf
-    insuf = False
-    low, high = (0, 1) if bf[0] <= bf[-1] else (1, 0)
-    while not done and ls_iter < max_ls:
-        if abs(bracket[1] - bracket[0]) * d_norm < tolerance_change:
-            break
-        fb1 = bf[1] if math.isfinite(bf[1]) else 1e300
-        t = _cubic(bracket[0], bf[0], bgtd[0], bracket[1], fb1, bgtd[1])
-        eps = 0.1 * (max(bracket) - min(bracket))
-        if min(max(bracket) - t, t - min(bracket)) < eps:
-            if insuf or t >= max(bracket) or t <= min(bracket):
-                t = max(bracket) - eps if abs(t - max(bracket)) < abs(t - min(bracket)) else min(bracket) + eps
-                insuf = False
-            else:
-                insuf = True
-        else:
-            insuf = False
-        f_new, g_new = yield x + t * d
-        evals += 1
-        gtd_new = float(g_new @ d)
-        ls_iter += 1
-        if (not math.isfinite(f_new)) or f_new > f + c1 * t * gtd + eps_f or f_new > bf[low] + eps_f:
-            bracket[high], bf[high], bg[high], bgtd[high] = t, f_new, g_new, gtd_new
-            low, high = (0, 1) if bf[0] <= bf[1] else (1, 0)
-        else:
-            if abs(gtd_new) <= -c2 * gtd:
-                done = True
-            elif gtd_new * (bracket[high] - bracket[low]) >= 0:
-                bracket[high], bf[high], bg[high], bgtd[high] = bracket[low], bf[low], bg[low], bgtd[low]
-            bracket[low], bf[low], bg[low], bgtd[low] = t, f_new, g_new, gtd_new
-    return bf[low], bg[low], bracket[low], evals, done
-
-
-def _lbfgs_seed(x0, state: dict, *, history=10, max_iter=5000, tol_grad=1e-8, c1=1e-4, c2=0.9):
-    """One seed's L-BFGS as a coroutine: yields points, receives ``(f, g)``, returns its state.
-
-    ``state`` is updated after every accepted step (``x``, ``f``, ``grad_norm``, ``iterations``,
-    ``status``) so an interrupted run still reports the last accepted iterate."""
-    x = x0.clone()
-    f, g = yield x
-    evals = 1
-    s_hist, y_hist, rho = [], [], []
-    gnorm = float(torch.linalg.vector_norm(g))
-    state.update(x=x, f=f, grad_norm=gnorm, iterations=0, evals=evals, status="running")
-    if not math.isfinite(f) or not math.isfinite(gnorm):
-        state["status"] = "diverged"
-        return state
-    if gnorm <= tol_grad:
-        state["status"] = "converged"
-        return state
-    stall = 0
-    best_g = gnorm
-    eps = torch.finfo(x.dtype).eps
-    for it in range(1, max_iter + 1):
-        # two-loop recursion
-        q = -g.clone()
-        alphas = []
-        for s_i, y_i, r_i in zip(reversed(s_hist), reversed(y_hist), reversed(rho)):
-            a = r_i * float(s_i @ q)
-            q.add_(y_i, alpha=-a)
-            alphas.append(a)
-        if s_hist:
-            gamma = float(s_hist[-1] @ y_hist[-1]) / float(y_hist[-1] @ y_hist[-1])
-            d = q * gamma
-            for (s_i, y_i, r_i), a in zip(zip(s_hist, y_hist, rho), reversed(alphas)):
-                b = r_i * float(y_i @ d)
-                d.add_(s_i, alpha=a - b)
-            t = 1.0
-        else:
-            d = q
-            t = min(1.0, 1.0 / float(g.abs().sum()))
-        gtd = float(g @ d)
-        if not gtd < 0:  # not a descent direction: restart from steepest descent
-            s_hist, y_hist, rho = [], [], []
-            d = -g.clone()
-            t = min(1.0, 1.0 / float(g.abs().sum()))
-            gtd = float(g @ d)
-        eps_f = _ROUNDOFF_ULP * float(eps) * max(abs(f), 1.0)
-        f_new, g_new, t, n_ls, wolfe = yield from _strong_wolfe(x, t, d, f, g, gtd, c1=c1, c2=c2, eps_f=eps_f)
-        evals += n_ls
-        gnorm_new = float(torch.linalg.vector_norm(g_new)) if math.isfinite(f_new) else math.inf
-        if not (f_new < f or (f_new <= f + eps_f and (wolfe or gnorm_new < gnorm))):
-            state.update(status="stalled", iterations=it - 1, evals=evals, reason="line search without decrease")
-            return state
-        step = t * d
-        y_vec = g_new - g
-        ys = float(y_vec @ step)
-        if ys > 1e-10 * float(step @ step):
-            if len(s_hist) == history:
-                s_hist.pop(0), y_hist.pop(0), rho.pop(0)
-            s_hist.append(step)
-            y_hist.append(y_vec)
-            rho.append(1.0 / ys)
-        decrease = f - f_new
-        x = x + step
-        f, g = f_new, g_new
-        gnorm = gnorm_new
-        state.update(x=x, f=f, grad_norm=gnorm, iterations=it, evals=evals)
-        if gnorm <= tol_grad:
-            state["status"] = "converged"
-            return state
-        flat = decrease <= _STALL_ULP * float(eps) * max(abs(f), 1.0) and gnorm >= 0.9 * best_g
-        best_g = min(best_g, gnorm)
-        stall = stall + 1 if flat else 0
-        if stall >= _STALL_ITERS:
-            state.update(status="stalled", reason=f"objective unchanged for {_STALL_ITERS} iterations")
-            return state
-    state["status"] = "max_iter"
-    return state
-
-
-def batched_lbfgs(value_and_grad: Callable, theta0: torch.Tensor, *, history: int = 10,
-                  max_iter: int = 5000, tol_grad: float = 1e-8, progress=None) -> list[dict]:
-    r"""Independent L-BFGS runs (strong-Wolfe line search) on the rows of ``theta0``, evaluated together.
-
-    Parameters
-    ----------
-    value_and_grad : callable
-        ``theta (S, P) -> (f (S,), g (S, P))``; row ``s`` of the output must depend on row ``s``
-        of the input only.
-    theta0 : Tensor (S, P)
-    history, max_iter, tol_grad :
-        Curvature pairs kept, iteration cap, gradient-norm tolerance (L2).
-
-    Returns
-    -------
-    list of dict, one per row: ``x``, ``f``, ``grad_norm``, ``iterations``, ``evals``,
-    ``status`` (``converged``, ``stalled``, ``max_iter``, ``diverged``, ``interrupted``).
-
-    Notes
-    -----
-    Each row runs :func:`_lbfgs_seed`, a coroutine that yields the point it needs evaluated; a
-    round evaluates all rows still running at once (finished rows are evaluated at their final
-    point and ignored). On ``KeyboardInterrupt`` the rows still running are returned with status
-    ``interrupted`` at their last accepted iterate.
-    """
-    S = theta0.shape[0]
-    states = [dict() for _ in range(S)]
-    coros = [_lbfgs_seed(theta0[s], states[s], history=history, max_iter=max_iter, tol_grad=tol_grad)
-             for s in range(S)]
-    pending = {s: next(coros[s]) for s in range(S)}
-    current = theta0.clone()
-    rounds = 0
-    try:
-        while pending:
-            pts = current.clone()
-            for s, p in pending.items():
-                pts[s] = p
-            f, g = value_and_grad(pts)
-            f_list = f.tolist()
-            nxt = {}
-            for s in pending:
-                try:
-                    nxt[s] = coros[s].send((f_list[s], g[s]))
-                except StopIteration:
-                    current[s] = states[s]["x"]
-            for s in nxt:
-                current[s] = states[s]["x"]
-            pending = nxt
-            rounds += 1
-            if progress is not None and rounds % 50 == 0:
-                its = [st.get("iterations", 0) for st in states]
-                progress(f"lbfgs: {S - len(pending)}/{S} seeds done, iterations {min(its)}–{max(its)}, "
-                         f"max ‖g‖ {max(st.get('grad_norm', math.inf) for st in states):.2e}")
-    except KeyboardInterrupt:
-        for s in pending:
-            states[s]["status"] = "interrupted"
-    return states
-
-
-# =============================================================================================
-# GD and minibatch optimisers
-# =============================================================================================
-
-
-def _run_gd(prob: _Problem, theta: torch.Tensor, *, lr, max_iter, tol_grad, progress=None):
-    eta = lr * prob.D / prob.N
-    S = theta.shape[0]
-    status = ["max_iter"] * S
-    iters = [max_iter] * S
-    active = torch.ones(S, dtype=torch.bool, device=theta.device)
-    f, g = prob.value_and_grad(theta)
-    f0 = f.clone()
-    it = 0
-    try:
-        for it in range(1, max_iter + 1):
-            gn = torch.linalg.vector_norm(g, dim=1)
-            done = (gn <= tol_grad) & active
-            for s in torch.nonzero(done).flatten().tolist():
-                status[s], iters[s] = "converged", it - 1
-            bad = (~torch.isfinite(f) | (f > 10 * f0.abs() + 10)) & active
-            for s in torch.nonzero(bad).flatten().tolist():
-                status[s], iters[s] = "diverged", it - 1
-            active = active & ~done & ~bad
-            if not bool(active.any()):
-                break
-            theta = torch.where(active[:, None], theta - eta * g, theta)
-            f, g = prob.value_and_grad(theta)
-            if progress is not None and it % 500 == 0:
-                progress(f"gd: iteration {it}/{max_iter}, max ‖g‖ {float(gn.max()):.2e}")
-    except KeyboardInterrupt:
-        for s in torch.nonzero(active).flatten().tolist():
-            status[s], iters[s] = "interrupted", it
-    gn = torch.linalg.vector_norm(g, dim=1).tolist()
-    return [{"x": theta[s], "f": float(f[s]), "grad_norm": gn[s], "iterations": iters[s],
-             "evals": prob.evals, "status": status[s], "step_size": eta} for s in range(S)]
-
-
-def _run_minibatch(prob: _Problem, theta: torch.Tensor, *, optimizer, lr, max_iter, batch, gens,
-                   progress=None):
-    S = theta.shape[0]
-    th = theta.clone().requires_grad_(True)
-    if optimizer == "adam":
-        opt = torch.optim.Adam([th], lr=lr)
-        eta = lr
-    else:
-        eta = lr * prob.D / prob.N
-        opt = torch.optim.SGD([th], lr=eta * prob.N)  # gradient below is of L/N
-    sizes = [X.shape[1] for X, _ in prob.groups]
-    b_per = [max(1, round(batch * n / prob.N)) for n in sizes]
-    status = "max_iter"
-    it = 0
-    try:
-        for it in range(1, max_iter + 1):
-            idx = []
-            for n, b in zip(sizes, b_per):
-                rows = [torch.randint(0, n, (min(b, n),), generator=gens[s]) for s in range(S)]
-                idx.append(torch.stack(rows).to(prob.device))
-            _, g = prob.minibatch_grad(th, idx)
-            opt.zero_grad(set_to_none=True)
-            th.grad = g
-            opt.step()
-            if progress is not None and it % 1000 == 0:
-                progress(f"{optimizer}: step {it}/{max_iter}")
-    except KeyboardInterrupt:
-        status = "interrupted"
-    theta = th.detach()
-    f, g = prob.value_and_grad(theta)
-    gn = torch.linalg.vector_norm(g, dim=1).tolist()
-    return [{"x": theta[s], "f": float(f[s]), "grad_norm": gn[s], "iterations": it, "evals": prob.evals,
-             "status": status, "step_size": eta} for s in range(S)]
 
 
 # =============================================================================================
@@ -846,6 +377,10 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
         if not (math.isfinite(lam_v) and lam_v >= 0):
             raise InputError(f"--lam-v must be >= 0, got {lam_v!r}")
     law = _law(L)
+    # the problem as training sees it: the activation by name (training draws the registry's torch weights), the law
+    # already normalised here, the extra scalar as given
+    problem = SLRProblem(model, nu, LengthLaw(tuple(law), ",".join(str(x) for x, _ in law)), float(delta), activation,
+                         extra, loss)
     D = int(D)
     N = int(math.floor(alpha * D))
     if N < 1:
@@ -894,8 +429,9 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
         settings["lr"] = lr
     if optimizer in ("sgd", "adam"):
         settings["batch"] = int(o.batch)
-    job = _Job(activation, model, nu, law, split, D, N, lam, delta, int(seed), start, extra, learn_extra, fixed_extra,
-               tdtype, dev, dataclasses.replace(o, max_iter=int(max_iter), lr=lr), settings, loss, lam_v)
+    job = ERMJob(problem, alpha=alpha, lam=lam, D=D, N=N, split=tuple(split), seed=int(seed),
+                 options=dataclasses.replace(o, max_iter=int(max_iter), lr=lr), settings=settings, dtype=tdtype,
+                 device=dev, start=start, learn_extra=learn_extra, fixed_extra=fixed_extra, lam_v=lam_v)
     seed_rows: list[dict] = []
     thetas: list = []
     interrupted = False
@@ -919,45 +455,74 @@ def train_erm(activation: str, *, model: str, nu: float, L, alpha: float, lam: f
 
 
 @dataclass(frozen=True)
-class _Job:
-    """One ERM configuration, resolved once by :func:`train_erm` (the length law and its split of N, the informed
-    start, the scalar ``extra``, dtype and device, the options with max_iter and lr filled in) for its chunks."""
+class ERMJob:
+    """One ERM configuration, resolved once by :func:`train_erm` and passed whole to its seed chunks.
 
-    activation: str
-    model: str
-    nu: float
-    law: Any
-    split: Any
+    ``problem`` is the :class:`attnlimits.numeric.slr.problem.SLRProblem` (model, ν, length law, Δ, the activation's
+    name, the extra scalar as given, the loss); then the sample point (``alpha``, ``lam`` on k or both blocks,
+    ``lam_v`` on v when separate, ``D``, ``N`` and its stratified ``split`` ``[(L, N_L)]``), the master ``seed``, the
+    informed ``start`` (or ``None``), how the extra scalar is handled (``learn_extra``, ``fixed_extra``), the torch
+    ``dtype`` and ``device``, the options with ``max_iter`` and ``lr`` filled in, and the ``settings`` every row
+    carries."""
+
+    problem: SLRProblem
+    alpha: float
+    lam: float
     D: int
     N: int
-    lam: float
-    delta: float
+    split: tuple
     seed: int
-    start: Any
-    extra: Any
-    learn_extra: bool
-    fixed_extra: Any
-    tdtype: Any
-    dev: Any
     options: ERMOptions
     settings: dict
-    loss: str = "square"
+    dtype: Any = torch.float64
+    device: Any = None
+    start: Any = None
+    learn_extra: bool = False
+    fixed_extra: float | None = None
     lam_v: float | None = None
 
+    @property
+    def activation(self) -> str:
+        return self.problem.activation
 
-def _train_chunk(job: _Job, chunk, init_theta, progress):
+    @property
+    def model(self) -> str:
+        return self.problem.model
+
+    @property
+    def nu(self) -> float:
+        return self.problem.nu
+
+    @property
+    def law(self) -> list:
+        return list(self.problem.lengths.items)
+
+    @property
+    def delta(self) -> float:
+        return self.problem.delta
+
+    @property
+    def extra(self):
+        return self.problem.extra
+
+    @property
+    def loss(self) -> str:
+        return self.problem.loss
+
+
+def _train_chunk(job: ERMJob, chunk, init_theta, progress):
     """Train the seeds ``chunk`` of ``job`` at once: ``(seed rows, interrupted, θ)``."""
     interrupted, theta, trained = _train_only(job, chunk, init_theta, progress)
     return _seed_rows(job, chunk, theta, trained, interrupted, progress), interrupted, theta.to(torch.float64).cpu()
 
 
-def _train_only(job: _Job, chunk, init_theta, progress):
+def _train_only(job: ERMJob, chunk, init_theta, progress):
     """Data, start and optimiser for the seeds ``chunk``: ``(interrupted, θ, (states, train MSE, teachers, seed
     bases, init note, training seconds))``."""
     activation, model, nu, split, D, N, lam, delta = (job.activation, job.model, job.nu, job.split, job.D, job.N,
                                                       job.lam, job.delta)
     seed, start, extra, learn_extra, fixed_extra, tdtype, dev = (job.seed, job.start, job.extra, job.learn_extra,
-                                                                 job.fixed_extra, job.tdtype, job.dev)
+                                                                 job.fixed_extra, job.dtype, job.device)
     o = job.options
     optimizer, init, init_scale, max_iter, tol_grad, lr, batch, history = (o.optimizer, o.init, o.init_scale,
                                                                            o.max_iter, o.tol_grad, o.lr, o.batch,
@@ -976,7 +541,7 @@ def _train_only(job: _Job, chunk, init_theta, progress):
             y[i] = smp["y"].to(device=dev, dtype=tdtype)
             del smp
         groups.append((X, y))
-    prob = _Problem(activation, D, lam, groups, learn_extra, fixed_extra, tdtype, dev, N, loss=job.loss,
+    prob = StackedObjective(activation, D, lam, groups, learn_extra, fixed_extra, tdtype, dev, N, loss=job.loss,
                     lam_v=job.lam_v)
     P = prob.P
     theta0 = torch.zeros((S, P), dtype=tdtype, device=dev)
@@ -1007,10 +572,10 @@ def _train_only(job: _Job, chunk, init_theta, progress):
         states = batched_lbfgs(prob.value_and_grad, theta0, history=history, max_iter=max_iter,
                                tol_grad=tol_grad, progress=progress)
     elif optimizer == "gd":
-        states = _run_gd(prob, theta0, lr=lr, max_iter=max_iter, tol_grad=tol_grad, progress=progress)
+        states = run_gd(prob, theta0, lr=lr, max_iter=max_iter, tol_grad=tol_grad, progress=progress)
     else:
         gens = [draw_generator(b, 3) for b in bases]
-        states = _run_minibatch(prob, theta0, optimizer=optimizer, lr=lr, max_iter=max_iter,
+        states = run_minibatch(prob, theta0, optimizer=optimizer, lr=lr, max_iter=max_iter,
                                 batch=batch, gens=gens, progress=progress)
     train_s = time.perf_counter() - t0
     interrupted = any(st.get("status") == "interrupted" for st in states)
@@ -1020,7 +585,7 @@ def _train_only(job: _Job, chunk, init_theta, progress):
     return interrupted, theta, (states, mse, teachers, bases, init_note, train_s)
 
 
-def _seed_rows(job: _Job, chunk, theta, trained, interrupted, progress) -> list:
+def _seed_rows(job: ERMJob, chunk, theta, trained, interrupted, progress) -> list:
     """One row per seed of ``chunk``: overlaps, distance, objective, status, and (unless ``test`` is off or the
     run was interrupted) the test error by direct simulation and by the §6.1 formula at the learned overlaps."""
     states, mse, teachers, bases, init_note, train_s = trained
@@ -1131,7 +696,7 @@ def _parse_lams(items) -> list:
     return out
 
 
-#: Starts of :func:`train_multistart` (issue 26 item 4).
+#: Starts of :func:`train_multistart` .
 MULTISTART_INITS = ("informed", "uninformed", "random", "lambda_continuation")
 
 
@@ -1274,214 +839,9 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
         rs_on = params.get("theory", "rs") == "rs" and loss == "square" and not blocks
         if params.get("theory", "rs") == "rs" and not rs_on and progress is not None:
             progress("figure: the RS lines are drawn for the square loss with one ridge only; none drawn")
+        from .erm_plots import plot_learning_curve
+
         path = plot_learning_curve(rows, params["plot"], theory=rs_on, bayes_optimal=rs_on)
         if progress is not None:
             progress(f"figure: {path}")
     return rows
-
-
-
-
-# =============================================================================================
-# learning curves
-# =============================================================================================
-
-_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive")
-
-
-def bo_learning_curve(model: str, nu: float, L, alphas, delta: float = 0.1, *, n_grid: int = 9,
-                      points: int = 2 ** 11, replicates: int = 4):
-    r"""The finite-α Bayes-optimal error :math:`E_{BO}(\alpha)` (docs/slr.md §11) on a log grid through ``alphas``.
-
-    Calls :func:`attnlimits.verify.slr.bayes_optimal.bo_state_evolution` (free-entropy-selected fixed point)
-    at the α of ``alphas`` and ``n_grid`` log-spaced α between their extremes, Sobol
-    ``replicates × points`` (integration error about 10⁻⁴ on :math:`E_{BO}`, spiked :math:`L=2`, ν=2).
-
-    Returns ``(alphas, E_BO, E_BO_se)`` (sorted), or raises :class:`attnlimits.symbolic.result.InputError`
-    when the BO theory does not cover the setting and
-    :class:`attnlimits.numeric.ConvergenceError` when a state evolution fails.
-    """
-    from attnlimits.verify.slr.bayes_optimal import bo_state_evolution
-
-    a = sorted({float(x) for x in alphas})
-    if len(a) > 1:
-        a = sorted(set(a) | {float(x) for x in np.geomspace(a[0], a[-1], n_grid)})
-    pts = bo_state_evolution(model, nu, L, a, delta, points=points, replicates=replicates)
-    return [p.alpha for p in pts], [p.E_BO for p in pts], [p.E_BO_se for p in pts]
-
-
-def rs_equilibrium_curve(found: Mapping) -> tuple:
-    """The RS curve a learning-curve figure draws, from the branch search
-    (:meth:`attnlimits.verify.slr.replica.RSProblem.all_branches`: ``{α: [(origin, RSFixedPoint, phase), …]}``):
-    the equilibrium branch at each α, with the ``flag`` ``slr replica`` gives its row
-    (:func:`attnlimits.numeric.slr.rs_command.theory_flag`: ``rsb``, ``unstable``, ``rough``, …; ``""`` for a
-    prediction).  Returns ``(alphas, E_test, E_test_error, flags, fixed points)``, sorted by α; an α without an
-    equilibrium branch is left out."""
-    from attnlimits.numeric.slr.rs_command import theory_flag
-
-    out = ([], [], [], [], [])
-    for a in sorted(found):
-        eq = [fp for _, fp, ph in found[a] if ph == "equilibrium"]
-        if not eq:
-            continue
-        fp = eq[0]
-        only_unstable = all(f.stability_damped >= 1 for _, f, _ in found[a])
-        flag = theory_flag({**fp.as_row(), "only_unstable_fixed_points": only_unstable})
-        for lst, v in zip(out, (float(fp.alpha), float(fp.E_test), float(fp.E_test_error), flag, fp)):
-            lst.append(v)
-    return out
-
-
-def _attach_rs(summ: list[dict], act: str, curve: tuple) -> None:
-    """Summary rows of ``act`` at an α of the RS ``curve`` gain ``rs_E_test``, ``rs_E_test_error``, ``rs_flag``
-    and (when the curve holds fixed points) ``rs_m_k`` … ``rs_q_v``."""
-    alphas, E, SE = curve[:3]
-    flags = curve[3] if len(curve) > 3 else [""] * len(alphas)
-    fps = curve[4] if len(curve) > 4 else [None] * len(alphas)
-    for r in (r for r in summ if r["activation"] == act):
-        for a, e, se, fl, fp in zip(alphas, E, SE, flags, fps):
-            if a == r["alpha"]:
-                r["rs_E_test"], r["rs_E_test_error"], r["rs_flag"] = float(e), float(se), fl
-                if fp is not None:
-                    r.update({f"rs_{k}": float(fp.values[k]) for k in ("m_k", "q_k", "m_v", "q_v")})
-
-
-def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: dict | None = None,
-                        title: str | None = None, bayes_optimal: bool = True, bo_curve: tuple | None = None) -> str:
-    r"""E_test against α per activation (docs/slr.md §12, issue "learning curves").
-
-    ERM: summary rows (mean ± sd over seeds, points with error bars; a mean over seeds some of which stalled or
-    did not converge — its ``flag`` — with an ``x`` marker and a legend entry); RS: ``rs_curves``
-    ``{activation: (alphas, E, SE[, flags])}`` drawn as lines with a ±3 SE band (when ``theory`` and not given:
-    the equilibrium branch of :meth:`attnlimits.verify.slr.replica.RSProblem.all_branches` on a dense α grid
-    — about 6 per decade, through the ERM α — for activations trained at one λ, with its flags from
-    :func:`rs_equilibrium_curve`).  The line and its label run through the unflagged points only; a point
-    flagged ``rsb``, ``unstable``, ``rough``… is a hollow marker with a legend entry saying it is not a
-    prediction (:mod:`attnlimits.verify._flags`), and a line on stderr says so.  The population optimum of
-    each activation dashed in its colour; the Bayes risk (population) in black, dotted; the
-    finite-α Bayes-optimal error :math:`E_{BO}(\alpha)` (docs/slr.md §11, :func:`bo_learning_curve`) in black,
-    dash-dotted, when ``bayes_optimal`` (``bo_curve = (alphas, E, SE)`` given, or computed; spiked and
-    max-SLR) — a setting the BO theory does not cover gets a note in the legend instead.  Summary rows
-    that get an RS point gain ``rs_E_test``, ``rs_E_test_error``, ``rs_flag`` and ``rs_m_k`` … ``rs_q_v``; those
-    at an α of the BO curve gain ``bo_E_test``.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker  # noqa: F401
-
-    summ = [r for r in rows if r.get("row") == "summary" and r.get("E_test") is not None]
-    if not summ:
-        raise InputError("no finished configuration to plot")
-    first = summ[0]
-    model, nu, Lname = first["model"], first["nu"], first["L"]
-    acts = list(dict.fromkeys(r["activation"] for r in summ))
-    fig, ax = plt.subplots(figsize=(7.0, 4.6), dpi=120)
-    law = _law(Lname) if not isinstance(Lname, str) else _law([int(x) for x in Lname.strip("U{}").split(",")])
-    all_alpha = sorted({r["alpha"] for r in summ})
-    notes = []  # curves that could not be drawn: in the legend and one line each on stderr
-    # the theory is cheap next to training: drawn on a dense α grid (about 6 per decade), through the ERM α too
-    dense = sorted(set(all_alpha) | set(np.geomspace(all_alpha[0], all_alpha[-1], max(
-        2, min(16, int(round(6 * math.log10(all_alpha[-1] / all_alpha[0]))) + 1))).round(6).tolist())) \
-        if len(all_alpha) > 1 else list(all_alpha)
-    if rs_curves is None and theory:
-        rs_curves = {}
-        try:
-            rep = _replica()
-            for act in acts:
-                lam_set = {r["lam"] for r in summ if r["activation"] == act}
-                if len(lam_set) != 1:
-                    notes.append(f"{act}: RS theory not drawn (trained at several λ: {sorted(lam_set)})")
-                if len(lam_set) == 1:
-                    # the equilibrium branch at each α (docs/slr.md §10.7), not whichever fixed point a
-                    # continuation reaches: near the interpolation peak the two differ by a factor 10
-                    found = rep.rs_problem(act, model, nu, _law_arg(law)).all_branches(dense, lam_set.pop(),
-                                                                                        first.get("delta", 0.1))
-                    rs_curves[act] = rs_equilibrium_curve(found)
-        except (InputError, ImportError, ArithmeticError, RuntimeError) as exc:  # said on the figure
-            notes.append(f"RS theory not drawn: {str(exc).splitlines()[0][:90]}")
-    all_flags = []
-    for j, act in enumerate(acts):
-        col = _COLOURS[j % len(_COLOURS)]
-        pts = sorted(((r["alpha"], r["E_test"], r.get("E_test_sd") or 0.0, r["lam"], r.get("flag") or "")
-                      for r in summ if r["activation"] == act), key=lambda p: p[0])
-        a = [p[0] for p in pts]
-        lam_txt = ",".join(sorted({f"{p[3]:g}" for p in pts}))
-        measured_points(ax, a, [p[1] for p in pts], [p[2] for p in pts], [p[4] for p in pts], color=col,
-                        label=f"{act}: ERM (λ={lam_txt}, mean ± sd, {first.get('seeds', '')} seeds)")
-        all_flags += [p[4] for p in pts]
-        if rs_curves and act in rs_curves:
-            curve = rs_curves[act]
-            _attach_rs(summ, act, curve)
-            rflags = list(curve[3]) if len(curve) > 3 else None
-            theory_line(ax, curve[0], curve[1], rflags, err=curve[2], band=3, color=col,
-                        label=f"{act}: RS theory, equilibrium branch (band ±3 SE)")
-            bad = [(x, f) for x, f in zip(curve[0], rflags or []) if f]
-            if bad:
-                all_flags += [f for _, f in bad]
-                print(f"warning: slr train --plot: {act}: the RS equilibrium branch is flagged at α = "
-                      + ", ".join(f"{x:g} ({f})" for x, f in bad) + ": drawn as hollow markers, not as the "
-                      "prediction", file=sys.stderr)
-        try:
-            start = None
-            from attnlimits.verify.slr.theory import optimal_population_risk
-
-            if act == "softmax":
-                start = None
-            else:
-                start = optimal_population_risk(act, _setting(model, nu, law)).risk
-            if start is not None:
-                ax.axhline(start, color=col, ls="--", lw=1.2, label=f"{act}: population optimum {start:.3f}")
-        except (ValueError, ArithmeticError):
-            pass
-    if bayes_optimal:
-        from attnlimits.numeric import ConvergenceError
-
-        try:
-            if bo_curve is None:
-                bo_curve = bo_learning_curve(model, nu, _law_arg(law), dense, first.get("delta", 0.1))
-            ba, be = (np.asarray(x, dtype=float) for x in bo_curve[:2])
-            ax.plot(ba, be, "-.", color="black", lw=1.5, label=r"Bayes-optimal $E_{BO}(\alpha)$ (finite α, §11)")
-            for r in summ:
-                hit = np.isclose(ba, r["alpha"], rtol=1e-12)
-                if hit.any():
-                    r["bo_E_test"] = float(be[np.argmax(hit)])
-        except (InputError, NotImplementedError, ConvergenceError, ArithmeticError) as exc:
-            why = str(exc).splitlines()[0]
-            why = why.split(": ", 1)[1] if why.startswith("--model") and ": " in why else why
-            notes.append(f"Bayes-optimal E_BO(α) not drawn: {why[:70]}")
-    try:
-        from attnlimits.verify.slr import theory as bayes
-
-        if len(law) == 1:
-            eb = float(bayes.bayes_risk(model, nu, law[0][0]).value)
-        else:
-            eb = float(bayes.bayes_risk_varlen(model, nu, {Lv: p for Lv, p in law}).value)
-        ax.axhline(eb, color="black", ls=":", lw=1.5, label=f"Bayes risk (population) {eb:.3f} = softmax optimum")
-    except (ValueError, ArithmeticError, AttributeError):
-        pass
-    ax.set_xscale("log")
-    ax.set_xticks(all_alpha)
-    ax.set_xticklabels([f"{x:g}" for x in all_alpha])
-    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    ax.set_xlabel(r"sample ratio $\alpha = N/D$")
-    ax.set_ylabel(r"test error $E_{\rm test}$ (excess)")
-    nu_txt = "∞" if math.isinf(nu) else f"{nu:g}"
-    ax.set_title(title or f"{model}-SLR, L={Lname}, ν={nu_txt}, D={first['D']}, Δ={first.get('delta', 0.1):g}, "
-                          f"{first['optimizer']}", fontsize=10)
-    ax.grid(alpha=0.3)
-    for note in notes:
-        ax.plot([], [], " ", label=note)
-        print(f"warning: slr train --plot: {note}", file=sys.stderr)
-    if caption(all_flags):  # what the hollow and x markers mean, under the legend
-        ax.plot([], [], " ", label="\n".join(textwrap.wrap(caption(all_flags), 60)))
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # outside the data
-    fig.set_size_inches(10.5, 4.6)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
-    from attnlimits.verify._io import save_figure
-
-    save_figure(fig, path)  # atomic: a failing write leaves the previous file
-    plt.close(fig)
-    return path

@@ -16,9 +16,9 @@ from attnlimits.verify._torchutil import DTYPE
 from attnlimits.verify.stats import mean_se
 from attnlimits.verify._torchutil import resolve_device
 
-from .estimators import _check_activation, _predict, direct_risk, overlap_risk, projection_AB
-from .samplers import (_as_generator, _check_model, _child_seed, _length_law, _randn, _seeded, c_nu, make_teacher,
-                       overlaps, distance_to_manifold, sample_sequences)
+from .estimators import activation_bundle, predict_sequences, direct_risk, overlap_risk, projection_AB
+from .streams import as_generator, check_model, child_seed, length_law, randn, seeded
+from .samplers import c_nu, make_teacher, overlaps, distance_to_manifold, sample_sequences
 
 __all__ = ["TRAINING_ALLOWANCE", "TRAINING_PRESET", "informed_overlaps", "train_population"]
 
@@ -66,20 +66,20 @@ def informed_overlaps(name: str, *, model: str, nu: float, L, extra=None, n: int
 
     Returns ``{"m_k", "m_v", "q_k", "q_v"}``.
     """
-    _check_activation(name)
-    nu = _check_model(model, nu)
-    law = _length_law(L)
+    activation_bundle(name)
+    nu = check_model(model, nu)
+    law = length_law(L)
     if name == "softmax":
         m_k, m_v = (10.0 if math.isinf(nu) else c_nu(model, nu)), 1.0
     elif name.startswith("linear") and model == "spiked" and len(law) == 1:
         m_k, m_v = _linear_spiked_optimum(name, nu, law[0][0])
     else:
         dev = resolve_device(device)
-        seed = _child_seed(_as_generator(generator, dev))
+        seed = child_seed(as_generator(generator, dev))
 
         def ab(m):
             a, b = projection_AB(name, m, m * m, model=model, nu=nu, L=L, n=n,
-                                 generator=_seeded(seed, dev), extra=extra, batches=4, device=dev)
+                                 generator=seeded(seed, dev), extra=extra, batches=4, device=dev)
             return float(a.mean), float(b.mean)
 
         from .theory import population_module
@@ -228,9 +228,9 @@ def train_population(name: str, *, model: str, nu: float, L, D: int, steps: int,
     o = resolve_options(OnlineOptions, options, overrides)
     nu, law, has_extra, learn_extra = _check_online(name, model, nu, L, o)
     dev = resolve_device(o.device)
-    gen = _as_generator(generator, dev)
+    gen = as_generator(generator, dev)
     D = int(D)
-    seeds = [_child_seed(gen) for _ in range(4)]
+    seeds = [child_seed(gen) for _ in range(4)]
     run = _OnlineRun(name, model, nu, L, law, D, dev, gen, seeds, has_extra, learn_extra, o)
     run.start()
     trace, time_s = run.train(int(steps), int(batch), lr)
@@ -247,15 +247,15 @@ def train_population(name: str, *, model: str, nu: float, L, D: int, steps: int,
 
 def _check_online(name, model, nu, L, o: OnlineOptions):
     """Validated (ν, length law, has an extra scalar, learns it) — ValueError on bad input."""
-    _check_activation(name)
-    nu = _check_model(model, nu)
-    law = _length_law(L)
+    activation_bundle(name)
+    nu = check_model(model, nu)
+    law = length_law(L)
     if o.init not in ("informed", "random"):
         raise ValueError(f"init must be 'informed' or 'random', got {o.init!r}")
     if o.optimizer not in ("adam", "sgd"):
         raise ValueError(f"optimizer must be 'adam' or 'sgd', got {o.optimizer!r}")
     _lr_factor(o.schedule, 0, 1, o.final_lr_ratio)
-    meta = _check_activation(name).meta
+    meta = activation_bundle(name).meta
     has_extra = meta["has_extra"]
     learn_extra = meta["extra_learned"] if o.learn_extra is None else o.learn_extra
     if learn_extra and not has_extra:
@@ -289,7 +289,7 @@ class _OnlineRun:
 
     def start(self):
         o, dev, gen, D = self.o, self.dev, self.gen, self.D
-        self.teacher = make_teacher(D, _seeded(self.seeds[0], gen.device), device=dev)
+        self.teacher = make_teacher(D, seeded(self.seeds[0], gen.device), device=dev)
         k_star, v_star = self.teacher
         self.extra0 = float(o.extra_init) if o.extra_init is not None else 0.0
         self.optimum = informed_overlaps(self.name, model=self.model, nu=self.nu, L=self.L,
@@ -299,9 +299,9 @@ class _OnlineRun:
             k0 = self.optimum["m_k"] * k_star
             v0 = self.optimum["m_v"] * v_star
         else:
-            g_init = _seeded(self.seeds[1], gen.device)
-            k0 = o.init_scale * _randn(D, g_init, dev)
-            v0 = o.init_scale * _randn(D, g_init, dev)
+            g_init = seeded(self.seeds[1], gen.device)
+            k0 = o.init_scale * randn(D, g_init, dev)
+            v0 = o.init_scale * randn(D, g_init, dev)
         self.k = k0.clone().requires_grad_(True)
         self.v = v0.clone().requires_grad_(True)
         if self.has_extra:
@@ -312,7 +312,7 @@ class _OnlineRun:
         o, dev, law, k, v, extra_t = self.o, self.dev, self.law, self.k, self.v, self.extra_t
         params = [k, v] + ([extra_t] if self.has_extra and self.learn_extra else [])
         opt = (torch.optim.Adam(params, lr=lr) if o.optimizer == "adam" else torch.optim.SGD(params, lr=lr))
-        data_gen = _seeded(self.seeds[2], self.gen.device)
+        data_gen = seeded(self.seeds[2], self.gen.device)
         probs = torch.tensor([p for _, p in law], dtype=DTYPE, device=self.gen.device)
         root = math.sqrt(self.D)
         final_start = steps - int(round(o.final_fraction * steps))
@@ -336,7 +336,7 @@ class _OnlineRun:
                         continue
                     s = sample_sequences(self.model, self.nu, length, cnt, self.D, generator=data_gen,
                                          teacher=self.teacher, delta=o.delta, device=dev)
-                    f = _predict(self.name, s["X"], k, v, extra_t, root)
+                    f = predict_sequences(self.name, s["X"], k, v, extra_t, root)
                     loss = loss + ((s["y"] - f) ** 2).sum()
                 loss = loss / bsz
                 loss.backward()
@@ -361,15 +361,15 @@ class _OnlineRun:
         extra_f = None if self.extra_t is None else float(self.extra_t.detach())
         extra_opt = self.extra0 if self.has_extra else None
         ov = overlaps(k_f, v_f, k_star, v_star)
-        test_gen = _seeded(self.seeds[3], gen.device)
-        test_seed, ov_seed = _child_seed(test_gen), _child_seed(test_gen)
+        test_gen = seeded(self.seeds[3], gen.device)
+        test_seed, ov_seed = child_seed(test_gen), child_seed(test_gen)
         dkw = dict(model=self.model, nu=self.nu, L=self.L, n=o.n_test, D=self.D, teacher=self.teacher, device=dev)
-        risk = direct_risk(name, k_f, v_f, generator=_seeded(test_seed, gen.device), extra=extra_f, **dkw)
+        risk = direct_risk(name, k_f, v_f, generator=seeded(test_seed, gen.device), extra=extra_f, **dkw)
         risk_opt = direct_risk(name, optimum["m_k"] * k_star, optimum["m_v"] * v_star,
-                               generator=_seeded(test_seed, gen.device), extra=extra_opt, **dkw)
+                               generator=seeded(test_seed, gen.device), extra=extra_opt, **dkw)
         kw = dict(model=self.model, nu=self.nu, L=self.L, n=o.n_overlap, extra=extra_f, device=dev)
-        learned = overlap_risk(name, ov, generator=_seeded(ov_seed, gen.device), **kw)
-        at_opt = overlap_risk(name, optimum, generator=_seeded(ov_seed, gen.device), **{**kw, "extra": extra_opt})
+        learned = overlap_risk(name, ov, generator=seeded(ov_seed, gen.device), **kw)
+        at_opt = overlap_risk(name, optimum, generator=seeded(ov_seed, gen.device), **{**kw, "extra": extra_opt})
         return {"k": k_f.cpu(), "v": v_f.cpu(), "extra": extra_f, "overlaps": ov, "distance": distance_to_manifold(ov),
                 "risk": risk, "risk_optimum": risk_opt, "gap_direct": mean_se(risk.samples - risk_opt.samples),
                 "risk_overlaps": learned, "gap_overlaps": mean_se(learned.samples - at_opt.samples),

@@ -52,7 +52,7 @@ Method (§10.6, with the two qualifications listed there)
 
 Cost: one map evaluation is one vectorised prox over ``replicates × points`` samples (about 90 % of
 the time); a fixed point takes two multistart maps and about ten cheaper surrogate evaluations along a
-curve (softmax, spiked, L = 2, 2026-12-02: 0.33–0.38 s CPU at 4 × 1024 points from the informed start,
+curve (softmax, spiked, L = 2, on one CPU core: 0.33–0.38 s at 4 × 1024 points from the informed start,
 error included; 0.24 s per point along a learning curve; 0.7–1 s per smooth point at 4 × 8192).
 See ``benchmarks/bench_slr_replica.py``.
 

@@ -21,28 +21,27 @@ __all__ = [
 ]
 
 
-def rs_learning_curve(kern: RSKernels, rules, alphas, lam, Delta, *, x0=None, model="spiked", nu=2.0,
+def rs_learning_curve(kern: RSKernels, rules, alphas, lam, delta, *, x0=None, model="spiked", nu=2.0,
                       progress=None, **kw) -> list:
     """Fixed points along ``alphas`` (sorted as given) by continuation: each starts from the previous
     one (``rs_fixed_point(warm=previous)``: its point, Jacobian and prox selection).
 
     Order matters for cost, not for the answer where the fixed point is unique: the first, cold
     point costs most, and at small α (rough map) most of all, so solving from the largest α down is
-    cheaper (10 α in [1, 20], softmax spiked L = 2, 4×8192: 71 s CPU from α = 20 down, 105 s from
-    α = 1 up, the same fixed points, measured 2026-12-01 with the solver of then; 12 s from α = 20 down
-    now).  Where several fixed points exist, continuation follows the
+    cheaper (10 α in [1, 20], softmax spiked L = 2, 4×8192: about 12 s CPU from α = 20 down; rerun with
+    ``benchmarks/bench_slr_replica.py``).  Where several fixed points exist, continuation follows the
     branch it starts on."""
     out = []
     prev = None
     for a in alphas:
-        fp = rs_fixed_point(kern, rules, a, lam, Delta, x0=x0 if prev is None else None, warm=prev, model=model,
+        fp = rs_fixed_point(kern, rules, a, lam, delta, x0=x0 if prev is None else None, warm=prev, model=model,
                             nu=nu, progress=progress, **kw)
         out.append(fp)
         prev = fp
     return out
 
 
-def rs_branches(kern: RSKernels, rules, alpha, lam, Delta, *, model="spiked", nu=2.0, x0=None, progress=None,
+def rs_branches(kern: RSKernels, rules, alpha, lam, delta, *, model="spiked", nu=2.0, x0=None, progress=None,
                 **kw) -> list:
     """Every distinct fixed point reached from the informed and the small-overlap starts (§10.6).
 
@@ -55,7 +54,7 @@ def rs_branches(kern: RSKernels, rules, alpha, lam, Delta, *, model="spiked", nu
     found = []
     for name, s in starts:
         try:
-            fp = rs_fixed_point(kern, rules, alpha, lam, Delta, x0=s, model=model, nu=nu, progress=progress, **kw)
+            fp = rs_fixed_point(kern, rules, alpha, lam, delta, x0=s, model=model, nu=nu, progress=progress, **kw)
         except ConvergenceError:
             if name == "informed":
                 raise
@@ -104,7 +103,7 @@ def _add_distinct(found: list, origin: str, fp: RSFixedPoint) -> bool:
 LAMBDA_LADDER = (100.0, 10.0, 3.0)
 
 
-def rs_branch_search(kern: RSKernels, rules, alphas, lam, Delta, *, model="spiked", nu=2.0, x0=None,
+def rs_branch_search(kern: RSKernels, rules, alphas, lam, delta, *, model="spiked", nu=2.0, x0=None,
                      lam_ladder=LAMBDA_LADDER, side_ratio: float = 1.5, progress=None, **kw) -> dict:
     r"""Every distinct RS fixed point found at each α of ``alphas`` (docs/slr.md §10.7).
 
@@ -123,7 +122,7 @@ def rs_branch_search(kern: RSKernels, rules, alphas, lam, Delta, *, model="spike
 
     def solve(a, lam_, **kw2):
         try:
-            fp = rs_fixed_point(kern, rules, a, lam_, Delta, model=model, nu=nu, progress=progress, **kw, **kw2)
+            fp = rs_fixed_point(kern, rules, a, lam_, delta, model=model, nu=nu, progress=progress, **kw, **kw2)
         except (ConvergenceError, ValueError, np.linalg.LinAlgError, FloatingPointError):
             return None
         return None if _degenerate(fp) else fp
@@ -193,7 +192,7 @@ def _unstable(fp) -> bool:
     return bool(d >= 1) if math.isfinite(d) else bool(fp.stability >= 1)
 
 
-def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="spiked", nu=2.0, x0=None,
+def rs_tune_lambda(kern: RSKernels, rules, alpha, delta, *, grid=None, model="spiked", nu=2.0, x0=None,
                    refine: bool = True, xatol: float = 0.02, progress=None, **kw):
     r"""Minimise E_test over λ at fixed α (§12), among the stable fixed points (:func:`_unstable`: the
     damped map's criterion): a log grid (default 9 points on 10⁻³…10, solved by continuation from large
@@ -208,7 +207,7 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
     grid = np.logspace(-3, 1, 9) if grid is None else np.asarray(sorted(grid), float)
     if grid.size < 3:
         raise ValueError("the λ grid needs at least 3 points")
-    pts, failed = _solve_grid(kern, rules, alpha, Delta, grid, model, nu, x0, progress, kw)
+    pts, failed = _solve_grid(kern, rules, alpha, delta, grid, model, nu, x0, progress, kw)
     lams = sorted(pts)
     errs = [pts[l_].training_objective_error if math.isfinite(pts[l_].training_objective_error) else 0.0
             for l_ in lams]
@@ -222,7 +221,7 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
     grid_out = [pts[l_] for l_ in lams]
     if refine and 0 < ib < len(lams) - 1:
         def solve_at(lam_, **kw2):
-            return rs_fixed_point(kern, rules, alpha, lam_, Delta, model=model, nu=nu, **kw, **kw2)
+            return rs_fixed_point(kern, rules, alpha, lam_, delta, model=model, nu=nu, **kw, **kw2)
 
         best = _refine(solve_at, best, pts, lams, errs, ib, xatol)
     elif ib in (0, len(lams) - 1):
@@ -234,7 +233,7 @@ def rs_tune_lambda(kern: RSKernels, rules, alpha, Delta, *, grid=None, model="sp
     return best, grid_out
 
 
-def _solve_grid(kern, rules, alpha, Delta, grid, model, nu, x0, progress, kw):
+def _solve_grid(kern, rules, alpha, delta, grid, model, nu, x0, progress, kw):
     """Fixed points on the λ grid by continuation from large λ: ``({λ: RSFixedPoint}, [failed λ])``.
 
     One guard: at large λ the fixed point can be the trivial one (m = 0), and the subspace m_k = m_v = 0 is
@@ -249,13 +248,13 @@ def _solve_grid(kern, rules, alpha, Delta, grid, model, nu, x0, progress, kw):
         if start is not None and min(abs(start[0]), abs(start[3])) < 1e-3:
             start, warm = x_informed, None
         try:
-            fp = rs_fixed_point(kern, rules, alpha, float(lam), Delta, x0=start, warm=warm, model=model, nu=nu,
+            fp = rs_fixed_point(kern, rules, alpha, float(lam), delta, x0=start, warm=warm, model=model, nu=nu,
                                 progress=progress, **kw)
         except ConvergenceError:
             fp = None
         if (fp is None or _unstable(fp)) and start is not x_informed:
             try:
-                fp2 = rs_fixed_point(kern, rules, alpha, float(lam), Delta, x0=x_informed, model=model, nu=nu,
+                fp2 = rs_fixed_point(kern, rules, alpha, float(lam), delta, x0=x_informed, model=model, nu=nu,
                                      progress=progress, **kw)
                 if fp is None or not _unstable(fp2):
                     fp = fp2
@@ -268,7 +267,7 @@ def _solve_grid(kern, rules, alpha, Delta, grid, model, nu, x0, progress, kw):
         x = np.array([fp.values[k] for k in UNKNOWNS])
         prev = fp
     if not pts:
-        raise ConvergenceError(SYSTEM, {"alpha": alpha, "Delta": Delta}, float("nan"),
+        raise ConvergenceError(SYSTEM, {"alpha": alpha, "delta": delta}, float("nan"),
                                "no λ of the grid converged", "a different grid or more points")
     return pts, failed
 

@@ -67,7 +67,7 @@ class RSOptions:
         (relative spread of the replicate maps over √R): the point is then a fixed point to well
         within its error bar.  The residual's own effect, (I − J)⁻¹(G(x) − x), is added to every
         reported error in quadrature, and the flags say ``residual_above_tol`` and ``rough_map``.
-        ``0`` restores the absolute ``accept`` only.  Default 0.25 (0.01, then 0.05 until 2026-12-01:
+        ``0`` restores the absolute ``accept`` only.  Default 0.25 (a smaller value refuses real cases:
         softmax spiked L = 2, λ = 0.1 on 4×16384, seed 0, has no fixed point below 3.4 % of its noise
         at α = 1.946 and below 8 % at α = 7.368).  What such a point is: the map jumps there (a
         sample with a heavy integrand switches its minimum — the replicate spread jumps by 30 %, the
@@ -166,7 +166,7 @@ class RSFixedPoint:
     prox_seconds: float
     alpha: float
     lam: float
-    Delta: float
+    delta: float
     flags: tuple = ()
     #: The RS training objective per sample, the zero-temperature free energy over α, evaluated from
     #: its derived functional (kernel ``rs_energy``, docs/slr.md §10.7); equal to
@@ -203,7 +203,7 @@ class RSFixedPoint:
         return replicon_phase(self.replicon, self.replicon_error)
 
     def as_row(self) -> dict:
-        row = {"alpha": self.alpha, "lam": self.lam, "Delta": self.Delta, "E_test": self.E_test,
+        row = {"alpha": self.alpha, "lam": self.lam, "delta": self.delta, "E_test": self.E_test,
                "E_test_error": self.E_test_error, "training_loss": self.training_loss,
                "training_loss_error": self.training_loss_error, "training_objective": self.training_objective,
                "training_objective_error": self.training_objective_error, "free_energy": self.free_energy,
@@ -340,7 +340,7 @@ def pilot(s: _Solve) -> None:
                                 coarse=o.coarse, coarse_tol=o.coarse_tol, walk_at=o.walk_at, surrogate_jacobian=True,
                                 pilot=None, tol_noise=o.tol_noise)
     try:
-        fpp = rs_fixed_point(G.kern, prules, G.alpha, G.lam, G.Delta, x0=s.x0, model=s.model, nu=s.nu,
+        fpp = rs_fixed_point(G.kern, prules, G.alpha, G.lam, G.delta, x0=s.x0, model=s.model, nu=s.nu,
                              options=popts)
     except (ConvergenceError, np.linalg.LinAlgError):
         s.methods.append("pilot_failed")
@@ -434,13 +434,13 @@ def _predict(kern, warm, x0, alpha, lam, options: RSOptions):
         return x0, True
 
 
-def _check_point(alpha, lam, Delta):
+def _check_point(alpha, lam, delta):
     if not (alpha > 0 and math.isfinite(alpha)):
         raise ValueError(f"alpha must be > 0, got {alpha}")
     if not all(v > 0 and math.isfinite(v) for v in ridges(lam)):
         raise ValueError(f"lam must be > 0, got {lam!r}")
-    if not (Delta >= 0 and math.isfinite(Delta)):
-        raise ValueError(f"Delta must be >= 0, got {Delta}")
+    if not (delta >= 0 and math.isfinite(delta)):
+        raise ValueError(f"delta must be >= 0, got {delta}")
 
 
 def _acceptance_flags(s: _Solve, params) -> list:
@@ -491,7 +491,7 @@ def _observables(G: FrozenRSMap, xv, a):
     """E_test and the training loss E[½r²] at order parameters ``xv`` with pooled channel averages ``a``."""
     mod = next(iter(G.kern.modules.values()))
     d = dict(zip(NAMES, a))
-    (E,) = mod.test_error(xv[3], xv[4], d["A"], d["B"], G.Delta, 0.0)
+    (E,) = mod.test_error(xv[3], xv[4], d["A"], d["B"], G.delta, 0.0)
     return float(E), float(d["train_half_sq"])
 
 
@@ -541,7 +541,7 @@ def _energy_and_replicon(G: FrozenRSMap, x, info, d):
         (free_energy,) = np.atleast_1d(mod.rs_energy(*x, *hat_vals, G.lam, G.alpha, d["train_half_sq"], d["gg_k"],
                                                      d["gg_v"]))
     try:
-        replicon, replicon_err, _ = rs_replicon(G.kern, G.rules, x, G.alpha, G.lam, G.Delta, hats_x,
+        replicon, replicon_err, _ = rs_replicon(G.kern, G.rules, x, G.alpha, G.lam, G.delta, hats_x,
                                                 offsets=[d_["offset"] for d_ in info["diags"]])
         return float(free_energy), replicon, replicon_err, 1
     except (np.linalg.LinAlgError, ValueError, ZeroDivisionError, ConvergenceError):
@@ -552,7 +552,7 @@ def _energy_and_replicon(G: FrozenRSMap, x, info, d):
 # the solver
 # ---------------------------------------------------------------------------------------------
 
-def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: float, *, x0=None, warm=None,
+def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, delta: float, *, x0=None, warm=None,
                    model="spiked", nu=2.0, options: RSOptions | None = None, progress=None,
                    **overrides) -> RSFixedPoint:
     r"""The RS fixed point at (α, λ, Δ) on the frozen rule ``rules`` (see :func:`make_rule`).
@@ -563,7 +563,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         From :func:`compile_rs_kernels` (``attnlimits.verify.slr.replica.rs_kernels`` builds it from a name).
     rules : list of RSRule
         The frozen integration rule (one per length of the length law).
-    alpha, lam, Delta : float
+    alpha, lam, delta : float
         Sample ratio α = N/D > 0, ridge λ > 0, label noise Δ ≥ 0.
     x0 : array-like, optional
         Start (m_k, q_k, V_k, m_v, q_v, V_v); default :func:`informed_start` of ``model``, ``nu``.
@@ -595,7 +595,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         spread through the delta method), stability (spectral radius of ∂G/∂x), PD-failure and
         multi-minimum fractions, residual, iterations, method and timings.
     """
-    _check_point(alpha, lam, Delta)
+    _check_point(alpha, lam, delta)
     o = resolve_options(RSOptions, options, overrides)
     t_start = time.perf_counter()
     anchor0 = _warm_anchor(warm, rules)
@@ -606,9 +606,9 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         x0, carries = _predict(kern, warm, x0, alpha, lam, o)
         if not carries:
             anchor0 = None
-    G = FrozenRSMap(kern, rules, alpha, lam, Delta, form=o.form, tol_noise=o.tol_noise)
+    G = FrozenRSMap(kern, rules, alpha, lam, delta, form=o.form, tol_noise=o.tol_noise)
     s = _Solve(G, o, x0, model, nu, warm=warm, anchor0=anchor0, x_start=x0)
-    params = {"alpha": alpha, "lam": lam, "Delta": Delta}
+    params = {"alpha": alpha, "lam": lam, "delta": delta}
     try:
         for stage in STAGES:
             stage(s)
@@ -657,7 +657,7 @@ def rs_fixed_point(kern: RSKernels, rules, alpha: float, lam: float, Delta: floa
         multi_minima_fraction=float(np.mean([dg["multi_minima_fraction"] for dg in diags])),
         ambiguous_fraction=float(np.mean([dg["ambiguous_fraction"] for dg in diags])), residual=res,
         iterations=s.iters, evaluations=s.evals, method=method, rule=rules[0].method, seconds=seconds,
-        prox_seconds=G.timing.get("prox", 0.0), alpha=float(alpha), lam=float(lam), Delta=float(Delta),
+        prox_seconds=G.timing.get("prox", 0.0), alpha=float(alpha), lam=float(lam), delta=float(delta),
         flags=tuple(flags), free_energy=free_energy, training_objective_error=obj_err,
         lam_v=ridges(lam)[1] if isinstance(lam, Ridge) else None,
         stability_damped=float(np.max(eig.real)), replicon=replicon, replicon_error=replicon_err, jacobian=J,

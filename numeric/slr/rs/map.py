@@ -19,7 +19,7 @@ __all__ = ["NAMES", "FrozenRSMap", "channel_averages", "fd_jacobian_with_average
 _INTEGRANDS = ("gg_k", "gg_v", "dg_k", "dg_v", "gx_k", "gx_v", "gxi_k", "gxi_v")
 
 
-def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, newton_steps=0, rescreen=None,
+def _channel(kern: RSKernels, rule: RSRule, x, delta, timing=None, anchor=None, newton_steps=0, rescreen=None,
              replicon=False):
     r"""Per-replicate averages of the channel integrands and observables at order parameters x.
 
@@ -34,7 +34,7 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, 
     wchi = m_k * rule.chistar + s_k * rule.xi
     wz = m_v * rule.zstar + s_v * rule.xip
     n = rule.n
-    y = rule.zstar[np.arange(n), rule.eps] + Delta * rule.xi0
+    y = rule.zstar[np.arange(n), rule.eps] + delta * rule.xi0
     t0 = time.perf_counter()
     # the prox unknowns: χ (square loss: the value fields eliminated in closed form), or (χ, r) jointly for
     # another loss, the residual starting from the square loss's prox residual at ω^χ
@@ -107,13 +107,13 @@ def _channel(kern: RSKernels, rule: RSRule, x, Delta, timing=None, anchor=None, 
 NAMES = _INTEGRANDS + ("A", "B", "train_half_sq", "pd_fail", "multi_minima")
 
 
-def channel_averages(kern, rules, x, Delta, reps=None, timing=None, anchor=None, newton_steps=0, rescreen=None,
+def channel_averages(kern, rules, x, delta, reps=None, timing=None, anchor=None, newton_steps=0, rescreen=None,
               replicon=False):
     """P(L)-weighted per-replicate averages (R, n_quantities), with the prox diagnostics."""
     tot = None
     diags = []
     for rule in rules:
-        per_rep, diag = _channel(kern, rule if reps is None else subrule(rule, reps), x, Delta, timing,
+        per_rep, diag = _channel(kern, rule if reps is None else subrule(rule, reps), x, delta, timing,
                                  None if anchor is None else anchor[len(diags)], newton_steps,
                                  None if rescreen is None else rescreen[len(diags)], replicon)
         tot = rule.weight * per_rep if tot is None else tot + rule.weight * per_rep
@@ -138,7 +138,7 @@ def update_from_averages(kern, av, x, alpha, lam, form="stein"):
     return np.array([mk, qk, Vk, mv, qv, Vv], float), hats
 
 
-def rs_map(kern: RSKernels, rules, x, alpha, lam, Delta, *, form="stein", reps=None, timing=None, anchor=None,
+def rs_map(kern: RSKernels, rules, x, alpha, lam, delta, *, form="stein", reps=None, timing=None, anchor=None,
            newton_steps=0, rescreen=None):
     r"""One application of the frozen RS map G(x) (pooled over the replicates ``reps``, all by default).
 
@@ -157,12 +157,12 @@ def rs_map(kern: RSKernels, rules, x, alpha, lam, Delta, *, form="stein", reps=N
     again on the masked samples (those with several minima at the anchor's map), the anchored one on
     the rest; the piece walk's re-anchoring rounds on a rough map, never an answer.
     """
-    av, diags = channel_averages(kern, rules, x, Delta, reps, timing, anchor, newton_steps, rescreen)
+    av, diags = channel_averages(kern, rules, x, delta, reps, timing, anchor, newton_steps, rescreen)
     gx, hats = update_from_averages(kern, av.mean(axis=0), x, alpha, lam, form)
     return gx, {"hats": hats, "averages": av, "diags": diags}
 
 
-def rs_replicon(kern: RSKernels, rules, x, alpha, lam, Delta, hats, *, offsets=None):
+def rs_replicon(kern: RSKernels, rules, x, alpha, lam, delta, hats, *, offsets=None):
     r"""The replicon (de Almeida–Thouless) eigenvalue of the RS solution at x (docs/slr.md §10.8).
 
     :math:`\mathcal T(\Sigma)_{cd}=\alpha P_cP_d\,\mathbb E[K]\,\Sigma` on symmetric 2 × 2 perturbations
@@ -175,7 +175,7 @@ def rs_replicon(kern: RSKernels, rules, x, alpha, lam, Delta, hats, *, offsets=N
 
     Returns ``(replicon, standard error over the replicates, T as a 3 × 3 array on (kk, kv, vv))``.
     """
-    av, _ = channel_averages(kern, rules, np.asarray(x, float), Delta, anchor=offsets,
+    av, _ = channel_averages(kern, rules, np.asarray(x, float), delta, anchor=offsets,
                       newton_steps=1 if offsets is not None else 0, replicon=True)
     K = av[:, len(NAMES):]
     mod = next(iter(kern.modules.values()))
@@ -231,9 +231,9 @@ class FrozenRSMap:
     finite-difference Jacobian (with the derivative of the channel averages), which ``jac_out`` keeps for reuse.
     """
 
-    def __init__(self, kern: RSKernels, rules, alpha, lam, Delta, *, form="stein", tol_noise=0.0):
+    def __init__(self, kern: RSKernels, rules, alpha, lam, delta, *, form="stein", tol_noise=0.0):
         self.kern, self.rules = kern, rules
-        self.alpha, self.lam, self.Delta, self.form, self.tol_noise = alpha, lam, Delta, form, tol_noise
+        self.alpha, self.lam, self.delta, self.form, self.tol_noise = alpha, lam, delta, form, tol_noise
         self.R = rules[0].replicates
         self.timing: dict = {}
         self.last: dict = {}  # the last evaluation of G: x, g, info
@@ -248,7 +248,7 @@ class FrozenRSMap:
 
     def evaluate(self, v, **kw):
         """:func:`rs_map` at v with this map's (α, λ, Δ, form) and timing: ``(G(v), info)``, never cached."""
-        return rs_map(self.kern, self.rules, v, self.alpha, self.lam, self.Delta, form=self.form, timing=self.timing,
+        return rs_map(self.kern, self.rules, v, self.alpha, self.lam, self.delta, form=self.form, timing=self.timing,
                       **kw)
 
     def __call__(self, v):

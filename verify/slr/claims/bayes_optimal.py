@@ -6,7 +6,7 @@ Source: Duranthon, Marion, Boyer, Loureiro, Zdeborová, arXiv:2509.21936 ([D]), 
   the R6 table of docs/slr.md §14 (±0.005).
 - ``C19-AMP`` — GAMP (:mod:`attnlimits.verify.slr.amp`) on generated data at ``D = 1000`` against the state
   evolution at R6 points: test error within 3 SE + an allowance ``0.1/√D`` (measured: the one-run
-  deviation is a D^-1/2 fluctuation, :func:`_run_AMP`; formerly ``5/D``); the GAMP variances
+  deviation is a D^-1/2 fluctuation, :func:`_run_AMP`); the GAMP variances
   and precisions :math:`1-V_b`, :math:`\hat A_b` against :math:`q_b`, :math:`\hat q_b`; the overlaps
   :math:`m_b=\hat b\cdot b^*/D` against :math:`q_b` with an allowance :math:`1/\sqrt D` (their
   seed-to-seed spread is :math:`O(D^{-1/2})`; a single run has no error bar of its own).
@@ -102,9 +102,8 @@ def _run_AMP(ctx, size):
     2.2 SE everywhere), so an O(1/D) bias is not resolved at these seed counts.
 
     - overlaps :math:`m_b`: allowance :math:`1/\sqrt D` ≈ 3 × the m_k seed-to-seed SD — kept;
-    - test error: the former ``5/D`` had the wrong D-dependence (the deviation is O(D^-1/2), not O(1/D);
-      5/D was 5.6 SD at D = 1000 but would fall below 2 SD beyond D ≈ 10⁴).  Now
-      :math:`c/\sqrt D` with :data:`AMP_TEST_ERROR_C` = 0.1 ≈ 3 × 0.029 (the RMS·√D at α = 4), on top of
+    - test error: the deviation is O(D^-1/2), not O(1/D) (an allowance 5/D would be 5.6 SD at D = 1000 but
+      below 2 SD beyond D ≈ 10⁴), hence :math:`c/\sqrt D` with :data:`AMP_TEST_ERROR_C` = 0.1 ≈ 3 × 0.029 (the RMS·√D at α = 4), on top of
       3 SE of the test-sample mean.
     """
     from attnlimits.verify.slr.amp import gamp_on_generated
@@ -194,7 +193,7 @@ def _gamp_excess(nu, L, alpha, D, seed, points, device):
 
 
 def _gamp_rate(ctx, size, L, nu, eb):
-    r"""The 1/α approach on simulation (issue 29): GAMP on generated data at D = ``size["gamp_D"]``, several
+    r"""The 1/α approach on simulation: GAMP on generated data at D = ``size["gamp_D"]``, several
     seeds per α; the excess :math:`E_{test}-E_B^{\rm pop}` (test error exact from the overlaps, population
     Bayes risk by the same quasi-Monte Carlo rule at the Bayes point, so the rule's error cancels) averaged over seeds (SE from the seed scatter, t with seeds − 1 dof) and
     fitted as a power of α by weighted least squares; the band must contain −1 and exclude 0 (no
@@ -297,7 +296,7 @@ register(Claim(
 
 
 # ------------------------------------------------------------------------------------------------------
-# C19-post: finite-D posterior sampling (issue 12, items 1–2)
+# C19-post: finite-D posterior sampling
 #: O(1/D) allowance constants of C19-post (allowance c/D), from studies/study_posterior_finite_D.py
 #: (docstring of _run_post for the numbers).
 POST_ALLOWANCE = {"overlap": 1.0, "E_test": 0.5}
@@ -386,7 +385,7 @@ register(Claim(
 
 
 # ------------------------------------------------------------------------------------------------------
-# C19-phase: informed vs uninformed fixed points over an (α, ν) grid (issue 12, item 4)
+# C19-phase: informed vs uninformed fixed points over an (α, ν) grid
 #: Two fixed points with |E_informed − E_uninformed| below this are the same point (far below every R6 digit).
 PHASE_GAP_TOL = 1e-3
 

@@ -168,15 +168,11 @@ def load_rs_tuned(text: str | None = None) -> dict:
 
 #: RS points at the RS-tuned λ (docs/slr.md §12: 9-point log grid 10⁻³…10, λ chosen by RS E_test, no
 #: refinement: ``refine=False``), computed by :meth:`attnlimits.verify.slr.replica.RSProblem.tune_lambda` (rule: Sobol
-#: 4×1024 = :data:`TUNE_RULE`, informed start, continuation from large to small λ) on 2026-12-01 by
-#: ``tools/regen_rs_tuned.py``, which writes them as package data (:data:`RS_TUNED_DATA`, read here by
-#: :func:`load_rs_tuned`; nothing is pasted into this module), after two fixes: the integration errors
-#: now carry the channel averages' dependence on x (they were up to 3× too small), and the tuning no longer continues from
-#: the trivial m = 0 point (it had made linear_pure α = 2 land on an unstable m = 0 branch).
-#: Regenerated (fourth pass, same day) with the Stein form of the conjugates (the derivative of the RS
-#: free energy; docs/slr.md §10.6) and the 1⊥ multistart for softmax: E_test moved by −7…+1.7 old SEs;
-#: the errors grew where the cavity spread s is small (linear_uncentred α = 10: 0.0005 → 0.0022).
-#: ``--quick`` takes only λ* from here — one RS tuning costs 9 fixed points (softmax L=3: about 5 min
+#: 4×1024 = :data:`TUNE_RULE`, informed start, continuation from large to small λ, never from the
+#: trivial m = 0 point) by ``tools/regen_rs_tuned.py``, which writes them as package data (:data:`RS_TUNED_DATA`,
+#: read here by :func:`load_rs_tuned`; nothing is pasted into this module), with the Stein form of the conjugates
+#: (the derivative of the RS free energy; docs/slr.md §10.6) and the 1⊥ multistart for softmax; rerun that tool
+#: to regenerate them.  ``--quick`` takes only λ* from here — one RS tuning costs 9 fixed points (softmax L=3: about 5 min
 #: CPU) — and solves the fixed point at that λ* now (:func:`rs_tuned_entry`, ``"table-lambda"``), so the
 #: replica code is run, not read; ``--full`` tunes live (:func:`rs_tuned`: the same grid at the same
 #: rule, then λ* at 4×4096).  ``grid`` lists (λ, E_test, SE).
@@ -261,11 +257,11 @@ def _se_mean(rows, key):
     return float(v.mean()), (float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.inf)
 
 
-#: The open RS-vs-ERM finding outside R5 (docs/slr.md §12.1, ``studies/study_rs_vs_erm.py``, run
-#: 2026-12-01): softmax, spiked L=2, ν=2, Δ=0.1, α=2; RS at 4×4096; ERM L-BFGS informed, E_test
+#: The open RS-vs-ERM finding outside R5 (docs/slr.md §12.1, ``studies/study_rs_vs_erm.py``, which
+#: reruns it): softmax, spiked L=2, ν=2, Δ=0.1, α=2; RS at 4×4096; ERM L-BFGS informed, E_test
 #: by §6.1 at the learned overlaps, mean ± SE over seeds.  Reported with C15 (not a check: the
-#: claim's rule is unchanged).  The RS numbers here are of the Jacobian form, before the fourth pass
-#: made the Stein form the default; ``update`` says what the Stein form changes.
+#: claim's rule is unchanged).  The RS numbers here are of the Jacobian form of §10.4; ``update`` says
+#: what the Stein form (the default) changes.
 OPEN_FINDING: dict = {'setting': 'softmax, spiked, L=2, nu=2, Delta=0.1, alpha=2',
  'points': {'λ=0.1': {'rs_E_test': 0.4852,
                       'rs_E_test_error': 0.0007,
@@ -445,7 +441,7 @@ register(Claim(
 # =============================================================================================
 
 
-#: C16's quick scan (issue 29): D = 200, 400, 800 — D = 100 is pre-asymptotic (RMS distance .095/.097 at
+#: C16's quick scan: D = 200, 400, 800 — D = 100 is pre-asymptotic (RMS distance .095/.097 at
 #: D = 100 against .105/.103 at D = 200 in two runs: no decay yet) — with 24 and 6 seeds at the ends, which
 #: carry the slope; D = 400 keeps C15's 3 seeds (the middle of three points has no leverage on the slope, and
 #: the "≤ 0.1" check was once on the largest distance over seeds, which more seeds only make stricter — with 12
@@ -712,7 +708,7 @@ register(Claim(
 # C15-replicon: the finite-D spin-glass susceptibility of ERM minimisers tracks the RS replicon
 # =============================================================================================
 
-#: Setting of C15-replicon: linear_uncentred, spiked L = 2, ν = 2, Δ = 0.1, λ = 0.1 (issue 26), where
+#: Setting of C15-replicon: linear_uncentred, spiked L = 2, ν = 2, Δ = 0.1, λ = 0.1, where
 #: the equilibrium RS branch is RS-stable at α ≥ 4 (replicon 0.86, 0.62, 0.38 at α = 4, 5, 8).
 REPLICON_SETTING = {"activation": "linear_uncentred", "model": "spiked", "nu": 2.0, "L": 2, "delta": 0.1, "lam": 0.1}
 #: Finite-size allowance (relative) of the susceptibility comparison: a second moment of the Hessian's
