@@ -283,6 +283,9 @@ class Panel:
     ``"quick"`` or ``"full"``) and returning ``(fig, ax, rows, note)``: the matplotlib figure, the axes
     that carry the legend, the tidy rows of the panel's CSV and a one-line note of the sizes and seeds.
     ``quick_minutes`` is the measured time of the quick size on two cores (shown by ``figure --list``).
+    ``options=True`` marks a panel whose ``make`` also takes the keyword options ``seeds``, ``alphas``,
+    ``workers`` and ``progress`` (``figure --seeds/--alpha/--workers``); other panels refuse them.
+    ``examples`` are command lines that ``attnlimits figure --help`` shows.
     """
 
     name: str
@@ -290,6 +293,8 @@ class Panel:
     source: str
     make: str
     quick_minutes: float = 1.0
+    options: bool = False
+    examples: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from attnlimits.verify import cli
+from attnlimits.verify.cli import commands as cli_commands
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "output.md"
 
@@ -133,13 +134,13 @@ def test_every_column_is_documented_with_its_type(name, capsys, monkeypatch):
     import shlex
 
     printed = []
-    original = cli._print_rows
+    original = cli_commands.print_rows
 
     def keep(*args):
         printed.append(args)
         return original(*args)
 
-    monkeypatch.setattr(cli, "_print_rows", keep)
+    monkeypatch.setattr(cli_commands, "print_rows", keep)
     rc = cli.main(shlex.split(COMMANDS[name]) + ["--json"])
     out, err = capsys.readouterr()
     assert rc == 0, err

@@ -4,7 +4,7 @@ Registered under the ``attnlimits.results`` entry-point group (``pyproject.toml`
 this module imports no SymPy; the equations are :mod:`attnlimits.derivations.attention_rmt.equations`.
 """
 from attnlimits.symbolic.properties import Choice, Expression, IntRange, Property, Range
-from attnlimits.symbolic.result import Command, Param, Result
+from attnlimits.symbolic.result import Command, Panel, Param, Result
 
 __all__ = ["RESULT", "REFERENCES", "RMT_COMMAND", "BUILTIN_ACTIVATION_NAMES"]
 
@@ -147,6 +147,17 @@ PROPERTIES = (
              quick={"timeout": 30.0}, confirm={"timeout": 60.0}, seconds=45.0),
 )
 
+_FIGURES = "attnlimits.verify.figures.rmt"
+
+#: The figure panels of the result (``attnlimits figure``): arXiv:2506.18656, Fig. 1a-c.
+FIGURES = (
+    Panel("rmt-1a", "interpolation error vs γ, ridge and attention (c = 4, SNR 1)", "arXiv:2506.18656 Fig. 1a",
+          f"{_FIGURES}:rmt_1a", 0.5, examples=("attnlimits figure rmt-1a --out figures/",)),
+    Panel("rmt-1b", "interpolation error vs c = p/n at γ = 1e-5", "arXiv:2506.18656 Fig. 1b", f"{_FIGURES}:rmt_1b", 1.0),
+    Panel("rmt-1c", "interpolation error vs SNR at c = 1/4, γ = 1e-5", "arXiv:2506.18656 Fig. 1c", f"{_FIGURES}:rmt_1c",
+          1.0),
+)
+
 RESULT = Result(
     name="rmt",
     title="Interpolation error of nonlinear attention vs ridge regression (p/n -> c)",
@@ -168,4 +179,5 @@ RESULT = Result(
     ),
     description="Liao, Liu, Hou, Zou, Ling, arXiv:2506.18656 (docs/attention_rmt.md).",
     doc="docs/attention_rmt.md",
+    figures=FIGURES,
 )

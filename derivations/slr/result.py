@@ -6,7 +6,7 @@ SymPy; the equations are in :mod:`attnlimits.derivations.slr.population`, :mod:`
 :mod:`attnlimits.derivations.slr.predecessor`.
 """
 from attnlimits.symbolic.properties import Choice, IntRange, Property, Range
-from attnlimits.symbolic.result import Command, Param, Result
+from attnlimits.symbolic.result import Command, Panel, Param, Result
 
 __all__ = ["RESULT", "REFERENCES", "ACTIVATION_NAMES", "MODELS", "POPULATION_COMMAND", "REPLICA_COMMAND",
            "TRAIN_COMMAND", "BAYES_OPTIMAL_COMMAND", "AMP_COMMAND"]
@@ -399,6 +399,33 @@ PROPERTIES = (
              confirm={"points": 2 ** 12, "replicates": 16, "rs_points": 1024, "rs_replicates": 16}, seconds=180.0),
 )
 
+_FIGURES = "attnlimits.verify.figures.slr"
+_FINITE_FIGURE = "arXiv:2509.21936 finite-sample figure"
+
+#: The figure panels of the result (``attnlimits figure``): the population and finite-sample figures.
+FIGURES = (
+    Panel("slr-risk-nu", "optimal population risks and Bayes risk vs ν (spiked, L = 2), with MC",
+          "arXiv:2509.21936 population figure", f"{_FIGURES}:risk_nu", 2.0,
+          examples=("attnlimits figure slr-risk-nu --out figures/",)),
+    Panel("slr-risk-L", "optimal population risks and Bayes risk vs L (spiked, ν = 2), with MC",
+          "arXiv:2509.21936 population figure", f"{_FIGURES}:risk_L", 2.0),
+    Panel("slr-risk-L-max", "optimal population risks vs L at max-SLR ν = ∞ (Bayes risk 0)",
+          "arXiv:2509.21936 population figure (max-SLR)", f"{_FIGURES}:risk_L_max", 3.0),
+    Panel("slr-varlen", "variable length L ~ U{1,2,3}, max-SLR ν = ∞: shared vs per-length optimum",
+          "arXiv:2509.21936 variable-length figure", f"{_FIGURES}:varlen", 1.0),
+    Panel("slr-finite-alpha", "test error vs α, spiked ν = 2, L = 2: RS at tuned λ, ERM, Bayes-optimal, population",
+          _FINITE_FIGURE, f"{_FIGURES}:finite_alpha", 8.0, options=True,
+          examples=("attnlimits figure slr-finite-alpha --full --device cuda --out figures/",
+                    "attnlimits figure slr-finite-alpha --full --seeds 4 --alpha 2,4,10 --workers 1 --out run/  "
+                    "# rerun the same line to resume")),
+    Panel("slr-finite-alpha-spiked-nu1-L3", "test error vs α, spiked ν = 1, L = 3 (same curves)", _FINITE_FIGURE,
+          f"{_FIGURES}:finite_alpha_spiked_nu1_L3", 1.0, options=True),
+    Panel("slr-finite-alpha-spiked-nu2-L3", "test error vs α, spiked ν = 2, L = 3 (same curves)", _FINITE_FIGURE,
+          f"{_FIGURES}:finite_alpha_spiked_nu2_L3", 1.0, options=True),
+    Panel("slr-finite-alpha-max-L3", "test error vs α, max-SLR ν = ∞, L = 3 (same curves)", _FINITE_FIGURE,
+          f"{_FIGURES}:finite_alpha_max_L3", 2.0, options=True),
+)
+
 RESULT = Result(
     name="slr",
     title="Single-location regression: softmax vs linear attention, Bayes optimality, finite samples",
@@ -444,4 +471,5 @@ RESULT = Result(
     ),
     description="Duranthon et al., arXiv:2509.21936; Marion et al., arXiv:2410.01537 (docs/slr.md).",
     group_help="single-location regression: population risks, Bayes risk, finite-sample theory",
+    figures=FIGURES,
 )
