@@ -435,12 +435,12 @@ class VerifyRun(Sequence):
         """One row per check: claim, check, theory, value, se, threshold, passed, verdict."""
         import pandas as pd
 
-        from attnlimits.verify.report import _check_dict
+        from attnlimits.verify.report import check_dict
 
         rows = []
         for r in self._results:
             for c in r.checks:
-                rows.append({"claim": getattr(r.claim, "name", r.claim), "verdict": r.verdict, **_check_dict(c)})
+                rows.append({"claim": getattr(r.claim, "name", r.claim), "verdict": r.verdict, **check_dict(c)})
         return pd.DataFrame.from_records(rows)
 
     def __repr__(self):

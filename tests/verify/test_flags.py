@@ -283,13 +283,13 @@ def test_sweep_curves_and_plot_mark_flagged_points(tmp_path, monkeypatch):
 
 def test_report_plot_draws_flagged_series_apart(tmp_path):
     from attnlimits.verify.claims.base import ClaimResult, PlotSeries, PlotSpec
-    from attnlimits.verify.report import _draw_spec, plot_caption
+    from attnlimits.verify.report import draw_spec, plot_caption
 
     spec = PlotSpec("C15", "α", "E_test", [
         PlotSeries("RS", [2, 4, 8], [1.65, 0.84, 0.49], [0.03, 0.04, 0.001], flags=["rsb", "", ""]),
         PlotSeries("ERM", [2, 4, 8], [0.9, 0.85, 0.49], [0.01] * 3, kind="points", flags=["", "stalled", ""])])
     fig, ax = _axes()
-    _draw_spec(ax, spec)
+    draw_spec(ax, spec)
     assert _hollow(ax) == [2.0] and RSB_LEGEND in _legend_texts(ax) and F.LEGEND["stalled"] in _legend_texts(ax)
     (line,) = [ln for ln in ax.get_lines() if ln.get_label() == "RS"]
     assert np.isnan(np.asarray(line.get_ydata(), float)[0])
