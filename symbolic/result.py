@@ -214,6 +214,9 @@ class Command:
     sweep should keep together in one task (for example the axis a continuation runs along).
     ``formatter`` optionally names ``format(rows, params, fmt) -> str`` (``fmt`` is ``"table"`` or
     ``"json"``) for results whose numbers need their own printing (mpmath digits, say).
+    ``smoke`` lists command lines (without the leading ``attnlimits``) at small sizes, seconds each, that
+    together print every column the command can print: the output-schema test runs each and checks
+    every column against docs/output.md.
     """
 
     name: str
@@ -225,6 +228,7 @@ class Command:
     table: tuple = ()
     expensive: tuple = ()
     formatter: str | None = None
+    smoke: tuple = ()
 
     def param(self, name: str) -> Param:
         for p in self.parameters:

@@ -32,6 +32,11 @@ _ACTIVATION = Param("activation", "str", default="tanh",
                     help="built-in (" + ", ".join(BUILTIN_ACTIVATION_NAMES) + ") or a SymPy expression in t; centred automatically")
 
 RMT_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "rmt --activation tanh --c 0.5 --gamma 0.1,1 --snr 1 --wk 1,0 --wq 1,0",
+        "rmt --activation relu --c 2 --gamma 0.1 --diagonal keep --kappa 0.991 --digits 20",
+    ),
     name="",
     help="limiting interpolation error of attention vs ridge regression",
     run="attnlimits.verify.rmt.commands:run_rmt",

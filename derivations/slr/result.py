@@ -53,6 +53,11 @@ _ACTS = Param("activation", "strs", default=DEFAULT_ACTIVATIONS,
               validator="attnlimits.derivations.slr.population:activation")
 
 POPULATION_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "slr population --model spiked --nu 2 --L 3 --activation softmax,linear_uncentred,erf_learned",
+        "slr population --model max --nu inf --L 1,2 --per-length --metric noisy --delta 0.1",
+    ),
     name="population",
     help="optimal population risk of each activation, with the Bayes risk",
     run="attnlimits.verify.slr.population_command:run_population",
@@ -99,6 +104,10 @@ _BO_COMMON = (
 )
 
 BAYES_OPTIMAL_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "slr bayes-optimal --model spiked --nu 2 --L 2 --alpha 4 --points 1024",
+    ),
     name="bayes-optimal",
     help="Bayes-optimal test error E_BO(α) by the RS state evolution (docs/slr.md §11)",
     run="attnlimits.verify.slr.bayes_optimal:run_bayes_optimal",
@@ -127,6 +136,10 @@ BAYES_OPTIMAL_COMMAND = Command(
 )
 
 AMP_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "slr amp --D 100 --n-test 200",
+    ),
     name="amp",
     help="GAMP on generated SLR data (spiked or max) vs the BO state evolution (docs/slr.md §11, C19)",
     run="attnlimits.verify.slr.bayes_optimal:run_amp",
@@ -147,6 +160,10 @@ AMP_COMMAND = Command(
 
 
 POSTERIOR_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "slr posterior --nu 2 --L 2 --alpha 4 --D 30 --seeds 0 --sweeps 20 --burn-in 10",
+    ),
     name="posterior",
     help="collapsed Gibbs posterior sampling of spiked-SLR at finite D vs the BO state evolution (docs/slr.md §11)",
     run="attnlimits.verify.slr.posterior:run_posterior",
@@ -169,6 +186,10 @@ POSTERIOR_COMMAND = Command(
 )
 
 PHASE_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "slr bo-phase --L 2 --nu 2 --alpha 1,4 --points 1024",
+    ),
     name="bo-phase",
     help="informed vs uninformed BO fixed points of spiked- or max-SLR over an (α, ν) grid per L (docs/slr.md §11)",
     run="attnlimits.verify.slr.phase:run_phase",
@@ -197,6 +218,10 @@ PHASE_COMMAND = Command(
 
 
 TRAIN_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "slr train --model spiked --nu 2 --L 2 --activation softmax --alpha 4 --lam 0.1 --D 40 --seeds 2",
+    ),
     name="train",
     help="ridge ERM at finite D (L-BFGS, GD, Adam/SGD), batched over seeds, against the theory",
     run="attnlimits.verify.slr.train:run_train",
@@ -245,6 +270,11 @@ TRAIN_COMMAND = Command(
 
 
 REPLICA_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "slr replica --model spiked --nu 2 --L 2 --activation linear_centred --alpha 4 --lam 1 --points 128",
+        "slr replica --model spiked --nu 2 --L 2 --activation linear_centred --alpha 4 --lam tune --points 128",
+    ),
     name="replica",
     help="replica-symmetric theory of ridge ERM at finite sample ratio alpha (docs/slr.md §10)",
     run="attnlimits.verify.slr.replica:run_replica",
