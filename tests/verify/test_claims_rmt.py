@@ -1,4 +1,4 @@
-"""Claims of the attention-vs-ridge result (verify/rmt/claims.py; docs/attention_rmt.md §12)."""
+"""Claims of the attention-vs-ridge result (verify/rmt/claims/; docs/attention_rmt.md §12)."""
 from __future__ import annotations
 
 import math

@@ -72,8 +72,8 @@ __all__ = ["format_table", "write_report", "environment_info", "family_summary",
 # --------------------------------------------------------------------------------------------------
 #: PNG path → the ``plots`` list of the ClaimResult drawn there in this process (held, so that an
 #: identity test is sound): ``verify`` rewrites the report after every claim on shallow copies of the
-#: results (a stop leaves a valid partial report), and redrawing every earlier figure each time made
-#: the quick run's report writing quadratic (about 7-9 s between claims by the end of 65 claims)
+#: results (a stop leaves a valid partial report); redrawing every earlier figure each time would make
+#: the report writing quadratic in the number of claims
 _DRAWN: dict = {}
 
 

@@ -46,7 +46,7 @@ CLAIMS = [
     property_claim("rmt-mpmath-equals-float64", "ID-backends", "NumPy and mpmath solvers agree",
                    "The generated float64 and mpmath solvers give the same Ē and Ē_RR to 1e-10 (times max(1, |Ē|), "
                    "or 3× the quadrature error float64 states if larger): the property rmt-mpmath-equals-float64 at "
-                   "fixed points, with the claim's former 1e-10.",
+                   "fixed points, to 1e-10.",
                    source("Theorem 1, Prop. 2", "§1, §9"),
                    quick={"points": list(_BACKEND_POINTS[:2]), "digits": 25, "relative_tolerance": 1e-10},
                    full={"points": list(_BACKEND_POINTS), "digits": 30, "relative_tolerance": 1e-10},

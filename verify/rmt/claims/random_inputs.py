@@ -286,7 +286,7 @@ def _run_V14(ctx, size):
 
 
 # =============================================================================================
-# Headlines of the interpolation paper as claims (issue 29): random inputs, alignment vs SNR,
+# Headlines of the interpolation paper as claims: random inputs, alignment vs SNR,
 # Proposition-1 traces against simulation
 # =============================================================================================
 
@@ -301,7 +301,7 @@ _HR_GAMMAS = {"lt1": (1e-2, 3e-2, 1e-1), "gt1": (1e-3, 1e-2, 1e-1, 1.0)}
 #: The derived exceptions to "attention is worse on random inputs" on this grid: |t| and He₂ at c = .25, where
 #: E_att < E_RR already at γ ≤ 0.1 (|t|: −1.1e-4 at γ = .1; He₂: −5e-5 at γ = .01, −3.3e-3 at γ = .1). Both have
 #: a₁ = 0 and c < c*(f) = ν (§8 E's large-γ reversal, c* = (ν + √(ν² + 4a₁²))/2 = ν when a₁ = 0); He₂ at c = .5
-#: (also c < ν) reverses only near γ = 1 (−.029), outside the range. Found by the derivation (issue 29), not
+#: (also c < ν) reverses only near γ = 1 (−.029), outside the range. Found by the derivation, not
 #: stated by the paper, whose wording is "generally".
 _HR_EXCEPTIONS = {("abs", 0.25), ("he2", 0.25)}
 
