@@ -31,10 +31,10 @@ identities ``ID-parseval`` (§4.1), ``ID-backends`` (§1, §9: NumPy vs mpmath),
 ``ID-derivative`` (§6, §9: implicit derivative vs central difference), and the paper's headlines
 ``H-random``, ``H-aligned`` and ``P1-traces``.
 
-The claims sit in one module per part of the spec they verify, each importing only :mod:`.common`
-(and :mod:`.activation` nothing but :mod:`.common` too): :mod:`.exact` (§3), :mod:`.ridge` (§7),
-:mod:`.random_inputs` (§8 with μ = 0), :mod:`.geometry` (§6, structured inputs and weights),
-:mod:`.activation` (§4, Hermite facts), :mod:`.kernels` (§4.2, §5) and :mod:`.numerics` (§1, §9).
+The claims sit in one module per part of the spec they verify, each importing only :mod:`.common`:
+:mod:`.exact` (§3), :mod:`.ridge` (§7), :mod:`.random_inputs` (§8 with μ = 0), :mod:`.geometry` (§6,
+structured inputs and weights), :mod:`.activation` (§4, Hermite facts), :mod:`.kernels` (§4.2, §5) and
+:mod:`.numerics` (§1, §9).
 This module registers them in the registry's order.
 """
 from __future__ import annotations

@@ -43,6 +43,7 @@ GAMMAS_3 = (0.01, 0.1, 1.0)  #: the γ of T2/T3, V8–V12, V17, V20 and the mixe
 
 
 def rmt_model(ctx, backend: str = "numpy"):
+    """The generated solver of the result's model (``numpy`` or ``mpmath``), compiled once per context."""
     from attnlimits.derivations import attention_rmt as R
     from attnlimits.numeric import compile_model
 
@@ -57,6 +58,7 @@ def hermite(ctx, act: str):
 
 
 def as_tuple(v):
+    """A weight vector or matrix as nested tuples of floats (hashable: a cache key); ``None`` stays ``None``."""
     if v is None:
         return None
     return tuple(tuple(float(x) for x in row) if isinstance(row, (list, tuple)) else float(row) for row in v)
@@ -91,6 +93,7 @@ def run_seed(ctx, run: str, extra: int = 0) -> int:
 
 
 def settings_key(settings: dict) -> tuple:
+    """A weight-settings mapping as a hashable cache key."""
     return tuple((name, tuple(sorted((k, as_tuple(v)) for k, v in spec.items()))) for name, spec in settings.items())
 
 
@@ -114,10 +117,12 @@ def cached_mc(ctx, act: str, n: int, p: int, gammas, *, mu=None, settings=None, 
 
 
 def p_for(c: float, n: int) -> int:
+    """The dimension p = round(c·n)."""
     return int(round(c * n))
 
 
 def gamma_index(gammas, g) -> int:
+    """The index of ``g`` in ``gammas`` (equal to 1e-12 relative); :class:`KeyError` otherwise."""
     for i, x in enumerate(gammas):
         if math.isclose(float(x), float(g), rel_tol=1e-12):
             return i
@@ -189,6 +194,7 @@ def correction_plot(title: str, fits: list) -> PlotSpec:
 
 
 def dense_gammas(gammas, lo_cap=1e-5, hi_cap=1e4, num=36) -> list:
+    """A log grid of ``num`` γ around ``gammas`` (a factor 3 beyond each end, within the caps), for theory lines."""
     lo = max(lo_cap, min(gammas) / 3)
     hi = min(hi_cap, max(gammas) * 3)
     return [float(x) for x in np.logspace(math.log10(lo), math.log10(hi), num)]
@@ -214,6 +220,7 @@ def gamma_plot(ctx, title: str, theory: list, points: list, ylabel: str = "inter
 
 
 def mc_params(res, **extra) -> dict:
+    """The parameters of a Monte Carlo run (its size, seed, device…) from its metadata, with ``extra``."""
     meta = res.meta
     out = {k: meta[k] for k in ("f", "n", "p", "c", "mu", "snr", "settings", "draws", "seed", "diagonal",
                                 "estimator", "device") if k in meta}
@@ -222,6 +229,7 @@ def mc_params(res, **extra) -> dict:
 
 
 def source(extra: str, section: str) -> str:
+    """A claim's source line: the paper's place ``extra`` and the docs page's ``section``."""
     return f"{PAPER} {extra}; {SPEC} {section}".replace(" ;", ";")
 
 
