@@ -435,12 +435,12 @@ class VerifyRun(Sequence):
         """One row per check: claim, check, theory, value, se, threshold, passed, verdict."""
         import pandas as pd
 
-        from attnlimits.verify.report import _check_dict
+        from attnlimits.verify.report import check_dict
 
         rows = []
         for r in self._results:
             for c in r.checks:
-                rows.append({"claim": getattr(r.claim, "name", r.claim), "verdict": r.verdict, **_check_dict(c)})
+                rows.append({"claim": getattr(r.claim, "name", r.claim), "verdict": r.verdict, **check_dict(c)})
         return pd.DataFrame.from_records(rows)
 
     def __repr__(self):
@@ -469,12 +469,12 @@ def verify_claims(names: Sequence[str] = (), *, tags: Sequence[str] = (), mode: 
     level = LEVEL if level is None else float(level)
     if not 0 < level < 1:
         raise InputError(f"level must lie strictly between 0 and 1, got {level}")
-    from attnlimits.verify.cli import CLIError, _check_device, _check_out_dir
+    from attnlimits.verify.cli import CLIError, check_device, check_out_dir
 
     try:
-        _check_device(device)
+        check_device(device)
         if out is not None:
-            _check_out_dir(out, subdirs=("plots",), files=("report.md", "results.json", "results.csv"))
+            check_out_dir(out, subdirs=("plots",), files=("report.md", "results.json", "results.csv"))
     except CLIError as exc:
         raise InputError(str(exc)) from None
     from attnlimits.verify._torchutil import resolve_device
@@ -520,11 +520,11 @@ def figure(name: str, out="attnlimits-figures", *, full: bool = False, seed: int
            progress=True):
     """Draw a figure panel of the papers (``attnlimits figure NAME``); return a :class:`Table` of
     its plotted points (theory and simulation), the PNG path in ``table.params["png"]``."""
-    from attnlimits.verify.cli import _check_device, _check_out_dir
+    from attnlimits.verify.cli import check_device, check_out_dir
     from attnlimits.verify.figures import make_figure
 
-    _check_device(device)  # before any work, as the command line does
-    _check_out_dir(out)
+    check_device(device)  # before any work, as the command line does
+    check_out_dir(out)
     png, rows = make_figure(name, out, mode="full" if full else "quick", seed=int(seed), device=device,
                             progress=_progress_fn(progress))
     return Table(rows, command=f"figure {name}", params={"name": name, "png": str(png), "full": full, "seed": seed})

@@ -214,6 +214,9 @@ class Command:
     sweep should keep together in one task (for example the axis a continuation runs along).
     ``formatter`` optionally names ``format(rows, params, fmt) -> str`` (``fmt`` is ``"table"`` or
     ``"json"``) for results whose numbers need their own printing (mpmath digits, say).
+    ``smoke`` lists command lines (without the leading ``attnlimits``) at small sizes, seconds each, that
+    together print every column the command can print: the output-schema test runs each and checks
+    every column against docs/output.md.
     """
 
     name: str
@@ -225,6 +228,7 @@ class Command:
     table: tuple = ()
     expensive: tuple = ()
     formatter: str | None = None
+    smoke: tuple = ()
 
     def param(self, name: str) -> Param:
         for p in self.parameters:
@@ -283,6 +287,9 @@ class Panel:
     ``"quick"`` or ``"full"``) and returning ``(fig, ax, rows, note)``: the matplotlib figure, the axes
     that carry the legend, the tidy rows of the panel's CSV and a one-line note of the sizes and seeds.
     ``quick_minutes`` is the measured time of the quick size on two cores (shown by ``figure --list``).
+    ``options=True`` marks a panel whose ``make`` also takes the keyword options ``seeds``, ``alphas``,
+    ``workers`` and ``progress`` (``figure --seeds/--alpha/--workers``); other panels refuse them.
+    ``examples`` are command lines that ``attnlimits figure --help`` shows.
     """
 
     name: str
@@ -290,6 +297,8 @@ class Panel:
     source: str
     make: str
     quick_minutes: float = 1.0
+    options: bool = False
+    examples: tuple = ()
 
 
 @dataclass(frozen=True)

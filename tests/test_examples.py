@@ -21,16 +21,17 @@ ATTNLIMITS = [(w, line) for w, line in EXAMPLES if line.startswith("attnlimits "
 
 def _validate(argv):
     from attnlimits.verify import cli
+    from attnlimits.verify.cli import commands, common, parser as cli_parser
 
     parser = cli.build_parser()
-    args = parser.parse_args(cli._join_negative_values(argv))  # SystemExit(2) on a bad option
+    args = parser.parse_args(cli_parser.join_negative_values(argv))  # SystemExit(2) on a bad option
     handler = getattr(args, "_handler", None)
-    if handler is cli._run_command:
-        res = cli._results()[args._result]
+    if handler is commands.run_command:
+        res = common.registered_results()[args._result]
         cmd = res.command(args._command)
-        cmd.parse(cli._collect(args, cmd.parameters))
-    elif handler is cli._run_export:
-        res = cli._results()[args._result]
+        cmd.parse(common.collect_params(args, cmd.parameters))
+    elif handler is commands.run_export:
+        res = common.registered_results()[args._result]
         for p in res.export_parameters:
             p.parse(getattr(args, p.name, None))
     elif args.command == "verify":
@@ -38,9 +39,9 @@ def _validate(argv):
 
         select(args.claims, args.tag)
     elif args.command == "figure":
-        from attnlimits.verify.figures import FIGURES
+        from attnlimits.verify.figures import all_figures
 
-        assert all(n in FIGURES for n in args.names), args.names
+        assert all(n in all_figures() for n in args.names), args.names
 
 
 def test_examples_found():

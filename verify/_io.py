@@ -31,7 +31,7 @@ from attnlimits.symbolic._files import TEMP_PREFIX, atomic_write
 from attnlimits.symbolic.result import InputError
 
 __all__ = ["check_output_file", "check_output_folder", "save_figure", "write_text", "OutputLock",
-           "read_manifest", "record_files", "remove_previous", "MANIFEST", "LOCK"]
+           "read_manifest", "record_files", "remove_previous", "write_atomically", "MANIFEST", "LOCK"]
 
 #: the file in an output folder listing, per command, the files its last run wrote there
 MANIFEST = ".attnlimits-manifest.json"
@@ -151,18 +151,20 @@ def check_output_folder(path, *, option: str = "--out", subdirs=(), files=(), cr
     return out
 
 
-def _atomic(path: Path, write) -> Path:
+def write_atomically(path: Path, write) -> Path:
+    """Call ``write(tmp)`` on a temporary file beside ``path`` and rename it to ``path``: a failed write leaves
+    the previous file."""
     return atomic_write(Path(path), write)
 
 
 def save_figure(fig, path, **kw) -> Path:
     """``fig.savefig`` to a temporary file beside ``path``, then replace ``path``."""
-    return _atomic(Path(path), lambda tmp: fig.savefig(tmp, **kw))
+    return write_atomically(Path(path), lambda tmp: fig.savefig(tmp, **kw))
 
 
 def write_text(path, text: str) -> Path:
     """Write ``text`` to a temporary file beside ``path``, then replace ``path``."""
-    return _atomic(Path(path), lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    return write_atomically(Path(path), lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
 # ---------------------------------------------------------------------------------------------

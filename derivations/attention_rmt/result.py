@@ -4,7 +4,7 @@ Registered under the ``attnlimits.results`` entry-point group (``pyproject.toml`
 this module imports no SymPy; the equations are :mod:`attnlimits.derivations.attention_rmt.equations`.
 """
 from attnlimits.symbolic.properties import Choice, Expression, IntRange, Property, Range
-from attnlimits.symbolic.result import Command, Param, Result
+from attnlimits.symbolic.result import Command, Panel, Param, Result
 
 __all__ = ["RESULT", "REFERENCES", "RMT_COMMAND", "BUILTIN_ACTIVATION_NAMES"]
 
@@ -32,6 +32,11 @@ _ACTIVATION = Param("activation", "str", default="tanh",
                     help="built-in (" + ", ".join(BUILTIN_ACTIVATION_NAMES) + ") or a SymPy expression in t; centred automatically")
 
 RMT_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "rmt --activation tanh --c 0.5 --gamma 0.1,1 --snr 1 --wk 1,0 --wq 1,0",
+        "rmt --activation relu --c 2 --gamma 0.1 --diagonal keep --kappa 0.991 --digits 20",
+    ),
     name="",
     help="limiting interpolation error of attention vs ridge regression",
     run="attnlimits.verify.rmt.commands:run_rmt",
@@ -147,12 +152,25 @@ PROPERTIES = (
              quick={"timeout": 30.0}, confirm={"timeout": 60.0}, seconds=45.0),
 )
 
+_FIGURES = "attnlimits.verify.figures.rmt"
+
+#: The figure panels of the result (``attnlimits figure``): arXiv:2506.18656, Fig. 1a-c.
+FIGURES = (
+    Panel("rmt-1a", "interpolation error vs γ, ridge and attention (c = 4, SNR 1)", "arXiv:2506.18656 Fig. 1a",
+          f"{_FIGURES}:rmt_1a", 0.5, examples=("attnlimits figure rmt-1a --out figures/",)),
+    Panel("rmt-1b", "interpolation error vs c = p/n at γ = 1e-5", "arXiv:2506.18656 Fig. 1b", f"{_FIGURES}:rmt_1b", 1.0),
+    Panel("rmt-1c", "interpolation error vs SNR at c = 1/4, γ = 1e-5", "arXiv:2506.18656 Fig. 1c", f"{_FIGURES}:rmt_1c",
+          1.0),
+)
+
 RESULT = Result(
     name="rmt",
     title="Interpolation error of nonlinear attention vs ridge regression (p/n -> c)",
     references=REFERENCES,
     commands=(RMT_COMMAND,),
-    claims="attnlimits.verify.rmt.claims",
+    # one module per part of the spec; importing any of them registers all, in the package's order
+    claims=tuple(f"attnlimits.verify.rmt.claims.{part}" for part in
+                 ("exact", "ridge", "random_inputs", "geometry", "activation", "kernels", "numerics")),
     model="attnlimits.derivations.attention_rmt.equations:model",
     properties=PROPERTIES,
     items="attnlimits.derivations.attention_rmt.items:ITEMS",
@@ -168,4 +186,5 @@ RESULT = Result(
     ),
     description="Liao, Liu, Hou, Zou, Ling, arXiv:2506.18656 (docs/attention_rmt.md).",
     doc="docs/attention_rmt.md",
+    figures=FIGURES,
 )

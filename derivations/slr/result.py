@@ -6,7 +6,7 @@ SymPy; the equations are in :mod:`attnlimits.derivations.slr.population`, :mod:`
 :mod:`attnlimits.derivations.slr.predecessor`.
 """
 from attnlimits.symbolic.properties import Choice, IntRange, Property, Range
-from attnlimits.symbolic.result import Command, Param, Result
+from attnlimits.symbolic.result import Command, Panel, Param, Result
 
 __all__ = ["RESULT", "REFERENCES", "ACTIVATION_NAMES", "MODELS", "POPULATION_COMMAND", "REPLICA_COMMAND",
            "TRAIN_COMMAND", "BAYES_OPTIMAL_COMMAND", "AMP_COMMAND"]
@@ -53,6 +53,11 @@ _ACTS = Param("activation", "strs", default=DEFAULT_ACTIVATIONS,
               validator="attnlimits.derivations.slr.population:activation")
 
 POPULATION_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "slr population --model spiked --nu 2 --L 3 --activation softmax,linear_uncentred,erf_learned",
+        "slr population --model max --nu inf --L 1,2 --per-length --metric noisy --delta 0.1",
+    ),
     name="population",
     help="optimal population risk of each activation, with the Bayes risk",
     run="attnlimits.verify.slr.population_command:run_population",
@@ -99,6 +104,10 @@ _BO_COMMON = (
 )
 
 BAYES_OPTIMAL_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "slr bayes-optimal --model spiked --nu 2 --L 2 --alpha 4 --points 1024",
+    ),
     name="bayes-optimal",
     help="Bayes-optimal test error E_BO(α) by the RS state evolution (docs/slr.md §11)",
     run="attnlimits.verify.slr.bayes_optimal:run_bayes_optimal",
@@ -127,6 +136,10 @@ BAYES_OPTIMAL_COMMAND = Command(
 )
 
 AMP_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "slr amp --D 100 --n-test 200",
+    ),
     name="amp",
     help="GAMP on generated SLR data (spiked or max) vs the BO state evolution (docs/slr.md §11, C19)",
     run="attnlimits.verify.slr.bayes_optimal:run_amp",
@@ -147,6 +160,10 @@ AMP_COMMAND = Command(
 
 
 POSTERIOR_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "slr posterior --nu 2 --L 2 --alpha 4 --D 30 --seeds 0 --sweeps 20 --burn-in 10",
+    ),
     name="posterior",
     help="collapsed Gibbs posterior sampling of spiked-SLR at finite D vs the BO state evolution (docs/slr.md §11)",
     run="attnlimits.verify.slr.posterior:run_posterior",
@@ -169,6 +186,10 @@ POSTERIOR_COMMAND = Command(
 )
 
 PHASE_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "slr bo-phase --L 2 --nu 2 --alpha 1,4 --points 1024",
+    ),
     name="bo-phase",
     help="informed vs uninformed BO fixed points of spiked- or max-SLR over an (α, ν) grid per L (docs/slr.md §11)",
     run="attnlimits.verify.slr.phase:run_phase",
@@ -197,6 +218,10 @@ PHASE_COMMAND = Command(
 
 
 TRAIN_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "slr train --model spiked --nu 2 --L 2 --activation softmax --alpha 4 --lam 0.1 --D 40 --seeds 2",
+    ),
     name="train",
     help="ridge ERM at finite D (L-BFGS, GD, Adam/SGD), batched over seeds, against the theory",
     run="attnlimits.verify.slr.train:run_train",
@@ -245,6 +270,11 @@ TRAIN_COMMAND = Command(
 
 
 REPLICA_COMMAND = Command(
+    # small runs that print every column (the output-schema test runs them)
+    smoke=(
+        "slr replica --model spiked --nu 2 --L 2 --activation linear_centred --alpha 4 --lam 1 --points 128",
+        "slr replica --model spiked --nu 2 --L 2 --activation linear_centred --alpha 4 --lam tune --points 128",
+    ),
     name="replica",
     help="replica-symmetric theory of ridge ERM at finite sample ratio alpha (docs/slr.md §10)",
     run="attnlimits.verify.slr.replica:run_replica",
@@ -399,6 +429,33 @@ PROPERTIES = (
              confirm={"points": 2 ** 12, "replicates": 16, "rs_points": 1024, "rs_replicates": 16}, seconds=180.0),
 )
 
+_FIGURES = "attnlimits.verify.figures.slr"
+_FINITE_FIGURE = "arXiv:2509.21936 finite-sample figure"
+
+#: The figure panels of the result (``attnlimits figure``): the population and finite-sample figures.
+FIGURES = (
+    Panel("slr-risk-nu", "optimal population risks and Bayes risk vs ν (spiked, L = 2), with MC",
+          "arXiv:2509.21936 population figure", f"{_FIGURES}:risk_nu", 2.0,
+          examples=("attnlimits figure slr-risk-nu --out figures/",)),
+    Panel("slr-risk-L", "optimal population risks and Bayes risk vs L (spiked, ν = 2), with MC",
+          "arXiv:2509.21936 population figure", f"{_FIGURES}:risk_L", 2.0),
+    Panel("slr-risk-L-max", "optimal population risks vs L at max-SLR ν = ∞ (Bayes risk 0)",
+          "arXiv:2509.21936 population figure (max-SLR)", f"{_FIGURES}:risk_L_max", 3.0),
+    Panel("slr-varlen", "variable length L ~ U{1,2,3}, max-SLR ν = ∞: shared vs per-length optimum",
+          "arXiv:2509.21936 variable-length figure", f"{_FIGURES}:varlen", 1.0),
+    Panel("slr-finite-alpha", "test error vs α, spiked ν = 2, L = 2: RS at tuned λ, ERM, Bayes-optimal, population",
+          _FINITE_FIGURE, f"{_FIGURES}:finite_alpha", 8.0, options=True,
+          examples=("attnlimits figure slr-finite-alpha --full --device cuda --out figures/",
+                    "attnlimits figure slr-finite-alpha --full --seeds 4 --alpha 2,4,10 --workers 1 --out run/  "
+                    "# rerun the same line to resume")),
+    Panel("slr-finite-alpha-spiked-nu1-L3", "test error vs α, spiked ν = 1, L = 3 (same curves)", _FINITE_FIGURE,
+          f"{_FIGURES}:finite_alpha_spiked_nu1_L3", 1.0, options=True),
+    Panel("slr-finite-alpha-spiked-nu2-L3", "test error vs α, spiked ν = 2, L = 3 (same curves)", _FINITE_FIGURE,
+          f"{_FIGURES}:finite_alpha_spiked_nu2_L3", 1.0, options=True),
+    Panel("slr-finite-alpha-max-L3", "test error vs α, max-SLR ν = ∞, L = 3 (same curves)", _FINITE_FIGURE,
+          f"{_FIGURES}:finite_alpha_max_L3", 2.0, options=True),
+)
+
 RESULT = Result(
     name="slr",
     title="Single-location regression: softmax vs linear attention, Bayes optimality, finite samples",
@@ -445,4 +502,5 @@ RESULT = Result(
     ),
     description="Duranthon et al., arXiv:2509.21936; Marion et al., arXiv:2410.01537 (docs/slr.md).",
     group_help="single-location regression: population risks, Bayes risk, finite-sample theory",
+    figures=FIGURES,
 )

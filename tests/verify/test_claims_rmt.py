@@ -1,4 +1,4 @@
-"""Claims of the attention-vs-ridge result (verify/rmt/claims.py; docs/attention_rmt.md §12)."""
+"""Claims of the attention-vs-ridge result (verify/rmt/claims/; docs/attention_rmt.md §12)."""
 from __future__ import annotations
 
 import math
@@ -8,6 +8,7 @@ import pytest
 
 from attnlimits.verify.claims import REGISTRY, Context, run_claims, select
 from attnlimits.verify.rmt import claims as A
+from attnlimits.verify.rmt.claims import common as CM, geometry as GE, random_inputs as RI
 
 V_CLAIMS = [f"V{i}" for i in range(1, 21)]
 EXTRA_CLAIMS = ["mixed-geometry", "ID-parseval", "ID-backends", "ID-derivative"]
@@ -110,13 +111,13 @@ def test_monte_carlo_runs_are_shared_through_the_context(monkeypatch):
 
     monkeypatch.setattr(mc, "simulate_attention", fake_simulate)
     size = REGISTRY["V7"].quick
-    r1 = A._ri_run(ctx, size, 0.5)
-    r2 = A._ri_run(ctx, REGISTRY["V4"].quick, 0.5)
+    r1 = RI._ri_run(ctx, size, 0.5)
+    r2 = RI._ri_run(ctx, REGISTRY["V4"].quick, 0.5)
     assert r1 is r2 and len(calls) == 1
     args, kwargs = calls[0]
     assert kwargs["seed"] == ctx.seed_for("random-inputs", 50)
     assert kwargs["estimator"] == "trace" and kwargs["device"] == ctx.device
-    A._ri_run(ctx, REGISTRY["V14"].quick, 1.0)  # another c: a new run
+    RI._ri_run(ctx, REGISTRY["V14"].quick, 1.0)  # another c: a new run
     assert len(calls) == 2
 
 
@@ -166,7 +167,7 @@ def test_mc_check_uses_t_with_draws_minus_one_and_no_flat_tolerance():
     from attnlimits.verify.stats import mean_se
 
     est = mean_se(np.array([[0.50, 0.61], [0.52, 0.63], [0.51, 0.62], [0.53, 0.60]]))
-    c = A._mc_check("x", 0.5, est, 0, 0.01)
+    c = CM.mc_check("x", 0.5, est, 0, 0.01)
     assert c.dof == 3 and c.tolerance == 0.0 and "±0.01" in c.note and "not applied" in c.note
     assert c.law == "t(3)" and c.statistic == pytest.approx((0.515 - 0.5) / float(est.se[0]))
 
@@ -181,12 +182,12 @@ def test_extrapolated_check_measures_the_finite_n_correction():
     rng = np.random.default_rng(3)
     sizes = [250, 500]
     ests = [mean_se(0.5 + 3.0 / n + rng.normal(0, 1e-3, (10, 1))) for n in sizes]
-    c = A._extrapolated_check("E, n → ∞", [0.5, 0.5], ests, sizes, 0)
+    c = CM.extrapolated_check("E, n → ∞", [0.5, 0.5], ests, sizes, 0)
     assert c.passed and 9 < c.dof < 19 and "a = " in c.note and "n=250" in c.note
     assert c.value == pytest.approx(0.5, abs=5 * c.se)
-    biased = A._mc_check("E at n = 500", 0.5, ests[1], 0)
+    biased = CM.mc_check("E at n = 500", 0.5, ests[1], 0)
     assert not biased.passed  # the finite-n offset a single size would have to absorb
-    off = A._extrapolated_check("E, n → ∞", [0.49, 0.49], ests, sizes, 0)
+    off = CM.extrapolated_check("E, n → ∞", [0.49, 0.49], ests, sizes, 0)
     assert not off.passed and off.statistic > 5
 
 
@@ -200,17 +201,17 @@ def test_v6_rate_fit_recovers_the_root_law_and_its_band():
     from types import SimpleNamespace
 
     rng = np.random.default_rng(6)
-    g = np.array(A._RI_GAMMAS)
+    g = np.array(RI._RI_GAMMAS)
     curves = 0.25 * np.sqrt(g) * (1 + 0.3 * np.sqrt(g)) * (1 + 0.01 * rng.standard_normal((10, g.size)))
-    idx = [A._idx(A._RI_GAMMAS, x) for x in A._V6_RATE_GAMMAS]
-    slopes = A._v6_slope(A._V6_RATE_GAMMAS, curves[:, idx])
+    idx = [CM.gamma_index(RI._RI_GAMMAS, x) for x in RI._V6_RATE_GAMMAS]
+    slopes = RI._v6_slope(RI._V6_RATE_GAMMAS, curves[:, idx])
     assert np.allclose(slopes, 0.5, atol=0.02)
     run = SimpleNamespace(errors={"w0": curves})
-    checks = A._v6_rate_checks([250, 500], [run, run])
+    checks = RI._v6_rate_checks([250, 500], [run, run])
     assert len(checks) == 3 and checks[0].stochastic and checks[0].dof == 9
     assert all(c.passed for c in checks), [(c.label, c.value) for c in checks]
     flat = SimpleNamespace(errors={"w0": 0.1 * (1 + 0.01 * rng.standard_normal((10, g.size)))})
-    bad = A._v6_rate_checks([500], [flat])
+    bad = RI._v6_rate_checks([500], [flat])
     assert not bad[0].passed and not bad[1].passed  # slope ≈ 0: not 1/2, and 0 is not excluded
 
 
@@ -263,8 +264,8 @@ def test_headline_claims_registered():
         assert claim.quick and claim.full and "mc" in claim.tags
         assert set(claim.tags) <= {"rmt", "ridge", "random-inputs", "alignment", "hermite", "identity", "mc",
                                    "theory-only", "slow-in-full", "property"}
-    assert set(A._HR_ACTS) >= {"tanh", "relu", "sin", "erf", "sigmoid", "cos", "abs", "he2", "identity"}
-    assert min(A._HR_CS) < 1 < max(A._HR_CS) and A._HA_SNRS[0] == 0.0
+    assert set(RI._HR_ACTS) >= {"tanh", "relu", "sin", "erf", "sigmoid", "cos", "abs", "he2", "identity"}
+    assert min(RI._HR_CS) < 1 < max(RI._HR_CS) and GE._HA_SNRS[0] == 0.0
 
 
 def test_headline_claims_pass_in_quick_mode():
@@ -274,7 +275,7 @@ def test_headline_claims_pass_in_quick_mode():
         assert r.verdict == "pass", (r.claim, r.notes, [(c.label, c.value) for c in r.checks if not c.passed])
     hr = results[0]
     exceptions = [c for c in hr.checks if "derived exception" in c.label]
-    assert len(exceptions) == len(A._HR_EXCEPTIONS)
+    assert len(exceptions) == len(RI._HR_EXCEPTIONS)
     assert any(c.label.startswith("MC cos") for c in hr.checks)
     ha = results[1]
     assert ha.params["crossover_snr"]["c=1"]["aligned unit"] < ha.params["crossover_snr"]["c=1"]["w=0"]

@@ -8,7 +8,9 @@ import sys
 import pytest
 
 from attnlimits.symbolic.result import InputError
-from attnlimits.verify.figures import FIGURES, make_figure
+from attnlimits.verify.figures import all_figures, make_figure
+
+FIGURES = all_figures()
 
 
 def test_list_names_every_panel():
@@ -64,20 +66,23 @@ def test_a_figure_reports_progress_from_its_steps_and_commands(tmp_path, monkeyp
     """A panel's own steps and the progress lines of the commands it runs reach make_figure's progress,
     prefixed with the figure's name (slr-finite-alpha runs minutes: it must not be silent)."""
     from attnlimits.verify import figures
+    from attnlimits.verify.figures import drawing, registry
 
     def make(out, mode, seed, device):
-        figures._step("first step")
-        (row,) = figures._run("slr", "population", model="spiked", nu=2.0, L=[2], activation=["linear_uncentred"])
+        drawing.report_step("first step")
+        (row,) = drawing.run_command("slr", "population", model="spiked", nu=2.0, L=[2], activation=["linear_uncentred"])
         fig, ax, _ = figures.axes("probe", "x", "y")
         ax.plot([1, 2], [row["risk"]] * 2, label="risk")
         return fig, ax, [{"x": 1.0, "risk": row["risk"]}], "probe"
 
-    monkeypatch.setitem(figures.FIGURES, "probe", figures.Figure("probe", "probe", "test", make, 0.1))
+    declared = registry.all_figures()
+    monkeypatch.setattr(registry, "all_figures",
+                        lambda: {**declared, "probe": figures.Figure("probe", "probe", "test", make, 0.1)})
     lines = []
     make_figure("probe", tmp_path, device="cpu", progress=lines.append)
     assert "figure probe: first step" in lines
     assert any(line.startswith("figure probe: [1/1] linear_uncentred") for line in lines), lines
-    assert figures._PROGRESS.get() is None  # reset after the figure
+    assert drawing.PROGRESS.get() is None  # reset after the figure
     lines.clear()
     make_figure("probe", tmp_path, device="cpu")  # no progress: silent, no error
     assert lines == []

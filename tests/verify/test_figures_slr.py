@@ -6,9 +6,11 @@ import math
 import pytest
 
 from attnlimits.symbolic.result import InputError
-from attnlimits.verify._slr_panels import (FINITE_SETTINGS, erm_grid_text, full_size, full_task_seconds,
+from attnlimits.verify.figures.slr import (FINITE_SETTINGS, erm_grid_text, full_size, full_task_seconds,
                                           population_mc)
-from attnlimits.verify.figures import FIGURES, make_figure
+from attnlimits.verify.figures import all_figures, make_figure
+
+FIGURES = all_figures()
 
 
 def test_every_slr_panel_is_listed():
@@ -76,7 +78,7 @@ def test_quick_panel_has_theory_and_simulation_rows(tmp_path, name):
 def test_full_erm_tasks_run_once_and_resume(tmp_path):
     # the --full machinery at a toy size: one sweep task per (activation, alpha, seed), the Parquet table in
     # OUT/NAME-erm/, a rerun skips the finished tasks
-    from attnlimits.verify._slr_panels import _erm_full
+    from attnlimits.verify.figures.slr import _erm_full
 
     tasks = [("softmax", 2.0, 0.3, 40, 0), ("softmax", 2.0, 0.3, 40, 1)]
     said = []
@@ -97,10 +99,10 @@ def test_full_erm_tasks_run_once_and_resume(tmp_path):
 def test_full_panel_end_to_end_at_toy_size(tmp_path, monkeypatch):
     # the whole --full path (plan, tasks on the sweep table, markers, CSV) at √(ND) = 60 with the theory at a fixed
     # λ (the live tuning is what --full adds and is tested with `slr replica`); a rerun trains nothing
-    import attnlimits.verify._slr_panels as P
+    import attnlimits.verify.figures.slr as P
 
     def fixed_lambda(name, act, model, nu, L, dense, points, progress):
-        rows = P._f()._run("slr", "replica", model=model, nu=nu, L=[L], activation=[act], alpha=list(dense),
+        rows = P.run_command("slr", "replica", model=model, nu=nu, L=[L], activation=[act], alpha=list(dense),
                            lam=["0.3"], delta=0.1, points=256, branches="informed")
         return rows, "fixed λ (test)"
     monkeypatch.setattr(P, "_tuned_theory", fixed_lambda)

@@ -204,7 +204,7 @@ def _replica_rows(lam=0.1):
 def test_figure_theory_rows_and_line_at_lam_01():
     """The figure's data from ``slr replica`` rows at λ = 0.1: the rows carry ``flag``, the rsb α are not on the
     prediction line and are hollow markers with the RS-unstable legend entry."""
-    from attnlimits.verify.figures import draw_theory, theory_rows
+    from attnlimits.verify.figures.slr import draw_theory, theory_rows
 
     rows = theory_rows("slr-finite-alpha", "linear_uncentred", _replica_rows(), nu=2.0, L=2, delta=0.1)
     assert [r["flag"] for r in rows] == ["rsb", "rsb", "", "", ""] and rows[0]["lam"] == 0.1
@@ -220,7 +220,7 @@ def test_figure_slr_finite_alpha_carries_flags(tmp_path, monkeypatch):
     theory rows, the ERM row's ``theory_flag`` and ``flag``, and the note all say so."""
     import attnlimits.verify.slr.bayes_optimal as BO
     import attnlimits.verify.slr.train as T
-    from attnlimits.verify import figures as FG
+    from attnlimits.verify.figures import slr as FG
 
     by_alpha = {r["alpha"]: r for r in _replica_rows()}
 
@@ -238,10 +238,10 @@ def test_figure_slr_finite_alpha_carries_flags(tmp_path, monkeypatch):
     class _BO:
         E_BO = 0.25
 
-    monkeypatch.setattr(FG, "_run", run)
+    monkeypatch.setattr(FG, "run_command", run)
     monkeypatch.setattr(T, "train_erm", lambda act, **kw: _Res(kw["alpha"]))
     monkeypatch.setattr(BO, "bo_state_evolution", lambda *a, **k: [_BO() for _ in a[3]])
-    from attnlimits.verify._slr_panels import finite_panel
+    from attnlimits.verify.figures.slr import finite_panel
 
     fig, ax, rows, note = finite_panel("slr-finite-alpha", tmp_path, "quick", 0, "cpu")
     th = [r for r in rows if r["kind"] == "theory" and r["curve"] == "linear_uncentred"]
@@ -279,13 +279,13 @@ def test_sweep_curves_and_plot_mark_flagged_points(tmp_path, monkeypatch):
 
 def test_report_plot_draws_flagged_series_apart(tmp_path):
     from attnlimits.verify.claims.base import ClaimResult, PlotSeries, PlotSpec
-    from attnlimits.verify.report import _draw_spec, plot_caption
+    from attnlimits.verify.report import draw_spec, plot_caption
 
     spec = PlotSpec("C15", "α", "E_test", [
         PlotSeries("RS", [2, 4, 8], [1.65, 0.84, 0.49], [0.03, 0.04, 0.001], flags=["rsb", "", ""]),
         PlotSeries("ERM", [2, 4, 8], [0.9, 0.85, 0.49], [0.01] * 3, kind="points", flags=["", "stalled", ""])])
     fig, ax = _axes()
-    _draw_spec(ax, spec)
+    draw_spec(ax, spec)
     assert _hollow(ax) == [2.0] and RSB_LEGEND in _legend_texts(ax) and F.LEGEND["stalled"] in _legend_texts(ax)
     (line,) = [ln for ln in ax.get_lines() if ln.get_label() == "RS"]
     assert np.isnan(np.asarray(line.get_ydata(), float)[0])

@@ -40,6 +40,17 @@ def toys(monkeypatch):
     return toy_properties
 
 
+def replace_panel(monkeypatch, name, make):
+    """Panel ``name`` drawn by ``make`` instead (the declared panels, as the CLI and make_figure see them)."""
+    import attnlimits.verify.figures as F
+    from attnlimits.verify.figures import registry
+
+    panels = registry.all_figures()
+    panels[name] = dataclasses.replace(panels[name], make=make)
+    monkeypatch.setattr(registry, "all_figures", lambda: dict(panels))
+    monkeypatch.setattr(F, "all_figures", lambda: dict(panels))
+
+
 @pytest.fixture
 def cheap_figure(monkeypatch):
     """``figure rmt-1a`` drawn from three made-up points (the writing path of a figure, not its physics)."""
@@ -53,7 +64,7 @@ def cheap_figure(monkeypatch):
         ax.plot([1, 2, 3], [1, 4, 9], label="y")
         return fig, ax, [{"x": x, "y": x * x} for x in (1, 2, 3)], "made-up points"
 
-    monkeypatch.setitem(F.FIGURES, "rmt-1a", dataclasses.replace(F.FIGURES["rmt-1a"], make=make))
+    replace_panel(monkeypatch, "rmt-1a", make)
     return calls
 
 
@@ -251,14 +262,13 @@ def no_work(monkeypatch):
     """Every computation the commands could start raises: a test passes only if none started."""
     import attnlimits.verify.claims as C
     import attnlimits.verify.explore.driver as D
-    from attnlimits.verify import figures as F
 
     def boom(*a, **k):
         raise AssertionError("computation started")
 
     monkeypatch.setattr(C, "run_claims", boom)
     monkeypatch.setattr(D, "explore_property", boom)
-    monkeypatch.setitem(F.FIGURES, "rmt-1a", dataclasses.replace(F.FIGURES["rmt-1a"], make=boom))
+    replace_panel(monkeypatch, "rmt-1a", boom)
     monkeypatch.setattr("attnlimits.verify.sweep.runner._run_locked", boom)
     monkeypatch.setattr("attnlimits.verify.rmt.commands.export_rmt", boom)
     return boom

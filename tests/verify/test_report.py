@@ -269,7 +269,7 @@ def test_learning_curve_styles_groups_bands_and_reference_levels(tmp_path):
     """Grouped series share a colour; a line with yerr gets a ±yerr band; 'dashed' draws a level."""
     from matplotlib.figure import Figure
 
-    from attnlimits.verify.report import _draw_spec
+    from attnlimits.verify.report import draw_spec
 
     a = [1.0, 2.0, 4.0]
     spec = PlotSpec("curve", "α", "E", [
@@ -282,7 +282,7 @@ def test_learning_curve_styles_groups_bands_and_reference_levels(tmp_path):
     ])
     fig = Figure()
     ax = fig.subplots()
-    _draw_spec(ax, spec)
+    draw_spec(ax, spec)
     lines = ax.get_lines()
     by_label = {ln.get_label(): ln for ln in lines}
     assert by_label["softmax"].get_color() == "C0" and by_label["linear"].get_color() == "C1"
@@ -375,8 +375,8 @@ def test_rewriting_a_partial_report_draws_only_new_figures(tmp_path, monkeypatch
     import attnlimits.verify.report as R
 
     calls = []
-    real = R._plot_claim
-    monkeypatch.setattr(R, "_plot_claim", lambda r, path: (calls.append(r.claim), real(r, path)))
+    real = R.plot_claim
+    monkeypatch.setattr(R, "plot_claim", lambda r, path: (calls.append(r.claim), real(r, path)))
     results = fake_results()
     with_plots = [r.claim for r in results if r.plots]
     write_report(results[:1], tmp_path, meta={"mode": "quick"})
@@ -396,8 +396,8 @@ def test_shallow_copies_of_results_are_not_redrawn(tmp_path, monkeypatch):
     import attnlimits.verify.report as R
 
     calls = []
-    real = R._plot_claim
-    monkeypatch.setattr(R, "_plot_claim", lambda r, path: (calls.append(r.claim), real(r, path)))
+    real = R.plot_claim
+    monkeypatch.setattr(R, "plot_claim", lambda r, path: (calls.append(r.claim), real(r, path)))
     results = fake_results()
     write_report(results, tmp_path, meta={"mode": "quick"})
     n = len(calls)

@@ -15,7 +15,7 @@ __all__ = ["TARGET", "EXCEPTIONS", "mdd_status", "above_target"]
 TARGET = {"quick": 0.05, "full": 0.01}
 
 #: Claims whose ``--quick`` (or ``--full``) MDD stays above :data:`TARGET`, and why.  Keys: (claim, mode).
-#: Listed from a measured --quick run (seed 0); not yet sized or restructured.
+#: Listed from a --quick run at seed 0.
 EXCEPTIONS: dict = {
     ('C15b', "quick"): 'ERM over 3 seeds per (activation, α) (t(2) at level/m ≈ 158); 12 seeds would add about 2 min of training',
     ('C15c', "quick"): 'ERM over 3 seeds per (activation, α) at D = 400 (t(2) at level/m), as C15b',

@@ -80,7 +80,7 @@ def explore(names=(), *, budget: int = 100, seed: int = 0, out="attnlimits-explo
     file) or a ``client``.  The points, draws and verdicts are the same either way."""
     from attnlimits.verify._io import OutputLock, check_output_folder, record_files, remove_previous
 
-    from .driver import Evaluator, _Interrupted, explore_property
+    from .driver import Evaluator, Interrupted, explore_property
     from .output import read_previous, table_name, write_outputs
 
     known = properties()
@@ -110,7 +110,7 @@ def explore(names=(), *, budget: int = 100, seed: int = 0, out="attnlimits-explo
                 runs.append(explore_property(known[name], budget=int(budget), seed=int(seed), level=level,
                                              n_properties=len(names), database=out / "hypothesis-db" / name,
                                              deadline=deadline, progress=progress, evaluator=evaluator))
-        except _Interrupted as stop:
+        except Interrupted as stop:
             runs.append(stop.run)
             files = write_outputs(runs, out, interrupted=True, **kw)
             record_files(out, MANIFEST_KEY, files, merge=not fresh)

@@ -59,7 +59,7 @@ from attnlimits.symbolic.properties import Choice, Expression, IntRange, NotEval
 from attnlimits.symbolic.result import InputError, resolve
 from attnlimits.verify.comparison import COMPARISON_COLUMNS, LEVEL, comparison_columns, z_equivalent
 
-__all__ = ["PropertyRun", "explore_property", "point_strategy", "evaluate_point", "point_seed", "MAX_CONFIRMATIONS",
+__all__ = ["PropertyRun", "Interrupted", "explore_property", "point_strategy", "evaluate_point", "point_seed", "MAX_CONFIRMATIONS",
            "SCREEN_LEVEL", "SPACE_FILLING_SHARE", "space_filling_points", "coverage", "coverage_text", "rule_text",
            "Evaluator"]
 
@@ -258,9 +258,9 @@ def evaluate_point(prop: Property, point: dict, *, size: dict, seed: int, level:
 def _evaluate_task(prop, point, size, seed, level, pin=True):
     """One point in a Dask worker: BLAS/torch threads pinned to 1, then :func:`evaluate_point`."""
     if pin:
-        from attnlimits.verify.sweep._worker import _pin_threads
+        from attnlimits.verify.sweep._worker import pin_threads
 
-        _pin_threads()
+        pin_threads()
     return evaluate_point(prop, point, size=size, seed=seed, level=level)
 
 
@@ -277,7 +277,7 @@ class Evaluator:
                 from distributed import Client, LocalCluster
             except ImportError as exc:  # pragma: no cover - declared dependency
                 raise InputError(f"--workers/--scheduler need dask[distributed] ({exc})") from None
-            from attnlimits.verify.sweep.runner import _local_cluster, default_workers
+            from attnlimits.verify.sweep.runner import local_cluster, default_workers
 
             if scheduler:
                 kw = {"scheduler_file": scheduler} if Path(scheduler).is_file() else {"address": scheduler}
@@ -286,7 +286,7 @@ class Evaluator:
                 except (OSError, TimeoutError) as exc:
                     raise InputError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
             else:
-                self._cluster = _local_cluster(LocalCluster, max(1, min(int(workers), default_workers())))
+                self._cluster = local_cluster(LocalCluster, max(1, min(int(workers), default_workers())))
                 self.client = Client(self._cluster)
             self._own = True
 
@@ -564,7 +564,7 @@ def explore_property(prop: Property, *, budget: int = 100, seed: int = 0, level:
     except KeyboardInterrupt:
         run.status = "interrupted"
         run.seconds = time.perf_counter() - t_start
-        raise _Interrupted(run) from None
+        raise Interrupted(run) from None
     if run.failed and database is not None:
         _remember_failure(prop, database, run.counterexample)
     run.seconds = time.perf_counter() - t_start
@@ -599,7 +599,9 @@ def _remember_failure(prop, database, point) -> None:
     write_text(Path(database) / KNOWN_FAILURES, json.dumps(known + [dict(point)], indent=1) + "\n")
 
 
-class _Interrupted(BaseException):
+class Interrupted(BaseException):
+    """A stop (Ctrl-C) during an exploration, carrying the :class:`PropertyRun` made so far."""
+
     def __init__(self, run):
         super().__init__("interrupted")
         self.run = run

@@ -94,7 +94,7 @@ def _column(values):
 
 def _write_table(rows, out: Path, csv: bool) -> Path:
     import pandas as pd
-    from attnlimits.verify._io import _atomic
+    from attnlimits.verify._io import write_atomically
 
     df = pd.DataFrame(rows)
     for col in df.columns:  # parameters of several properties share no type: text where mixed
@@ -102,8 +102,8 @@ def _write_table(rows, out: Path, csv: bool) -> Path:
             fixed = _column(list(df[col]))
             df[col] = pd.to_numeric(df[col]) if fixed is None else fixed
     if csv:
-        return _atomic(out / "points.csv", lambda tmp: df.to_csv(tmp, index=False))
-    return _atomic(out / "points.parquet", lambda tmp: df.to_parquet(tmp, index=False))
+        return write_atomically(out / "points.csv", lambda tmp: df.to_csv(tmp, index=False))
+    return write_atomically(out / "points.parquet", lambda tmp: df.to_parquet(tmp, index=False))
 
 
 def _write_map(run, out: Path):

@@ -52,7 +52,7 @@ def grammar_answers(point, *, size, seed):
     An answer must be finite and obey Bessel's inequality ν ≥ a1² + a2² (to 1e-9 relative): a
     necessary condition on correct coefficients.  (The printed Parseval residual ν − Σ_{k≤40} a_k² is
     a truncation tail, not an error: about 7e-4 for tanh|t| − log 2, and a large fraction of ν for
-    exp(6t), whose coefficients decay like 6^k/√k! — found by this property's first run.)"""
+    exp(6t), whose coefficients decay like 6^k/√k!.)"""
     expr = point["expression"]
     timeout = float(size.get("timeout", 30.0))
     try:
@@ -283,7 +283,7 @@ def large_gamma_m1(point, *, size, seed):
     γ = γ₀/4, γ₀/2 and γ₀ (default 1e4), two Richardson steps (removing the O(1/γ) and O(1/γ²) terms), must
     equal M₁ to ``relative_tolerance`` (1e-4): the statement of claim V5's theory check, at any activation,
     c and κ (the diagonal kept at constant κ).  (One step, as V5 uses at c ≥ 0.25, leaves 3e-4 relative at
-    c = 0.1: the O(1/γ²) term grows as c → 0 — found by this property's simplest point.)"""
+    c = 0.1: the O(1/γ²) term grows as c → 0.)"""
     act, c, kappa = point["activation"], float(point["c"]), float(point["kappa"])
     g0 = float(size.get("gamma", 1e4))
     gs = [g0 / 4, g0 / 2, g0]

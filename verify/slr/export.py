@@ -44,7 +44,8 @@ def _common_chunks(gaussian=("sobol_normal",)):
     import attnlimits.symbolic.codegen as SC
     import attnlimits.symbolic.gaussian as SG
     import attnlimits.symbolic.result as SR
-    import attnlimits.verify.cli as CLI
+    import attnlimits.verify.cli.output as CLI_OUTPUT
+    import attnlimits.verify.cli.parser as CLI_PARSER
     from attnlimits.numeric import _export as X
     from attnlimits.numeric import _portable_solver
 
@@ -55,7 +56,8 @@ def _common_chunks(gaussian=("sobol_normal",)):
         ("scrambled Sobol points" + (" and Gauss–Hermite rules" if "gauss_hermite_rule" in gaussian else "")
          + " (symbolic/gaussian.py)", X.extract(SG, list(gaussian))),
         ("loading generated kernel text (symbolic/codegen.py)", X.extract(SC, ["load_module"])),
-        ("options and printing of rows (verify/cli.py)", X.extract(CLI, ["_default_text", "_add_params", "format_rows"])),
+        ("options of the command line (verify/cli/parser.py)", X.extract(CLI_PARSER, ["_default_text", "_add_params"])),
+        ("printing of rows (verify/cli/output.py)", X.extract(CLI_OUTPUT, ["format_rows"])),
     ]
 
 

@@ -18,7 +18,8 @@ import uuid
 from pathlib import Path
 
 __all__ = ["execute_point", "execute_chain", "PinThreads", "THREAD_ENV", "plain", "resolve_run", "thread_settings", "point_rows",
-           "write_part", "canonical_params", "META_COLUMNS"]
+           "write_part", "canonical_params", "META_COLUMNS", "durable_write", "fsync_dir", "one_line", "package_versions",
+           "pin_threads"]
 
 from attnlimits.numeric.allocator import tune_allocator
 from attnlimits.numeric.threads import THREAD_VARIABLES, apply_threads
@@ -31,7 +32,7 @@ _VERSIONS: str | None = None
 _LIMITED = False
 
 
-def _versions() -> str:
+def package_versions() -> str:
     """JSON of the versions of the packages that compute (cached per process)."""
     global _VERSIONS
     if _VERSIONS is None:
@@ -48,7 +49,7 @@ def _versions() -> str:
     return _VERSIONS
 
 
-def _pin_threads() -> None:
+def pin_threads() -> None:
     """One BLAS/OpenMP/torch thread in this process (a Dask worker)."""
     global _LIMITED
     if not _LIMITED:
@@ -72,10 +73,11 @@ class PinThreads(_WorkerPlugin):
     name = "attnlimits-pin-threads"
 
     def setup(self, worker=None):
-        _pin_threads()
+        pin_threads()
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
+    """An exception as one line ``Type: first line of the message`` (a sweep's error column)."""
     text = next((s.strip() for s in str(exc).splitlines() if s.strip()), "")
     msg = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     tb = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
@@ -118,7 +120,7 @@ def execute_point(run: str, params: dict, key: str, after=None, pin: bool = True
     and either ``written`` (the part file's path) or ``table_rows`` (for the client to write).
     """
     if pin:
-        _pin_threads()
+        pin_threads()
     t0 = time.perf_counter()
     status, error, rows = "ok", "", []
     try:
@@ -129,10 +131,10 @@ def execute_point(run: str, params: dict, key: str, after=None, pin: bool = True
             result = [result]
         rows = [{k: plain(v) for k, v in dict(r).items()} for r in result]
     except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
-        status, error, rows = "failed", _one_line(exc), []
+        status, error, rows = "failed", one_line(exc), []
     rec = {"key": key, "attempt": uuid.uuid4().hex, "status": status, "error": error, "rows": rows,
            "elapsed_s": time.perf_counter() - t0, "worker": f"{socket.gethostname()}:{os.getpid()}",
-           "versions": _versions(),
+           "versions": package_versions(),
            "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")}
     table_rows = point_rows(rec, params, command_name, code_version)
     del rec["rows"], rec["versions"]
@@ -180,7 +182,7 @@ def execute_chain(run: str, points: list, keys: list, axes: tuple, after=None, p
     errors stay per point.  Returns one record per point (as :func:`execute_point`).
     """
     if pin:
-        _pin_threads()
+        pin_threads()
     task = {"command_name": command_name, "code_version": code_version, "out": out, "token": token,
             "writes": writes}
     merged = inside_out(points[0], writes, out)
@@ -207,7 +209,7 @@ def execute_chain(run: str, points: list, keys: list, axes: tuple, after=None, p
     recs, all_rows = [], []
     for p, k, own in zip(points, keys, owner):
         rec = {"key": k, "attempt": uuid.uuid4().hex, "status": "ok", "error": "", "rows": own,
-               "elapsed_s": elapsed, "worker": f"{socket.gethostname()}:{os.getpid()}", "versions": _versions(),
+               "elapsed_s": elapsed, "worker": f"{socket.gethostname()}:{os.getpid()}", "versions": package_versions(),
                "finished_at": now}
         rec["table_rows"] = point_rows(rec, p, command_name, code_version)
         del rec["rows"], rec["versions"]
@@ -308,13 +310,14 @@ def point_rows(record: dict, params: dict, command_name: str, code_version: str)
     return rows
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Flush the folder ``path`` to disk (a rename in it survives a crash)."""
     from attnlimits.symbolic._files import _fsync_dir as sync
 
     sync(path)
 
 
-def _atomic_write(path: Path, write, sync_dir: bool = False) -> None:
+def durable_write(path: Path, write, sync_dir: bool = False) -> None:
     """Call ``write(tmp_path)``, flush it to disk, rename it to ``path`` (same folder), creating the
     folder: :func:`attnlimits.symbolic._files.atomic_write` with ``fsync``.
 
@@ -339,7 +342,7 @@ def write_part(parts_dir, rows: list[dict]):
     table = pa.Table.from_pylist([{k: plain(v) for k, v in r.items()} for r in rows])
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
     path = parts_dir / f"part-{stamp}-{uuid.uuid4().hex[:8]}.parquet"
-    _atomic_write(path, lambda tmp: pq.write_table(table, tmp))
+    durable_write(path, lambda tmp: pq.write_table(table, tmp))
     return path
 
 

@@ -5,7 +5,7 @@ Two forms share one parser (so a plain ``parse_args`` handles both)::
     attnlimits sweep GRID.toml --out DIR [--scheduler ADDR] [--workers N] [--force] [--csv]
     attnlimits sweep plot DIR --x alpha --y E_test [--hue activation] [--where nu=1] [-o FILE]
 
-The lead's ``verify/cli.py`` calls :func:`add_subparser` on its subparsers and dispatches to
+The command line (:mod:`attnlimits.verify.cli.parser`) calls :func:`add_subparser` on its subparsers and dispatches to
 :func:`run`; ``python -m attnlimits.verify.sweep ...`` runs the same through :func:`main`.
 Exit status: 0 all points ok, 1 some points failed (recorded in the table), 2 bad input,
 130 interrupted (finished points are kept; rerun the same command to complete the rest).

@@ -38,10 +38,10 @@ from pathlib import Path
 from attnlimits.symbolic.result import InputError
 
 from .grid import Grid, point_identity
-from ._worker import THREAD_ENV, PinThreads, _one_line, _versions, execute_chain, execute_point, point_rows
+from ._worker import THREAD_ENV, PinThreads, one_line, package_versions, execute_chain, execute_point, point_rows
 from .table import ResultsTable
 
-__all__ = ["run_sweep", "execute_point", "SweepSummary", "PinThreads", "THREAD_ENV", "default_workers"]
+__all__ = ["run_sweep", "execute_point", "SweepSummary", "PinThreads", "THREAD_ENV", "default_workers", "local_cluster"]
 
 def default_workers() -> int:
     """Worker processes for a local cluster: the cores this process may use."""
@@ -295,7 +295,7 @@ def _run_locked(grid: Grid, out, *, client, scheduler, workers, force, retry_fai
     return summary
 
 
-def _local_cluster(LocalCluster, n: int):
+def local_cluster(LocalCluster, n: int):
     """A local cluster whose worker processes ignore SIGINT: Ctrl-C reaches the whole foreground
     process group, and workers that took it printed a traceback each (about 70 lines for one
     Ctrl-C); the client handles it and closes the cluster.  A process started while SIGINT is
@@ -376,7 +376,7 @@ def _run_dask(grid: Grid, chains, record, summary: SweepSummary, task: dict, *, 
                           file=sys.stderr, flush=True)
                     n = cores
                 n = min(n, len(chains))
-                cluster = _local_cluster(LocalCluster, max(1, n))
+                cluster = local_cluster(LocalCluster, max(1, n))
                 client = Client(cluster)
         client.register_plugin(PinThreads(), name=PinThreads.name)
         summary.workers = len(client.scheduler_info().get("workers", {}))
@@ -448,11 +448,11 @@ def _record_of(fut, res, grid: Grid, i: int, KilledWorker, CancelledError) -> di
     if isinstance(res, KilledWorker) and res.task != fut.key:
         return None  # its chain predecessor killed its workers: a rerun does it
     exc = res if isinstance(res, BaseException) else RuntimeError(f"unexpected task result {type(res).__name__}")
-    error = _one_line(exc)
+    error = one_line(exc)
     if isinstance(res, KilledWorker):
         error = f"KilledWorker: the worker process died each of {res.allowed_failures + 1} times it ran this point"
     rec = {"key": grid.keys[i], "attempt": uuid.uuid4().hex, "status": "failed", "error": error, "rows": [],
-           "elapsed_s": 0.0, "worker": "", "versions": _versions(),
+           "elapsed_s": 0.0, "worker": "", "versions": package_versions(),
            "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")}
     rec["table_rows"] = point_rows(rec, grid.points[i], grid.command_name, grid.code_version)
     return rec

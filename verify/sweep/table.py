@@ -48,7 +48,7 @@ import pyarrow.parquet as pq
 
 from attnlimits.symbolic.result import InputError
 
-from ._worker import META_COLUMNS, _atomic_write, _fsync_dir, plain, write_part  # noqa: F401
+from ._worker import META_COLUMNS, durable_write, fsync_dir, plain, write_part  # noqa: F401
 
 __all__ = ["ResultsTable", "META_COLUMNS", "plain"]
 
@@ -121,7 +121,7 @@ class ResultsTable:
 
     def _write_manifest(self, man: dict) -> None:
         text = json.dumps(man, indent=1)
-        _atomic_write(self.manifest_path, lambda tmp: Path(tmp).write_text(text), sync_dir=True)
+        durable_write(self.manifest_path, lambda tmp: Path(tmp).write_text(text), sync_dir=True)
 
     # --- writing --------------------------------------------------------------------------------
     def append(self, rows: list[dict]) -> Path:
@@ -269,13 +269,13 @@ class ResultsTable:
         merged = _unify(tables)
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
         target = self.parts / f"part-{stamp}-compact-{uuid.uuid4().hex[:8]}.parquet"
-        _atomic_write(target, lambda tmp: pq.write_table(merged, tmp), sync_dir=True)
+        durable_write(target, lambda tmp: pq.write_table(merged, tmp), sync_dir=True)
         for p in files:
             try:
                 p.unlink()
             except OSError:
                 pass
-        _fsync_dir(self.parts)
+        fsync_dir(self.parts)
         return len(files)
 
     def to_csv(self, path=None) -> Path:
@@ -291,7 +291,7 @@ class ResultsTable:
                 w.writerow(names)
                 for r in rows:
                     w.writerow(["" if r.get(n) is None else _csv_cell(r.get(n)) for n in names])
-        _atomic_write(path, write)
+        durable_write(path, write)
         return path
 
 

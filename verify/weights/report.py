@@ -115,9 +115,9 @@ class WeightsReport:
                 w.writerow(cols)
                 for row in self.rows:
                     w.writerow(["" if row.get(c) is None else row.get(c) for c in cols])
-        from attnlimits.verify._io import _atomic
+        from attnlimits.verify._io import write_atomically
 
-        return _atomic(path, write)
+        return write_atomically(path, write)
 
     def to_dict(self) -> dict:
         return _clean(

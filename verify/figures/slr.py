@@ -1,4 +1,6 @@
-"""The single-location-regression panels of ``attnlimits figure`` (arXiv:2509.21936; docs/slr.md).
+"""The single-location-regression panels of ``attnlimits figure`` (arXiv:2509.21936; docs/slr.md), declared in the
+result's manifest (``derivations/slr/result.py``, ``figures=``); drawn with the shared helpers of
+:mod:`attnlimits.verify.figures.drawing`.
 
 Population panels (§6–§9): the optimal population risk of each activation and the Bayes risk, theory from
 ``slr population`` (quadrature or closed form), with Monte Carlo markers — the risk *at the optimal
@@ -22,25 +24,17 @@ import time
 
 import numpy as np
 
+from .drawing import COLORS, axes, run_command
+
 __all__ = ["POPULATION_ACTS", "population_mc", "population_panel", "varlen_panel", "finite_panel",
-           "FINITE_SETTINGS", "full_size", "full_task_seconds"]
+           "FINITE_SETTINGS", "full_size", "full_task_seconds", "erm_grid_text", "theory_rows", "draw_theory",
+           "risk_nu", "risk_L", "risk_L_max", "varlen", "finite_alpha", "finite_alpha_spiked_nu1_L3",
+           "finite_alpha_spiked_nu2_L3", "finite_alpha_max_L3"]
 
 #: The activations of the population panels (spec §4; the paper's four families, both linear forms).
 POPULATION_ACTS = ("softmax", "linear_uncentred", "linear_centred", "erf_learned", "softplus_norm")
 #: Fresh projection draws per Monte Carlo marker.
 MC_DRAWS = {"quick": 200_000, "full": 1_000_000}
-
-
-def _f():
-    """The figures module (its drawing helpers and command runner), which calls into this one: looked up among
-    the loaded modules rather than imported, so that the dependency runs one way (figures → panels)."""
-    import sys
-
-    try:
-        return sys.modules["attnlimits.verify.figures"]
-    except KeyError:
-        raise RuntimeError("the SLR panels are drawn through attnlimits.verify.figures (attnlimits figure NAME)") \
-            from None
 
 
 def _extra_of(rec: dict):
@@ -99,16 +93,15 @@ def population_panel(name, *, xs, x, model, nu, L, mode, seed, device, title, xl
     Returns ``(fig, ax, rows, note)``."""
     from attnlimits.verify._flags import measured_points
 
-    F = _f()
     n = MC_DRAWS[mode]
-    fig, ax, rax = F.axes(title, xlabel, "optimal population risk (excess)", logx=logx, residual=True)
+    fig, ax, rax = axes(title, xlabel, "optimal population risk (excess)", logx=logx, residual=True)
     rows, curves, bayes, sims = [], {a: [] for a in acts}, [], {a: [] for a in list(acts) + ["bayes"]}
     fixed = {"model": model, "nu": nu, "L": L}
     nu_txt = "inf" if isinstance(nu, float) and math.isinf(nu) else nu
     for i, xv in enumerate(xs):
         kw = {"model": model, "nu": nu_txt if x != "nu" else xv, "L": [L] if x != "L" else [int(xv)],
               "activation": list(acts)}
-        recs = F._run("slr", "population", **kw)
+        recs = run_command("slr", "population", **kw)
         base = {k: v for k, v in fixed.items() if k != x}
         for j, r in enumerate(recs):
             act = r["activation"]
@@ -132,7 +125,7 @@ def population_panel(name, *, xs, x, model, nu, L, mode, seed, device, title, xl
         sims["bayes"].append((float(xv), m, se, eb))
         rows.append({"panel": name, "curve": "bayes", "kind": "simulation", x: float(xv), "risk": m, "risk_se": se,
                      "theory": eb, "z": _z(m, se, eb), "draws": n, "seed": s, **base})
-    colors = F._COLORS
+    colors = COLORS
     for a in acts:
         ax.plot(xs, curves[a], "-", lw=1.5, color=colors[a], label=f"{a} (theory)")
     ax.plot(xs, bayes, "--", color="k", lw=1.4, label="Bayes risk (theory)")
@@ -162,19 +155,18 @@ def varlen_panel(name, *, model, nu, law, mode, seed, device, title, acts=POPULA
     each fixed length, and the Monte Carlo risk at the shared optimum (markers ± SE, residuals in SE)."""
     from attnlimits.verify._flags import measured_points
 
-    F = _f()
     n = MC_DRAWS[mode]
     lengths = sorted(law)
-    fig, ax, rax = F.axes(title, "activation", "optimal population risk (excess)", residual=True)
+    fig, ax, rax = axes(title, "activation", "optimal population risk (excess)", residual=True)
     nu_txt = "inf" if isinstance(nu, float) and math.isinf(nu) else nu
-    recs = F._run("slr", "population", model=model, nu=nu_txt, L=lengths, activation=list(acts), per_length=True)
+    recs = run_command("slr", "population", model=model, nu=nu_txt, L=lengths, activation=list(acts), per_length=True)
     rows, xs, ms, ss, zs = [], [], [], [], []
     width = 0.38
     law_txt = "U{" + ",".join(map(str, lengths)) + "}"
     for j, r in enumerate(recs):
         act = r["activation"]
         shared, per = float(r["risk"]), float(r["per_length"]["average"])
-        c = F._COLORS[act]
+        c = COLORS[act]
         if j == 0:  # grey legend proxies: the colour is the activation's, the fill says which optimum
             ax.bar([], [], color="0.55", alpha=0.75, label=f"shared (k, v), L ~ {law_txt}")
             ax.bar([], [], color="white", edgecolor="0.4", hatch="///", label="per-length tuned (average)")
@@ -280,17 +272,16 @@ def _tuned_theory(name, act, model, nu, L, dense, points, progress):
     """The tuned-λ replica rows of ``act`` on ``dense``: λ* from the stored tunings where every α has one (the
     informed-branch fixed point solved now at that λ*, the branch the stored tuning chose on; seconds per α),
     else tuned live on the equilibrium branches (``slr replica --lam tune``; minutes per α at L = 3)."""
-    F = _f()
     nu_arg = "inf" if math.isinf(float(nu)) else float(nu)
     stored = [_stored_lambda(act, model, nu, L, a) for a in dense]
     if all(s is not None for s in stored):
         rows = []
         for a, lam in zip(dense, stored):
-            rows += F._run("slr", "replica", model=model, nu=nu_arg, L=[L], activation=[act], alpha=[a],
+            rows += run_command("slr", "replica", model=model, nu=nu_arg, L=[L], activation=[act], alpha=[a],
                            lam=[repr(lam)], delta=0.1, points=points, branches="informed")
         return rows, ("stored λ* (9-point grid 1e-3…10 on the informed branch, tools/regen_rs_tuned.py), the "
                       "informed-branch fixed point solved now at λ* (as the quick claims C15b, C15c, C18)")
-    return (F._run("slr", "replica", model=model, nu=nu_arg, L=[L], activation=[act], alpha=list(dense), lam=["tune"],
+    return (run_command("slr", "replica", model=model, nu=nu_arg, L=[L], activation=[act], alpha=list(dense), lam=["tune"],
                    delta=0.1, points=points), "λ tuned live (log grid 1e-3…10 + refinement)")
 
 
@@ -394,7 +385,6 @@ def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, work
     from attnlimits.verify._flags import caption, measured_points, summary_flag, theory_line
     from attnlimits.verify.slr.bayes_optimal import bo_state_evolution
 
-    F = _f()
     model, nu, L, acts = FINITE_SETTINGS[name]
     size = dict(FINITE_SIZES[mode])
     t0 = time.perf_counter()
@@ -419,7 +409,7 @@ def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, work
                f"seeds; tasks already in {name}-erm/ are skipped)")
         (progress or print)(msg)
     setting = f"{model}-SLR, ν = {_nu_txt(nu)}, L = {L}, Δ = 0.1"
-    fig, ax, rax = F.axes(f"Test error vs α, {setting} (arXiv:2509.21936)", "sample ratio α = N/D",
+    fig, ax, rax = axes(f"Test error vs α, {setting} (arXiv:2509.21936)", "sample ratio α = N/D",
                           "test error E_test (excess)", logx=True, residual=True)
     fixed = {"model": model, "nu": nu, "L": L, "delta": 0.1}
     rows, lam_sources, th_at, lam_of = [], {}, {}, {}
@@ -427,8 +417,8 @@ def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, work
         say(f"{act}: replica theory at tuned λ on {len(dense)} α")
         theory = _cached_theory if mode == "full" else (lambda _out, *a: _tuned_theory(*a))
         tuned, lam_sources[act] = theory(out, name, act, model, nu, L, dense, size["points"], progress)
-        th_rows = F.theory_rows(name, act, tuned, **fixed)
-        F.draw_theory(ax, th_rows, color=F._COLORS[act], label=f"{act}: replica theory, λ tuned")
+        th_rows = theory_rows(name, act, tuned, **fixed)
+        draw_theory(ax, th_rows, color=COLORS[act], label=f"{act}: replica theory, λ tuned")
         rows += th_rows
         lam_at = {float(r["alpha"]): float(r["lam"]) for r in tuned}
         for a in erm_alphas:
@@ -439,7 +429,7 @@ def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, work
                 keys = sorted(lam_at)
                 lam = float(np.interp(math.log(a), [math.log(v) for v in keys], [lam_at[v] for v in keys]))
                 lam_of[(act, a)] = lam
-                th_at[(act, a)] = F._run("slr", "replica", model=model, nu="inf" if math.isinf(nu) else nu, L=[L],
+                th_at[(act, a)] = run_command("slr", "replica", model=model, nu="inf" if math.isinf(nu) else nu, L=[L],
                                          activation=[act], alpha=[a], lam=[repr(lam)], delta=0.1,
                                          points=size["points"])[0]
     # ERM: quick in process; full on the sweep machinery, one task per (activation, α, seed)
@@ -477,14 +467,14 @@ def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, work
                          "N": int(a * D), "seeds": len(errs), "seed": seed, "flag": erm_flags[-1],
                          "seeds_flagged": sum(bool(s.get("flag")) for s in seed_rows), **fixed})
         if xs:
-            measured_points(ax, xs, ms, ses, erm_flags, color=F._COLORS[act], capsize=2,
+            measured_points(ax, xs, ms, ses, erm_flags, color=COLORS[act], capsize=2,
                             label=f"{act}: ERM" + (f", D = {size['D']}" if mode == "quick" else ", √(ND) = 10⁴"))
             # an SE from a few seeds can be tiny: residuals beyond ±ZCLIP are drawn at the edge as triangles
             zc = [max(-ZCLIP, min(ZCLIP, z)) if math.isfinite(z) else z for z in zs]
-            theory_line(rax, xs, zc, th_flags, color=F._COLORS[act], ls="none", marker="o")
+            theory_line(rax, xs, zc, th_flags, color=COLORS[act], ls="none", marker="o")
             for x, z in zip(xs, zs):
                 if math.isfinite(z) and abs(z) > ZCLIP:
-                    rax.plot([x], [math.copysign(ZCLIP, z)], "^" if z > 0 else "v", ms=7, color=F._COLORS[act])
+                    rax.plot([x], [math.copysign(ZCLIP, z)], "^" if z > 0 else "v", ms=7, color=COLORS[act])
                     clipped.append(f"{act} α={x:g}: {z:+.0f} SE")
     # max-SLR at L ≥ 3 smooths the key by an L-dimensional Gauss–Hermite rule: a lighter rule at quick size
     say(f"Bayes-optimal state evolution on {len(dense)} α")
@@ -495,8 +485,8 @@ def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, work
     rows += [{"panel": name, "curve": "BO", "kind": "theory", "alpha": a, "E_test": float(b.E_BO), **fixed}
              for a, b in zip(dense, bo)]
     for act in acts:
-        pop = F._run("slr", "population", model=model, nu="inf" if math.isinf(nu) else nu, L=[L], activation=[act])[0]
-        ax.axhline(float(pop["risk"]), color=F._COLORS[act], ls=":", lw=1.2, label=f"{act} population optimum (α → ∞)")
+        pop = run_command("slr", "population", model=model, nu="inf" if math.isinf(nu) else nu, L=[L], activation=[act])[0]
+        ax.axhline(float(pop["risk"]), color=COLORS[act], ls=":", lw=1.2, label=f"{act} population optimum (α → ∞)")
         rows.append({"panel": name, "curve": f"population {act}", "kind": "theory", "alpha": float("inf"),
                      "E_test": float(pop["risk"]), **fixed})
     if mode == "quick":
@@ -513,3 +503,79 @@ def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, work
     said = caption([r.get("flag") for r in rows] + [r.get("theory_flag") for r in rows])
     note += f"; {said}" if said else ""
     return fig, ax, rows, note
+
+
+# ---------------------------------------------------------------------------------------------
+# the panels as the manifest declares them
+# ---------------------------------------------------------------------------------------------
+def risk_nu(out, mode, seed, device):
+    """Optimal population risks and the Bayes risk against ν (spiked, L = 2), with Monte Carlo."""
+    xs = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0] if mode == "quick" else list(np.round(np.logspace(-1, 1.3, 14), 4))
+    return population_panel("slr-risk-nu", xs=xs, x="nu", model="spiked", nu=None, L=2, mode=mode, seed=seed,
+                            device=device, title="Population risk vs spike strength ν, spiked SLR, L = 2 "
+                            "(arXiv:2509.21936)", xlabel="spike strength ν", logx=True)
+
+
+def risk_L(out, mode, seed, device):
+    """The same against L (spiked, ν = 2)."""
+    xs = [2, 3, 4, 6, 8] if mode == "quick" else [2, 3, 4, 5, 6, 8, 10, 12]
+    return population_panel("slr-risk-L", xs=xs, x="L", model="spiked", nu=2.0, L=None, mode=mode, seed=seed,
+                            device=device, title="Population risk vs sequence length L, spiked SLR, ν = 2 "
+                            "(arXiv:2509.21936)", xlabel="sequence length L", logx=False)
+
+
+def risk_L_max(out, mode, seed, device):
+    """The same against L at max-SLR ν = ∞ (Bayes risk 0)."""
+    xs = [2, 3, 4, 5, 6, 8] if mode == "quick" else [2, 3, 4, 5, 6, 8, 10, 12, 16]
+    return population_panel("slr-risk-L-max", xs=xs, x="L", model="max", nu=math.inf, L=None, mode=mode, seed=seed,
+                            device=device, title="Population risk vs sequence length L, max-SLR, ν = ∞ "
+                            "(arXiv:2509.21936)", xlabel="sequence length L", logx=False)
+
+
+def varlen(out, mode, seed, device):
+    """Variable length L ~ U{1,2,3} at max-SLR ν = ∞: shared against per-length optimum."""
+    return varlen_panel("slr-varlen", model="max", nu=math.inf, law={1: 1 / 3, 2: 1 / 3, 3: 1 / 3}, mode=mode,
+                        seed=seed, device=device, title="Variable length L ~ U{1,2,3}, max-SLR, ν = ∞: one (k, v) "
+                        "for every length vs each length tuned (arXiv:2509.21936)")
+
+
+def theory_rows(panel: str, curve: str, rows: list[dict], **fixed) -> list[dict]:
+    """The figure's rows of a replica curve from ``slr replica`` rows: α, E_test, its error, λ and the row's
+    ``flag`` (empty for an RS prediction; ``rsb``, ``unstable``, ``rough``… otherwise, docs/output.md)."""
+    from attnlimits.numeric.slr.rs_command import theory_flag
+
+    return [{"panel": panel, "curve": curve, "kind": "theory", "alpha": float(r["alpha"]), "E_test": float(r["E_test"]),
+             "E_test_error": r.get("E_test_error"), "lam": r.get("lam"),
+             "flag": r["flag"] if "flag" in r else theory_flag(r), **fixed} for r in rows]
+
+
+def draw_theory(ax, rows: list[dict], *, color, label: str) -> list:
+    """Draw the theory rows of one curve (:func:`theory_rows`): the line labelled ``label`` through the
+    unflagged points only, flagged ones as hollow markers with their legend entry
+    (:func:`attnlimits.verify._flags.theory_line`).  Returns the flagged α."""
+    from attnlimits.verify._flags import theory_line
+
+    rows = sorted(rows, key=lambda r: r["alpha"])
+    bad = theory_line(ax, [r["alpha"] for r in rows], [r["E_test"] for r in rows], [r.get("flag") for r in rows],
+                      color=color, label=label)
+    return [r["alpha"] for r, b in zip(rows, bad) if b]
+
+
+def finite_alpha(out, mode, seed, device, **options):
+    """Test error against α, spiked ν = 2, L = 2 (:func:`finite_panel`)."""
+    return finite_panel("slr-finite-alpha", out, mode, seed, device, **options)
+
+
+def finite_alpha_spiked_nu1_L3(out, mode, seed, device, **options):
+    """Test error against α, spiked ν = 1, L = 3 (:func:`finite_panel`)."""
+    return finite_panel("slr-finite-alpha-spiked-nu1-L3", out, mode, seed, device, **options)
+
+
+def finite_alpha_spiked_nu2_L3(out, mode, seed, device, **options):
+    """Test error against α, spiked ν = 2, L = 3 (:func:`finite_panel`)."""
+    return finite_panel("slr-finite-alpha-spiked-nu2-L3", out, mode, seed, device, **options)
+
+
+def finite_alpha_max_L3(out, mode, seed, device, **options):
+    """Test error against α, max-SLR ν = ∞, L = 3 (:func:`finite_panel`)."""
+    return finite_panel("slr-finite-alpha-max-L3", out, mode, seed, device, **options)
