@@ -34,7 +34,7 @@ and the cost per warm-started fixed point at 4 × 1024.  CPU times are
 ``time.process_time`` of one thread (``OMP_NUM_THREADS=1`` and ``threadpoolctl``); the load average
 is printed (the machine may be shared).
 
-Run: OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_slr_replica.py [--alphas 1,2,...] [--no-allocator-tuning]
+Run: OMP_NUM_THREADS=1 python benchmarks/bench_slr_replica.py [--alphas 1,2,...] [--no-allocator-tuning]
      [--baseline-iters 60] [--baseline-repeats 2] [--points 4096,8192] [--spec-prox-alphas 4] [--skip-L]
      [--points-L 1024]
 """

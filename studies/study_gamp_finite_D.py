@@ -19,8 +19,8 @@ error) can be compared with the data.
 
 Run (the default grid with 24/24/12/8 seeds and two points took about 25 min on a shared, loaded 2-core machine)::
 
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python studies/study_gamp_finite_D.py --out /tmp/gamp_study
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python studies/study_gamp_finite_D.py --quick
+    OMP_NUM_THREADS=1 python studies/study_gamp_finite_D.py --out /tmp/gamp_study
+    OMP_NUM_THREADS=1 python studies/study_gamp_finite_D.py --quick
 
 Writes ``runs.csv`` (one row per run), ``summary.csv`` (one row per D and quantity) and ``slopes.json``.
 """

@@ -11,8 +11,8 @@ mean ± SE over seeds of ``m_k, q_k, m_v, q_v`` and of the test error of the pos
 
 Run (about 12 min on a shared, loaded 2-core machine)::
 
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python studies/study_posterior_finite_D.py --out /tmp/posterior_study
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python studies/study_posterior_finite_D.py --quick
+    OMP_NUM_THREADS=1 python studies/study_posterior_finite_D.py --out /tmp/posterior_study
+    OMP_NUM_THREADS=1 python studies/study_posterior_finite_D.py --quick
 
 Writes ``runs.csv`` (one row per seed) and ``summary.csv``.
 """

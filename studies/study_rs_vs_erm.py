@@ -24,7 +24,7 @@ Results are written to ``--out`` (JSON) after every part; a rerun resumes from i
 are cached there).  One thread (``torch.set_num_threads(1)``); the load average is printed with
 every timing.
 
-Usage: ``PYTHONPATH=. OMP_NUM_THREADS=1 python studies/study_rs_vs_erm.py --out study.json``
+Usage: ``OMP_NUM_THREADS=1 python studies/study_rs_vs_erm.py --out study.json``
 (``--quick``: D ∈ {50, 100, 200}, 3 seeds, RS at 1024 × 4 — a smoke test of the script).
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ file (resumable: finished points are skipped) and prints the table.  ``C18_POINT
 replicate, default 256) and ``C18_REFINE=0`` (grid only: the grid minimum is an upper bound of the
 tuned error) trade accuracy for time.
 
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python tools/c18_replica_table.py OUT.jsonl [activation ...]
+    OMP_NUM_THREADS=1 python tools/c18_replica_table.py OUT.jsonl [activation ...]
 """
 import json
 import os
