@@ -1,4 +1,4 @@
-"""Sweep throughput, per-task scheduler overhead, and the fault figures (issue 11).
+"""Sweep throughput, per-task scheduler overhead, and what faults lose and redo.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_sweep.py [--points 64] [--repeats 3]
         [--work 40] [--real "slr population"]
@@ -15,7 +15,7 @@
    before and missing or changed after: must be 0), redone (executions beyond one per point,
    from the toy's execution log), and complete after the rerun.
 ``--real rmt`` (or ``"slr population"``) adds the throughput of a 16-point grid of that registered
-command (needs the registry of the lead's branch).
+command (a grid is written here for these two only).
 Times are min/median/max over the repeats.
 """
 from __future__ import annotations

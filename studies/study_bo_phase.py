@@ -1,4 +1,4 @@
-r"""Phase diagram of the spiked- or max-SLR BO state evolution (issue 12, items 4 and 6): table + PNG.
+r"""Phase diagram of the spiked- or max-SLR BO state evolution (claims C19-phase, C19-phase-max): table + PNG.
 
 Runs :func:`attnlimits.verify.slr.bayes_optimal.phase_scan` (informed and uninformed starts, continuation in α) on the
 grid of :data:`attnlimits.verify.slr.phase.PHASE_COMMAND` (or the one given) and writes ``phase.csv`` and

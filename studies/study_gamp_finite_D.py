@@ -1,4 +1,4 @@
-r"""Finite-D study of GAMP against the BO state evolution (issue 12, item 3; claim C19-AMP's allowance).
+r"""Finite-D study of GAMP against the BO state evolution (claim C19-AMP's allowance).
 
 GAMP (:func:`attnlimits.verify.slr.amp.gamp`) on spiked-SLR data (:func:`attnlimits.verify.slr.sample_sequences`, teacher of docs/slr.md §2)
 at ``D ∈ {250, 500, 1000, 2000}``, several seeds per D, one thread.  For every run the seven overlaps of the

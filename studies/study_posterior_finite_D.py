@@ -1,4 +1,4 @@
-r"""Finite-D posterior sampling vs the BO state evolution (issue 12, items 1–2; claim C19-post).
+r"""Finite-D posterior sampling vs the BO state evolution (claim C19-post).
 
 Collapsed Gibbs over the hidden locations (:func:`attnlimits.verify.slr.posterior.posterior_on_generated`: k and v
 integrated out exactly, rank-one updates, Rao–Blackwellised posterior means) on spiked-SLR data at

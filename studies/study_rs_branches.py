@@ -1,5 +1,5 @@
 """Every RS branch along a learning curve through the interpolation peak, the equilibrium one, the replicon,
-and ERM points: the figure of docs/slr.md §10.7 (issue 26).
+and ERM points: the figure of docs/slr.md §10.7.
 
     python studies/study_rs_branches.py --out branches.json            # RS (minutes)
     python studies/study_rs_branches.py --erm-D 300 --erm-seeds 3 --out branches.json

@@ -3,7 +3,9 @@ and why, not when or in which piece of work it changed.  Git keeps the history.
 
 Scanned: every docstring (each bare string statement, read from the AST) and every ``#`` comment (read
 with :mod:`tokenize`) of every module of ``derivations/``, ``symbolic/``, ``numeric/``, ``verify/`` and
-``attnlimits/``, and every line of ``README.md`` and ``docs/**/*.md``.
+``attnlimits/`` and of the scripts and tests beside them (``tests/``, ``benchmarks/``, ``studies/``,
+``tools/``, ``examples/``; this file's own examples excepted), and every line of ``README.md``,
+``docs/**/*.md`` and the other folders' markdown.
 
 Flagged (:data:`PATTERNS`):
 
@@ -27,6 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("derivations", "symbolic", "numeric", "verify", "attnlimits")
+#: folders of scripts, tests and examples, scanned the same way
+OTHERS = ("tests", "benchmarks", "studies", "tools", "examples")
 
 _ORDINAL = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)"
 _MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
@@ -58,6 +62,15 @@ ALLOWLIST = {
     # `code_version = "2026-12-01"` is an example value of the sweep grid file's key, not a date of work:
     # reword the example (e.g. "v2") and remove this entry
     "verify/sweep/grid.py",
+    # tests of the SLR result, beside the files above
+    "tests/numeric/test_population.py",
+    "tests/numeric/test_replica.py",
+    "tests/numeric/test_replica_branches.py",
+    "tests/verify/test_claims_slr_bo.py",
+    "tests/verify/test_cli_slr.py",
+    "tests/verify/test_slr_amp.py",
+    "tests/verify/test_slr_susceptibility.py",
+    "tests/verify/test_slr_train_multistart.py",
 }
 
 
@@ -82,11 +95,12 @@ def _python_texts(path: Path):
 
 
 def _modules():
-    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py") if "__pycache__" not in p.parts)
+    return sorted(p for pkg in PACKAGES + OTHERS for p in (ROOT / pkg).rglob("*.py")
+                  if "__pycache__" not in p.parts and p.resolve() != Path(__file__).resolve())
 
 
 def _docs():
-    return [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
+    return [ROOT / "README.md"] + sorted(p for folder in ("docs",) + OTHERS for p in (ROOT / folder).rglob("*.md"))
 
 
 def _scan(paths, texts):

@@ -50,7 +50,7 @@ def test_write_text_atomic(tmp_path):
 
 def test_altered_cached_module_is_regenerated_not_executed(tmp_path, monkeypatch):
     """A cached generated module is sealed with its SHA-256: one altered after it was written (a code
-    payload appended) is regenerated, never run; a folder others can write is not used (issue 31)."""
+    payload appended) is regenerated, never run; a folder others can write is not used."""
     import os
 
     monkeypatch.setenv("ATTNLIMITS_CACHE_DIR", str(tmp_path))

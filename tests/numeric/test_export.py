@@ -80,7 +80,7 @@ def test_export_to_unwritable_path_is_one_line(capsys):
 
 
 def test_export_write_failing_partway_keeps_the_previous_file(tmp_path, monkeypatch, capsys):
-    """A write that fails halfway (disk full) leaves the previous exported file intact (issue 33 item 1)."""
+    """A write that fails halfway (disk full) leaves the previous exported file intact."""
     import builtins
 
     from attnlimits.symbolic import _files
