@@ -26,26 +26,35 @@ Results of commands are :class:`Table` objects (a sequence of tidy rows with ``t
 from __future__ import annotations
 
 import importlib as _importlib
+import importlib.util as _importlib_util
 from pathlib import Path as _Path
 
 
-def _checkout_layers() -> list[str]:
-    """In a source checkout (an editable install, or ``PYTHONPATH=<checkout>``) the layers are the
-    folders beside this package: make them its subpackages.  In an installed wheel they are
-    inside this folder already and nothing is added."""
-    here = _Path(__file__).resolve().parent
-    root = here.parent
-    layers = ("derivations", "symbolic", "numeric", "verify")
-    if (here / "verify").is_dir() or not (root / "pyproject.toml").is_file():
-        return []
-    if all((root / name / "__init__.py").is_file() for name in layers):
-        return [str(root)]
-    return []
+def _check_layers_installed() -> None:
+    """The layers (derivations/, symbolic/, numeric/, verify/) are this package's subpackages only
+    through the installed mapping (pyproject.toml ``package-dir``): a wheel copies them into this
+    folder, an editable install maps each ``attnlimits.<layer>`` to its folder.  Nothing here extends
+    the package's search path, so each file imports under exactly one module name.
+
+    When this file is a checkout's (``PYTHONPATH=<checkout>``, or the checkout as working directory)
+    its layers must be that checkout's too: an editable install of another checkout would otherwise
+    pair this ``__init__`` with that checkout's code without a word.  Raise, naming both and the fix."""
+    checkout = _Path(__file__).resolve().parent.parent
+    if not ((checkout / "pyproject.toml").is_file() and (checkout / "verify" / "__init__.py").is_file()):
+        return  # an installed wheel: the layers sit inside this folder
+    spec = _importlib_util.find_spec(f"{__name__}.verify")
+    origin = _Path(spec.origin).resolve().parent.parent if spec is not None and spec.origin else None
+    if origin != checkout:
+        found = f"installed from {origin}" if origin is not None else "not installed"
+        raise ImportError(
+            f"attnlimits is imported from the checkout {checkout} but its layers are {found}; install this "
+            f"checkout in the interpreter that runs it (python -m venv --system-site-packages VENV && "
+            f"VENV/bin/pip install --no-deps -e {checkout}) and run VENV/bin/python (README, \"Development\")")
 
 
-__path__ += _checkout_layers()  # noqa: F821 - the package's own search path
+_check_layers_installed()
 
-from ._api import (  # noqa: E402
+from ._api import (
     InputError as InputError,
     Table as Table,
     __version__ as __version__,

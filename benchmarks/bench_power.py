@@ -55,7 +55,8 @@ def _env(plant: str, cache: Path, hook: Path | None) -> dict:
     env = dict(os.environ)
     env["ATTNLIMITS_CACHE_DIR"] = str(cache)
     env.pop("ATTNLIMITS_NO_CACHE", None)
-    paths = [str(ROOT)] + ([str(hook)] if hook is not None and plant else [])
+    # attnlimits itself comes from the installed package (this checkout's editable install)
+    paths = [str(hook)] if hook is not None and plant else []
     env["PYTHONPATH"] = os.pathsep.join(paths + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     if plant:
         env["ATTNLIMITS_PLANT"] = plant
@@ -102,7 +103,7 @@ class _Worker:
         if cls.proc is None:
             cache = Path(tempfile.mkdtemp(prefix="cache-clean-", dir=work))
             env = _env("", cache, None)
-            env["PYTHONPATH"] = os.pathsep.join([str(hook), env["PYTHONPATH"]])
+            env["PYTHONPATH"] = os.pathsep.join([str(hook)] + ([env["PYTHONPATH"]] if env["PYTHONPATH"] else []))
             cls.errlog = open(work / "worker-stderr.log", "w")
             cls.proc = subprocess.Popen([sys.executable, "-c", _WORKER.format(bench=str(HERE))], cwd=str(ROOT),
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=cls.errlog,
@@ -189,7 +190,7 @@ def _caught(verdict: str, clean: str | None) -> bool:
 
 
 def main(argv=None) -> int:
-    sys.path[:0] = [str(HERE), str(ROOT)]  # this checkout's attnlimits, as the child processes get it
+    sys.path.insert(0, str(HERE))  # mutants.py; attnlimits is the installed package, as in the child processes
     import mutants
 
     from attnlimits.symbolic.mutation import site_hook_source

@@ -14,8 +14,8 @@ same prox in both makes the ratio one of the method (frozen rule, outer solver, 
 
 Timing on a shared machine: the runs are interleaved — attnlimits' curves, baseline run 1, the curves
 again, baseline run 2, the curves again — and the curves are timed by the median of their rounds, the
-baseline by the mean of its runs (a slow spell of the host then reaches both; on 2026-12-02 one
-such spell made the same multistart map 60 % slower in one run than in the run before).
+baseline by the mean of its runs (a slow spell of the host then reaches both; one such spell has made the same multistart map 60 % slower
+in one run than in the run before).
 
 Equal standard error: the curve is solved on two rule sizes (``--points``, default 4096 and 8192,
 × 4 replicates), whose root-mean-square SEs over α bracket the baseline's; the cost at the
@@ -34,7 +34,7 @@ and the cost per warm-started fixed point at 4 × 1024.  CPU times are
 ``time.process_time`` of one thread (``OMP_NUM_THREADS=1`` and ``threadpoolctl``); the load average
 is printed (the machine may be shared).
 
-Run: OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_slr_replica.py [--alphas 1,2,...] [--no-allocator-tuning]
+Run: OMP_NUM_THREADS=1 python benchmarks/bench_slr_replica.py [--alphas 1,2,...] [--no-allocator-tuning]
      [--baseline-iters 60] [--baseline-repeats 2] [--points 4096,8192] [--spec-prox-alphas 4] [--skip-L]
      [--points-L 1024]
 """

@@ -9,7 +9,7 @@
    D, extrapolated to the paper scale √(ND) = 10⁴ (D = 10⁴/√α, N = 10⁴√α).
 Every timing line carries the load average (the machine is shared).
 
-Usage: ``PYTHONPATH=. python benchmarks/bench_slr_train.py [--quick]``
+Usage: ``python benchmarks/bench_slr_train.py [--quick]``
 """
 from __future__ import annotations
 

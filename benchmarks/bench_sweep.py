@@ -1,6 +1,6 @@
-"""Sweep throughput, per-task scheduler overhead, and the fault figures (issue 11).
+"""Sweep throughput, per-task scheduler overhead, and what faults lose and redo.
 
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python benchmarks/bench_sweep.py [--points 64] [--repeats 3]
+    OMP_NUM_THREADS=1 python benchmarks/bench_sweep.py [--points 64] [--repeats 3]
         [--work 40] [--real "slr population"]
 
 1. Throughput: a grid of CPU-bound toy points (``work`` units of pure-Python arithmetic,
@@ -15,7 +15,7 @@
    before and missing or changed after: must be 0), redone (executions beyond one per point,
    from the toy's execution log), and complete after the rerun.
 ``--real rmt`` (or ``"slr population"``) adds the throughput of a 16-point grid of that registered
-command (needs the registry of the lead's branch).
+command (a grid is written here for these two only).
 Times are min/median/max over the repeats.
 """
 from __future__ import annotations
@@ -224,7 +224,7 @@ def main(argv=None) -> int:
                 code = ("import sys; from attnlimits.verify.sweep import _toy, grid; "
                         "grid.registry = lambda: {'toy': _toy.TOY_RESULT}; "
                         "from attnlimits.verify.sweep.cli import main; sys.exit(main(sys.argv[1:]))")
-                env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
+                env = {**os.environ, "PYTHONWARNINGS": "ignore"}
                 proc = subprocess.Popen([sys.executable, "-c", code, str(gp), "--out", str(out), "--workers", "2",
                                          "--no-progress"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL, start_new_session=True)

@@ -37,7 +37,7 @@ WORK = {
 def _time(work: str, threads: int) -> float:
     """Wall seconds of the work's statement in a fresh subprocess (timed there with ``_timing.clock``)."""
     setup, stmt = WORK[work]
-    code = (f"import sys\nsys.path[:0] = [{os.path.dirname(HERE)!r}, {HERE!r}]\n"
+    code = (f"import sys\nsys.path.insert(0, {HERE!r})\n"
             f"from attnlimits.numeric.threads import apply_threads\nfrom _timing import clock\n"
             f"apply_threads({threads:d})\n{setup}\nwith clock() as c:\n    {stmt}\nprint(c.wall)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

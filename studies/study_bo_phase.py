@@ -1,11 +1,11 @@
-r"""Phase diagram of the spiked- or max-SLR BO state evolution (issue 12, items 4 and 6): table + PNG.
+r"""Phase diagram of the spiked- or max-SLR BO state evolution (claims C19-phase, C19-phase-max): table + PNG.
 
 Runs :func:`attnlimits.verify.slr.bayes_optimal.phase_scan` (informed and uninformed starts, continuation in α) on the
 grid of :data:`attnlimits.verify.slr.phase.PHASE_COMMAND` (or the one given) and writes ``phase.csv`` and
 ``phase.png`` (:func:`attnlimits.verify.slr.phase.plot_phase_diagram`) into ``--out``.
 
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python studies/study_bo_phase.py --out /tmp/bo_phase
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python studies/study_bo_phase.py --model max --L 2 --nu 0.5,1,2,5,inf --out /tmp/bo_phase_max
+    OMP_NUM_THREADS=1 python studies/study_bo_phase.py --out /tmp/bo_phase
+    OMP_NUM_THREADS=1 python studies/study_bo_phase.py --model max --L 2 --nu 0.5,1,2,5,inf --out /tmp/bo_phase_max
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-r"""Finite-D study of GAMP against the BO state evolution (issue 12, item 3; claim C19-AMP's allowance).
+r"""Finite-D study of GAMP against the BO state evolution (claim C19-AMP's allowance).
 
 GAMP (:func:`attnlimits.verify.slr.amp.gamp`) on spiked-SLR data (:func:`attnlimits.verify.slr.sample_sequences`, teacher of docs/slr.md §2)
 at ``D ∈ {250, 500, 1000, 2000}``, several seeds per D, one thread.  For every run the seven overlaps of the
@@ -19,8 +19,8 @@ error) can be compared with the data.
 
 Run (the default grid with 24/24/12/8 seeds and two points took about 25 min on a shared, loaded 2-core machine)::
 
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python studies/study_gamp_finite_D.py --out /tmp/gamp_study
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python studies/study_gamp_finite_D.py --quick
+    OMP_NUM_THREADS=1 python studies/study_gamp_finite_D.py --out /tmp/gamp_study
+    OMP_NUM_THREADS=1 python studies/study_gamp_finite_D.py --quick
 
 Writes ``runs.csv`` (one row per run), ``summary.csv`` (one row per D and quantity) and ``slopes.json``.
 """

@@ -1,4 +1,4 @@
-r"""Finite-D posterior sampling vs the BO state evolution (issue 12, items 1–2; claim C19-post).
+r"""Finite-D posterior sampling vs the BO state evolution (claim C19-post).
 
 Collapsed Gibbs over the hidden locations (:func:`attnlimits.verify.slr.posterior.posterior_on_generated`: k and v
 integrated out exactly, rank-one updates, Rao–Blackwellised posterior means) on spiked-SLR data at
@@ -11,8 +11,8 @@ mean ± SE over seeds of ``m_k, q_k, m_v, q_v`` and of the test error of the pos
 
 Run (about 12 min on a shared, loaded 2-core machine)::
 
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python studies/study_posterior_finite_D.py --out /tmp/posterior_study
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python studies/study_posterior_finite_D.py --quick
+    OMP_NUM_THREADS=1 python studies/study_posterior_finite_D.py --out /tmp/posterior_study
+    OMP_NUM_THREADS=1 python studies/study_posterior_finite_D.py --quick
 
 Writes ``runs.csv`` (one row per seed) and ``summary.csv``.
 """

@@ -1,9 +1,9 @@
 """Every RS branch along a learning curve through the interpolation peak, the equilibrium one, the replicon,
-and ERM points: the figure of docs/slr.md §10.7 (issue 26).
+and ERM points: the figure of docs/slr.md §10.7.
 
-    PYTHONPATH=. python studies/study_rs_branches.py --out branches.json            # RS (minutes)
-    PYTHONPATH=. python studies/study_rs_branches.py --erm-D 300 --erm-seeds 3 --out branches.json
-    PYTHONPATH=. python studies/study_rs_branches.py --plot docs/slr_branches.png --from branches.json
+    python studies/study_rs_branches.py --out branches.json            # RS (minutes)
+    python studies/study_rs_branches.py --erm-D 300 --erm-seeds 3 --out branches.json
+    python studies/study_rs_branches.py --plot docs/slr_branches.png --from branches.json
 
 RS: :func:`attnlimits.numeric.slr.rs.rs_branch_search` on log-spaced α (default 12 points in [1, 20]),
 linear_uncentred, spiked ν = 2, L = 2, λ = 0.1, Δ = 0.1, Sobol 4×1024.  ERM (optional): L-BFGS from the

@@ -1,7 +1,7 @@
-"""The done-when of issue 26, one learning curve at a time: the equilibrium RS branch against the equilibrium ERM
+"""The test of docs/slr.md §10.7's answer, one learning curve at a time: the equilibrium RS branch against the equilibrium ERM
 minimum, for every activation ``slr replica`` accepts, at λ = 0.1 and at λ = λ*(α).
 
-    PYTHONPATH=. OMP_NUM_THREADS=1 python studies/study_rs_erm_curves.py --dir study26 \\
+    OMP_NUM_THREADS=1 python studies/study_rs_erm_curves.py --dir /tmp/rs_erm_curves \\
         --activation linear_centred,softplus_norm --lam 0.1,star --D 800 --seeds 6
 
 For each (activation, λ) the script writes ``<dir>/<activation>_<lam>.json`` after every α, and a rerun resumes

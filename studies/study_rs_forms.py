@@ -8,11 +8,11 @@ Two measurements, both paired (the two forms on the same frozen rules):
    ``--reps-hat`` replicates: the relative differences (jacobian − stein)/|stein| of m̂, V̂ per block
    with their SEs, and the fraction of samples with two prox minima.
 
-Run: OMP_NUM_THREADS=1 PYTHONPATH=. python studies/study_rs_forms.py [--activation softmax]
+Run: OMP_NUM_THREADS=1 python studies/study_rs_forms.py [--activation softmax]
      [--alpha 4] [--lam 0.1] [--points 16384] [--seeds 6] [--x 0.8317,1.4184,3.3522,1.0642,1.1941,0.5523]
-Measured 2026-12-01 (softmax spiked L=2 ν=2 α=4 λ=Δ=0.1): E difference +0.00213 ± 0.00058 (8 × 4×4096),
-+0.00114 ± 0.00010 (6 × 4×16384), +0.00117 ± 0.00002 (3 × 4×65536).  Resolved since: the Stein form
-is the derivative of the channel free energy (test_stein_form_is_the_derivative_of_the_channel_free_energy)
+Measured (softmax spiked L=2 ν=2 α=4 λ=Δ=0.1; ``--points 4096 --seeds 8``, ``--points 65536 --seeds 3``):
+E difference +0.00213 ± 0.00058 (8 × 4×4096), +0.00114 ± 0.00010 (6 × 4×16384), +0.00117 ± 0.00002
+(3 × 4×65536).  The Stein form is the derivative of the channel free energy (test_stein_form_is_the_derivative_of_the_channel_free_energy)
 and the solver's default; the Jacobian form misses the jumps of g where the prox selection switches.
 """
 from __future__ import annotations

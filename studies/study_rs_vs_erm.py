@@ -1,8 +1,8 @@
 """Study of the open RS-vs-ERM disagreement at small λ / low α (docs/slr.md §10.6, §12 "open findings").
 
-Issue 10: "Where RS and ERM disagree (expect it at small λ and low SNR), do not widen a tolerance:
-run a finite-size scan in D (does the gap shrink like D^(−1/2) or grow?), ERM with λ continuation
-and from several starts, compare training losses, and report the point as an open finding."
+Where RS and ERM disagree (expected at small λ and low SNR) a tolerance is not widened: the study
+runs a finite-size scan in D (does the gap shrink like D^(−1/2) or grow?), ERM with λ continuation
+and from several starts, compares training losses, and reports the point as an open finding.
 
 At each point (softmax, spiked, L=2, Δ=0.1, α=2; ν=2 and λ ∈ {0.1, 0.01} by default):
 
@@ -24,7 +24,7 @@ Results are written to ``--out`` (JSON) after every part; a rerun resumes from i
 are cached there).  One thread (``torch.set_num_threads(1)``); the load average is printed with
 every timing.
 
-Usage: ``PYTHONPATH=. OMP_NUM_THREADS=1 python studies/study_rs_vs_erm.py --out study.json``
+Usage: ``OMP_NUM_THREADS=1 python studies/study_rs_vs_erm.py --out study.json``
 (``--quick``: D ∈ {50, 100, 200}, 3 seeds, RS at 1024 × 4 — a smoke test of the script).
 """
 from __future__ import annotations

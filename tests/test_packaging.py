@@ -58,12 +58,16 @@ def test_wheel_installs_one_top_level_package(wheel):
     assert "slr = attnlimits.derivations.slr.result:RESULT" in entry_points
 
 
-def test_checkout_package_finds_the_layers_beside_it():
+def test_tests_run_against_this_checkout():
+    """The package under test is this checkout's, through its editable install (each layer mapped to
+    its folder here).  A second checkout needs its own environment (README, "Development"): with
+    another checkout's install, the layers would come from there."""
     import attnlimits
     import attnlimits.numeric
 
-    assert Path(attnlimits.numeric.__file__).resolve() == ROOT / "numeric" / "__init__.py"
-    assert Path(attnlimits.__file__).resolve() == ROOT / "attnlimits" / "__init__.py"
+    hint = "install this checkout in the interpreter that runs the tests: pip install -e ."
+    assert Path(attnlimits.numeric.__file__).resolve() == ROOT / "numeric" / "__init__.py", hint
+    assert Path(attnlimits.__file__).resolve() == ROOT / "attnlimits" / "__init__.py", hint
 
 
 def test_a_test_run_leaves_no_folder_behind(tmp_path):

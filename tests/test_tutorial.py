@@ -1,4 +1,4 @@
-"""docs/tutorial.md runs, as a doctest (issue 28: inspect, extend, solve, check)."""
+"""docs/tutorial.md runs, as a doctest (inspect, extend, solve, check)."""
 from __future__ import annotations
 
 import doctest

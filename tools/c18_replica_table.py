@@ -1,13 +1,13 @@
 """Claim C18, theory side (docs/slr.md §15): RS test error at tuned λ, softmax vs every linear variant.
 
 Settings: spiked ν ∈ {1, 2}, L = 3 and max-SLR ν = ∞, L = 3; α ∈ {1, 2, 4, 10, 20}; λ tuned per
-(activation, α) on the 9-point log grid 1e-3..10 then a bounded 1-D refinement in log λ (§12; golden
-section until 2026-12-02, scipy's bounded Brent since).  Writes one JSON line per point to the output
+(activation, α) on the 9-point log grid 1e-3..10 then a bounded 1-D refinement in log λ (§12;
+scipy's bounded Brent).  Writes one JSON line per point to the output
 file (resumable: finished points are skipped) and prints the table.  ``C18_POINTS`` (Sobol points per
 replicate, default 256) and ``C18_REFINE=0`` (grid only: the grid minimum is an upper bound of the
 tuned error) trade accuracy for time.
 
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python tools/c18_replica_table.py OUT.jsonl [activation ...]
+    OMP_NUM_THREADS=1 python tools/c18_replica_table.py OUT.jsonl [activation ...]
 """
 import json
 import os

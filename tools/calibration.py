@@ -9,9 +9,9 @@ deviation (MDD) exceeds 5 % and 10 %, and the claims above their mode's MDD targ
 
 Usage::
 
-    PYTHONPATH=$PWD python -m attnlimits verify --quick --seed 0 --out /tmp/vq0
-    PYTHONPATH=$PWD python -m attnlimits verify --quick --seed 1 --out /tmp/vq1
-    PYTHONPATH=$PWD python tools/calibration.py /tmp/vq0/results.json /tmp/vq1/results.json
+    python -m attnlimits verify --quick --seed 0 --out /tmp/vq0
+    python -m attnlimits verify --quick --seed 1 --out /tmp/vq1
+    python tools/calibration.py /tmp/vq0/results.json /tmp/vq1/results.json
 
 With ``--mdd-only`` only the power summary is printed (it needs no seeds: one run suffices); for a
 results.json written before checks carried an MDD, it is recomputed from the SE, dof, tolerance,

@@ -5,13 +5,13 @@ large to small λ, no refinement: the rule of ``TUNE_RULE``), λ* by RS E_test. 
 file that ``attnlimits.verify.slr.claims.finite.RS_TUNED`` loads (one line per key, so a regeneration
 reads as a diff; nothing is pasted into code) and prints the time per key.
 
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python tools/regen_rs_tuned.py [activation ...]
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python tools/regen_rs_tuned.py --out /tmp/rs_tuned.json   # elsewhere
+    OMP_NUM_THREADS=1 python tools/regen_rs_tuned.py [activation ...]
+    OMP_NUM_THREADS=1 python tools/regen_rs_tuned.py --out /tmp/rs_tuned.json   # elsewhere
 
 With activation names, only those keys are recomputed; the others keep their stored entries.
 ``--add MODEL:NU:L --alpha A,B --activation-list X,Y`` adds (and computes) the keys of a new setting:
 
-    PYTHONPATH=$PWD OMP_NUM_THREADS=1 python tools/regen_rs_tuned.py --add max:inf:3 --alpha 1,2,4,10,20 \
+    OMP_NUM_THREADS=1 python tools/regen_rs_tuned.py --add max:inf:3 --alpha 1,2,4,10,20 \
         --activation-list softmax,linear_uncentred
 """
 import argparse

@@ -122,7 +122,7 @@ def test_light_modules_import_no_sympy():
 
 def test_the_numeric_engine_does_not_import_a_result():
     """numeric/'s top-level modules are the engine (fixed points, frozen maps, code generation, export): they never
-    import a result's solvers (numeric/slr/...), which build on them (issue 30, refactor 2)."""
+    import a result's solvers (numeric/slr/...), which build on them."""
     bad = []
     for path in sorted((ROOT / "numeric").glob("*.py")):
         tree = ast.parse(path.read_text(), filename=str(path))

@@ -190,7 +190,7 @@ def test_quoted_forms_Q1_Q2():
 
 
 def test_normalised_activation_must_be_positive():
-    """A normalised weight that is not positive is refused (``normalised:t`` used to give
+    """A normalised weight that is not positive is refused (``normalised:t`` would give
     E_test = 308 ± 27113 with exit 0); one SymPy cannot prove positive but is, passes."""
     from attnlimits.derivations.slr.population import custom_activation
     from attnlimits.symbolic.hermite import ActivationError

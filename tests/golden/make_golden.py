@@ -1,4 +1,4 @@
-"""Pin the outputs of the solvers that issue 30 (the rooms refactor) will move, before the first move.
+"""Pin the outputs of the solvers, so that a change of structure that must not move numbers is checked.
 
 ``python tests/golden/make_golden.py`` recomputes ``golden.json``; ``tests/golden/test_golden.py``
 compares.  Regenerate only when a change is *meant* to move numbers, and say so in the commit.

@@ -1,6 +1,6 @@
-"""Golden outputs of the solvers the rooms refactor (issue 30) will move: numbers must not move.
+"""Golden outputs of the solvers: a change of structure must not move numbers.
 
-``golden.json`` was written by ``make_golden.py`` before the first move.  Counts (RS map iterations and
+``golden.json`` is written by ``make_golden.py``.  Counts (RS map iterations and
 evaluations), methods, flags and branch phases must match exactly; floats to 1e-9 relative — bit-for-bit
 on one machine where the operations are unchanged, and 1e-9 leaves room for another CPU's BLAS kernels
 (a reordered sum), far below any change a refactor could make by mistake.

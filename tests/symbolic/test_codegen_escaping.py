@@ -3,7 +3,7 @@
 Family property (Hypothesis): any text in a generated module's title/description or an exported
 file's header compiles to a module whose docstring is that text (control characters escaped), and
 loading it runs nothing else.  The activation label that reaches generated source is the canonical
-printed formula, never the text as typed (issue 31, item 1).
+printed formula, never the text as typed.
 """
 import subprocess
 import sys

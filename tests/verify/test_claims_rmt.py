@@ -149,7 +149,7 @@ def test_all_claims_pass(mode):
     expected = {r.claim: ("discrepancy" if REGISTRY[r.claim].quoted else "pass") for r in results}
     bad = [(r.claim, r.verdict, r.notes) for r in results if r.verdict != expected[r.claim]]
     assert not bad, bad
-    # issue 27: no check with an SE keeps a flat tolerance that is not a labelled quoted precision, and
+    # no check with an SE keeps a flat tolerance that is not a labelled quoted precision, and
     # no passing check lies beyond 4 normal-equivalent SE
     from attnlimits.verify.report import family_summary
 
@@ -192,7 +192,7 @@ def test_extrapolated_check_measures_the_finite_n_correction():
 
 
 # ------------------------------------------------------------------------------------------------------
-# issue 29: rates on simulation (V6) and the interpolation paper's headlines (H-random, H-aligned, P1-traces)
+# rates on simulation (V6) and the interpolation paper's headlines (H-random, H-aligned, P1-traces)
 # ------------------------------------------------------------------------------------------------------
 
 def test_v6_rate_fit_recovers_the_root_law_and_its_band():

@@ -1,5 +1,5 @@
 """``attnlimits explore``: the search finds, shrinks and confirms a planted failure; a correct theory
-passes; the CLI lists, runs, reproduces and keeps its outputs (issue 25)."""
+passes; the CLI lists, runs, reproduces and keeps its outputs."""
 import json
 import math
 from pathlib import Path

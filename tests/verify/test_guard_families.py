@@ -1,4 +1,4 @@
-"""Guards hold for families of inputs, not lists (issue 31, item 4).
+"""Guards hold for families of inputs, not lists.
 
 Hypothesis generates formulas — towers and products of exponentials, huge and tiny constants,
 kinks, comment and quote payloads — and feeds them to the command line in this process.  The
@@ -129,7 +129,7 @@ def test_max_of_sines_is_answered(capsys):
     (["slr", "bayes-optimal", "--alpha", "4", "--points", "1099511627776"], "would take about"),
 ])
 def test_the_listed_cases_are_one_line_exit_2(argv, needle, capsys):
-    """Every case of the issue's Why that this round guards: one line, exit 2, before any work."""
+    """Each listed input that once hung, crashed or ran unbounded: one line, exit 2, before any work."""
     start = time.monotonic()
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()

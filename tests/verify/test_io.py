@@ -1,4 +1,4 @@
-"""Output files: checked before work, written atomically (issue 33)."""
+"""Output files: checked before work, written atomically."""
 from __future__ import annotations
 
 import pytest

@@ -313,7 +313,7 @@ def test_noise_kernel_stieltjes_matches_fixed_point():
 
 
 # ---------------------------------------------------------------------------------------------
-# p x p route of the error curve (issue 13 item 3)
+# p x p route of the error curve
 # ---------------------------------------------------------------------------------------------
 
 

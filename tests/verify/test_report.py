@@ -352,8 +352,8 @@ def test_report_shows_statistics_p_values_and_the_rule(tmp_path):
 
 
 def test_table_wraps_instead_of_clipping_and_uses_the_width():
-    """Issue 32: 443 of 753 lines ended in an ellipsis and 15 rows read identically.  Long claim
-    names, check labels and titles are written whole; every line fits the width asked for."""
+    """No line ends in an ellipsis and no two rows read identically: long claim names, check labels
+    and titles are written whole; every line fits the width asked for."""
     from attnlimits.verify.claims.base import Check, ClaimResult
 
     long_label = "mixed-geometry ρ=2 aligned key-only vs query-only at c=0.5, γ=1e-2, SNR 4"

@@ -1,4 +1,4 @@
-"""Sweeps (issue 11): grid files, point keys, the resumable table, failures, plots, and faults on a
+"""Sweeps: grid files, point keys, the resumable table, failures, plots, and faults on a
 real ``distributed.LocalCluster`` with two worker processes (a killed worker, a killed client,
 Ctrl-C): no finished point is lost and a rerun completes only what is missing.
 
@@ -538,7 +538,7 @@ def test_workers_capped_by_cores(tmp_path, capsys):
 
 def test_plot_log_grid_title_and_legend(tmp_path, monkeypatch):
     """A log-spaced grid gets a log x axis with plain ticks; the title names the fixed parameters;
-    the legend sits outside the axes (issue 32 item 5)."""
+    the legend sits outside the axes."""
     from matplotlib.figure import Figure
 
     import attnlimits.verify._io as io_mod

@@ -1,4 +1,4 @@
-"""Sweeps keyed on the code (issue 32): a point computed by other code is stale — reported and
+"""Sweeps keyed on the code: a point computed by other code is stale — reported and
 recomputed, or kept with ``reuse_stale`` — and the table shows the newest code's rows only; grid
 values are checked by the parameters' validators before anything runs; a missing optional
 dependency is one line naming the extra."""

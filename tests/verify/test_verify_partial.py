@@ -1,4 +1,4 @@
-"""``verify`` keeps its verdicts through a stop (issue 32): each verdict printed as it comes, the
+"""``verify`` keeps its verdicts through a stop: each verdict printed as it comes, the
 report rewritten after each claim, Ctrl-C inside a claim never swallowed — the run stops with a
 valid partial report naming the claims that ran and those that did not."""
 from __future__ import annotations

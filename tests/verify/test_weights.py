@@ -507,7 +507,7 @@ def test_unknown_head_count(tmp_path, layers):
 
 @pytest.mark.parametrize("n_heads", [0, -3, 2.5, True])
 def test_bad_head_count_is_one_line(bert_dir, n_heads):
-    # issue 14: `weights --heads 0` used to fail with "integer modulo by zero"
+    # `weights --heads 0` must not end in "integer modulo by zero"
     with pytest.raises(CheckpointError, match="number of heads must be a positive integer") as exc:
         analyze_checkpoint(bert_dir, n_heads=n_heads)
     assert_one_line(exc)
@@ -517,7 +517,7 @@ def test_bad_head_count_is_one_line(bert_dir, n_heads):
 
 @pytest.mark.parametrize("ranks", [(1000,), (0, 1, P + 1), (-1,), ("d_k",)])
 def test_bad_ranks_are_one_line(bert_dir, ranks):
-    # issue 14: `weights --ranks 1000` used to print a table of dashes
+    # `weights --ranks 1000` must not print a table of dashes
     with pytest.raises(CheckpointError) as exc:
         analyze_checkpoint(bert_dir, ranks=ranks, per_head=False)
     assert_one_line(exc)
