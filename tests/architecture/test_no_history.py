@@ -43,35 +43,8 @@ PATTERNS = {
                           r"|\bsession notes?\b", re.I),
 }
 
-#: Files owned by the helpers who remove the history from derivations/slr, numeric/slr, verify/ in
-#: parallel; each still has findings here.  To be emptied once their branches are merged.
-ALLOWLIST = {
-    "derivations/slr/population.py",
-    "numeric/slr/population.py",
-    "numeric/slr/rs/__init__.py",
-    "numeric/slr/rs/curves.py",
-    "numeric/slr/rs/fixed_point.py",
-    "verify/rmt/claims.py",
-    "verify/slr/claims/bayes_optimal.py",
-    "verify/slr/claims/finite.py",
-    "verify/slr/claims/population.py",
-    "verify/slr/phase.py",
-    "verify/slr/posterior.py",
-    "verify/slr/susceptibility.py",
-    "verify/slr/train.py",
-    # `code_version = "2026-12-01"` is an example value of the sweep grid file's key, not a date of work:
-    # reword the example (e.g. "v2") and remove this entry
-    "verify/sweep/grid.py",
-    # tests of the SLR result, beside the files above
-    "tests/numeric/test_population.py",
-    "tests/numeric/test_replica.py",
-    "tests/numeric/test_replica_branches.py",
-    "tests/verify/test_claims_slr_bo.py",
-    "tests/verify/test_cli_slr.py",
-    "tests/verify/test_slr_amp.py",
-    "tests/verify/test_slr_susceptibility.py",
-    "tests/verify/test_slr_train_multistart.py",
-}
+#: Files allowed to keep a finding (each with the reason beside it); none now.
+ALLOWLIST: set[str] = set()
 
 
 def _findings(text: str):

@@ -1,4 +1,5 @@
 """``python -m attnlimits.verify.cli``: the command line."""
 from attnlimits.verify.cli import console_main
 
-console_main()
+if __name__ == "__main__":
+    console_main()

@@ -9,7 +9,7 @@ fixed, and the axes that vary::
     # zip = [["alpha", "lam"]]        # zip some axes together inside the product
     # together = ["alpha"]            # run these axes in one chain (default: Command.expensive)
     # merge = false                   # list-valued together-axes: one call per chain (default true)
-    # code_version = "2026-12-01"     # pin/bump the code version in the point keys
+    # code_version = "v2"             # pin/bump the code version in the point keys
 
     [fixed]
     model = "spiked"
