@@ -89,6 +89,10 @@ def main() -> None:
     print(ratio_line(f"speed-up of --workers {args.workers} over --workers 1: ", Timing.of([t1]), Timing.of([tn])))
     longest = sorted(r1["claims"], key=lambda c: -c["elapsed_s"])[:8]
     print("longest claims (serial): " + ", ".join(f"{c['claim']} {c['elapsed_s']:.0f} s" for c in longest))
+    repeated = rn.get("meta", {}).get("repeated_computations", [])
+    if repeated:
+        print(f"{len(repeated)} cached computation(s) ran in two workers: " + "; ".join(
+            f"{', '.join(r['claims'])} ({r['seconds']:.1f} s)" for r in repeated[:8]))
     diff = differences(r1, rn)
     print("reports agree field by field" if not diff else f"{len(diff)} difference(s):\n  " + "\n  ".join(diff[:30]))
     sys.exit(1 if diff else 0)

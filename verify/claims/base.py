@@ -392,6 +392,14 @@ class Context:
         self.progress = progress or (lambda msg: None)
         self._cache: dict = {}
         self.disk = None if cache_dir is None else DiskCache(cache_dir)
+        #: the claim running now (set by :func:`run_one`)
+        self.claim = ""
+        #: ``repr(key)`` → (claim, seconds) of each cached computation this context ran (not those read
+        #: from the disk cache): how ``verify --workers`` finds a computation repeated in two workers
+        self.computed: dict[str, tuple[str, float]] = {}
+        #: after ``verify --workers``: the computations that ran in more than one worker
+        #: (:func:`attnlimits.verify.claims.parallel.repeated_computations`)
+        self.repeated: list[dict] = []
 
     def seed_for(self, name: str, *extra) -> int:
         """A reproducible seed for the Monte Carlo run ``name`` (and ``extra`` indices), derived from
@@ -423,12 +431,18 @@ class Context:
                     text = " ".join(map(str, key)) if isinstance(key, tuple) else str(key)
                     self.progress(f"  from the cache: {text[:110]}")
                 else:
-                    value = fn()
+                    value = self._compute(key, fn)
                     self.disk.put(full_key, value)
                 self._cache[key] = value
             else:
-                self._cache[key] = fn()
+                self._cache[key] = self._compute(key, fn)
         return self._cache[key]
+
+    def _compute(self, key, fn: Callable):
+        t0 = time.perf_counter()
+        value = fn()
+        self.computed[repr(key)] = (self.claim, time.perf_counter() - t0)
+        return value
 
 
 def _conforms(value, expect) -> bool:
@@ -636,6 +650,7 @@ def run_one(claim: Claim, ctx: Context) -> ClaimResult:
     """Run one claim at ``ctx``'s mode: its :class:`ClaimResult`, undecided (the verdict is set by the
     family rule over the whole run), or ``fail`` with the error when the claim raises.  Ctrl-C propagates."""
     t0 = time.perf_counter()
+    ctx.claim = claim.name
     try:
         res = claim.run(ctx, claim.size(ctx.mode))
         if not isinstance(res, ClaimResult):

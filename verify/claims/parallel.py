@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from .base import Claim, ClaimResult, Context, RunInterrupted, decide, run_one
 
-__all__ = ["groups_of", "run_claims_parallel"]
+__all__ = ["groups_of", "repeated_computations", "run_claims_parallel"]
 
 
 def groups_of(claims: list[Claim]) -> list[list[Claim]]:
@@ -77,7 +77,7 @@ def _run_group(names: list[str], mode: str, device: str, seed: int, cache_dir, t
         current[0] = name
         results.append(run_one(registry[name], ctx))
     disk = None if ctx.disk is None else ctx.disk.counters()
-    return results, disk
+    return results, disk, ctx.computed
 
 
 def run_claims_parallel(claims: list[Claim], ctx: Context, *, workers: int, threads=None,
@@ -95,6 +95,7 @@ def run_claims_parallel(claims: list[Claim], ctx: Context, *, workers: int, thre
     groups = sorted(groups_of(claims), key=lambda g: -_cost(g, ctx.mode))
     done: dict[str, ClaimResult] = {}
     disks: list[dict] = []
+    by_key: dict[str, list[tuple[str, float]]] = {}
     cache_dir = None if ctx.disk is None else str(ctx.disk.folder)
 
     def finished():
@@ -114,15 +115,17 @@ def run_claims_parallel(claims: list[Claim], ctx: Context, *, workers: int, thre
             for fut in ready:
                 g = pending.pop(fut)
                 try:
-                    results, disk = fut.result()
+                    results, disk, computed = fut.result()
                 except Exception as exc:  # noqa: BLE001 - a worker that died: its claims fail, named
                     results, disk = [ClaimResult(c.name, c.title, "fail", notes=f"error: the worker running "
                                                  f"{', '.join(x.name for x in g)} stopped: {type(exc).__name__}: {exc}")
-                                     for c in g], None
+                                     for c in g], None, {}
                     for r, c in zip(results, g):
                         r.source, r.tags, r.mode = c.source, tuple(c.tags), ctx.mode
                 if disk:
                     disks.append(disk)
+                for key, (claim, seconds) in computed.items():
+                    by_key.setdefault(key, []).append((claim, seconds))
                 for r in results:
                     done[r.claim] = r
                     ctx.progress(f"[{len(done)}/{len(claims)}] {r.claim} done ({r.elapsed:.1f} s)")
@@ -137,5 +140,26 @@ def run_claims_parallel(claims: list[Claim], ctx: Context, *, workers: int, thre
         rs, q = finished()
         raise RunInterrupted(decide(rs, q, level), [c.name for c in claims if c.name not in done]) from None
     pool.shutdown(wait=True)
+    ctx.repeated = repeated_computations(by_key, min_seconds=REPEAT_NOTED_S)
+    if ctx.repeated:
+        lost = sum(r["seconds"] for r in ctx.repeated)
+        ctx.progress(f"note: {len(ctx.repeated)} cached computation(s) ran in more than one worker ({lost:.1f} s "
+                     f"repeated; first: {', '.join(ctx.repeated[0]['claims'])}): give those claims one group")
     rs, q = finished()
     return decide(rs, q, level, provisional=False), disks
+
+
+#: a computation repeated across workers is noted when its repetition cost more than this (seconds): the
+#: cached Hermite coefficients and generated theory functions, repeated in every worker, cost milliseconds
+REPEAT_NOTED_S = 0.5
+
+
+def repeated_computations(by_key: dict, min_seconds: float = 0.0) -> list[dict]:
+    """The cached computations that ran in more than one worker (``by_key``: ``repr(key)`` → the
+    (claim, seconds) of each run), costliest first: each with its key, the claims that computed it and the
+    seconds spent beyond the first run.  The results are the same (keys carry every input and seed), but
+    the time is spent twice: the claims belong in one ``group``."""
+    out = [{"key": key, "claims": sorted({c for c, _ in runs}),
+            "seconds": sum(sorted(s for _, s in runs)[:-1])}
+           for key, runs in by_key.items() if len(runs) > 1]
+    return sorted((r for r in out if r["seconds"] > min_seconds), key=lambda r: -r["seconds"])

@@ -167,6 +167,8 @@ def _verify_run(args, claims, mode, level) -> int:
                 "references": citation(claims), **extra}
         if ctx.disk is not None:
             meta["cache"] = ctx.disk.summary()
+        if ctx.repeated:
+            meta["repeated_computations"] = [{**r, "key": r["key"][:200]} for r in ctx.repeated]
         return meta
 
     told: set = set()

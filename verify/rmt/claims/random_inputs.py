@@ -382,26 +382,26 @@ CLAIMS = [
           "γ = .01/.1/1 (±.01).",
           source("§3 (random inputs)", "§5 special cases, §11 T1, §12 V4"), _run_V4,
           quick=_ri_size("quick", (0.5, 2.0)), full=_ri_size("full", (0.5, 2.0)),
-          tags=("rmt", "random-inputs", "mc")),
+          group="rmt-random-input-sims", tags=("rmt", "random-inputs", "mc")),
     Claim("V5", "‖XK_X‖²_F/n² → ν + a1²/c at μ = 0",
           "c = .25/.5/2: 1.862/1.128/0.578 (±2%); M1 from the large-γ series of the fixed point.",
           source("§3", "§8 E, §12 V5"), _run_V5,
           quick=_ri_size("quick", (0.25, 0.5, 2.0)), full=_ri_size("full", (0.25, 0.5, 2.0)),
-          tags=("rmt", "random-inputs", "mc")),
+          group="rmt-random-input-sims", tags=("rmt", "random-inputs", "mc")),
     Claim("V6", "√γ law of attention for c > 1",
           "c = 2, μ = 0: E(1e-4/1e-3/1e-2) = .0081/.0257/.0856; E(1e-4)/E(1e-2) ∈ [.08, .12]; E_RR(1e-2) < 1e-3; "
           "theory slope 0.50 ± 0.01; MC slope (per draw, γ ∈ [1e-4, 1e-1], √γ correction) in a band containing "
           "1/2 and excluding 0 and 1.", source("§3", "§8 F, §12 V6"), _run_V6,
-          quick=_ri_size("quick", (2.0,)), full=_ri_size("full", (2.0,)), tags=("rmt", "random-inputs", "mc")),
+          quick=_ri_size("quick", (2.0,)), full=_ri_size("full", (2.0,)), group="rmt-random-input-sims", tags=("rmt", "random-inputs", "mc")),
     Claim("V7", "weights are irrelevant at μ = 0",
           "w_K = 2e1, w_Q = 1.5e2, c = .5, μ = 0: same error as V4 (±.005).", source("§3", "§8 A, §12 V7"), _run_V7,
           quick=_ri_size("quick", (0.5,)), full=_ri_size("full", (0.5,)),
-          tags=("rmt", "random-inputs", "alignment", "mc")),
+          group="rmt-random-input-sims", tags=("rmt", "random-inputs", "alignment", "mc")),
     Claim("V14", "large-γ crossover at c* (μ = 0)",
           "γ = 10: c = .5: .9023 < .9181 (attention wins); c = 1: .9115 > .8452; c* = .834 (±.005).",
           source("§3", "§8 E, §11 T1, §12 V14"), _run_V14,
           quick=_ri_size("quick", (0.5, 1.0)), full=_ri_size("full", (0.5, 1.0)),
-          tags=("rmt", "random-inputs", "ridge", "mc")),
+          group="rmt-random-input-sims", tags=("rmt", "random-inputs", "ridge", "mc")),
     Claim("H-random", "attention is worse than ridge on random inputs (every named activation, c < 1 and c > 1)",
           "μ = 0: E_att > E_RR for tanh, ReLU, sin, erf, sigmoid, cos, |t|, He₂ and linear (centred, zero "
           "diagonal) at c ∈ {.25, .5, 2, 4}, γ ∈ [1e-2, 1e-1] (c < 1) and [1e-3, 1] (c > 1); derived exceptions "
@@ -411,5 +411,5 @@ CLAIMS = [
           quick={"n": 300, "draws": 6, "mc_acts": ("relu", "cos", "sigmoid"), **_ri_size("quick", (0.5, 2.0))},
           full={"n": 1000, "draws": 8, "mc_acts": ("relu", "cos", "sigmoid", "sin", "erf"),
                 **_ri_size("full", (0.5, 2.0))},
-          tags=("rmt", "random-inputs", "ridge", "hermite", "mc")),
+          group="rmt-random-input-sims", tags=("rmt", "random-inputs", "ridge", "hermite", "mc")),
 ]

@@ -118,7 +118,7 @@ CLAIMS = [
     Claim("V2", "ridge baseline, Fig. 1c: ridgeless error (1−c)/(1+SNR)",
           "c = 1/4, γ = 1e-5: E_RR = .75/.375/.15 at SNR 0/1/4 (±.035).", source("Prop. 2, Fig. 1c", "§7, §12 V2"),
           _run_V2, quick=_FIG1C_SIZES["quick"], full=_FIG1C_SIZES["full"],
-          tags=("rmt", "ridge", "mc", "slow-in-full")),
+          group="rmt-ridge-sims", tags=("rmt", "ridge", "mc", "slow-in-full")),
     Claim("V3", "ridge baseline, Fig. 1a (c = 4, SNR 1)",
           "n = 512, p = 2048, SNR 1: E_RR(1) = .0477, E_RR(10) = .4762 (±.01).",
           source("Prop. 2, Fig. 1a", "§7, §12 V3"),
@@ -127,5 +127,5 @@ CLAIMS = [
     Claim("V15", "ridgeless ridge regression, c < 1, SNR 4",
           "n = 2048, p = 512, γ = 1e-5, SNR 4: E_RR = .15 (±.01).", source("Prop. 2", "§7, §12 V15"), _run_V15,
           quick=_FIG1C_SIZES["quick"], full=_FIG1C_SIZES["full"],
-          tags=("rmt", "ridge", "mc")),
+          group="rmt-ridge-sims", tags=("rmt", "ridge", "mc")),
 ]

@@ -249,7 +249,7 @@ register(Claim(
     quick={"D": 1000, "seeds": [0], "points_amp": [(2, 2.0, 4.0)], "points": 2 ** 12, "n_test": 20000},
     full={"D": 2000, "seeds": [0, 1, 2], "points_amp": [(2, 2.0, 4.0), (2, 2.0, 10.0), (3, 1.0, 4.0), (3, 2.0, 4.0)],
           "points": 2 ** 14, "n_test": 50000},
-    tags=("slr", "bayes-optimal", "finite-alpha", "mc"), references=_refs()))
+    group="slr-bo-state-evolution", tags=("slr", "bayes-optimal", "finite-alpha", "mc"), references=_refs()))
 
 register(Claim(
     "C19-order", "E_B^pop ≤ E_BO(α), decreasing, → E_B^pop like 1/α",
@@ -292,7 +292,7 @@ register(Claim(
     quick={"alphas": [4.0], "lams": [0.1], "points": 2 ** 12, "rs_points": 1024},
     full={"alphas": [1.0, 4.0, 10.0, 20.0], "lams": [1e-3, 1e-2, 0.1, 1.0, 10.0], "points": 2 ** 14,
           "rs_points": 4096},
-    tags=("slr", "bayes-optimal", "finite-alpha", "replica"), references=_refs()))
+    group="slr-bo-state-evolution", tags=("slr", "bayes-optimal", "finite-alpha", "replica"), references=_refs()))
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -381,7 +381,7 @@ register(Claim(
            "burn_in": 10, "points": 2 ** 12},
     full={"L": 2, "nu": 2.0, "alphas": [4.0, 10.0], "Ds": [50, 100, 200], "seeds": 4, "chains_per_start": 1,
           "sweeps": 50, "burn_in": 15, "points": 2 ** 14},
-    tags=("slr", "bayes-optimal", "finite-alpha", "mc"), references=_refs()))
+    group="slr-bo-state-evolution", tags=("slr", "bayes-optimal", "finite-alpha", "mc"), references=_refs()))
 
 
 # ------------------------------------------------------------------------------------------------------

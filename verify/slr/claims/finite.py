@@ -433,7 +433,7 @@ register(Claim(
     # run is C16's D = 400 run (same key: 12 seeds, offset R5), so only α = 10 costs more.
     quick={"D": 400, "seeds": 12, "alphas": (4.0, 10.0)},
     full={"D": 1000, "seeds": 12, "alphas": (4.0, 10.0)},
-    tags=("slr", "finite-sample", "rs", "training"), references=(PAPER,)))
+    group="slr-R5-ridge-erm", tags=("slr", "finite-sample", "rs", "training"), references=(PAPER,)))
 
 
 # =============================================================================================
@@ -538,7 +538,7 @@ register(Claim(
            "wrong": (0.0,)},
     full={"alpha": 4.0, "D_scan": (125, 250, 500, 1000, 2000), "D_main": 1000, "seeds": 5, "seeds_small": 5,
           "seeds_by_D": ((125, 60), (250, 30), (500, 20), (1000, 5), (2000, 8))},
-    tags=("slr", "finite-sample", "training"), references=(PAPER,)))
+    group="slr-R5-ridge-erm", tags=("slr", "finite-sample", "training"), references=(PAPER,)))
 
 
 # =============================================================================================
@@ -617,7 +617,7 @@ register(Claim(
            "activations": ("softmax", "linear_uncentred"), "rs": "table-lambda"},
     full={"D": 1000, "seeds": 5, "alphas": (2.0, 10.0), "settings": (("spiked", 2.0, 3), ("max", 2.0, 2)),
           "activations": ("softmax", "linear_uncentred"), "rs": "live"},
-    tags=("slr", "finite-sample", "rs", "training"), references=(PAPER,)))
+    group="slr-L3-linear-erm", tags=("slr", "finite-sample", "rs", "training"), references=(PAPER,)))
 
 
 # =============================================================================================
@@ -701,7 +701,7 @@ register(Claim(
     quick={"D": 400, "seeds": 3, "alphas": (2.0, 10.0), "settings": (("spiked", 2.0, 3),), "rs": "table-lambda"},
     full={"D": 1000, "seeds": 5, "alphas": (1.0, 2.0, 4.0, 10.0, 20.0),
           "settings": (("spiked", 1.0, 3), ("spiked", 2.0, 3), ("max", math.inf, 3)), "rs": "live"},
-    tags=("slr", "finite-sample", "rs", "training"), references=(PAPER,)))
+    group="slr-L3-linear-erm", tags=("slr", "finite-sample", "rs", "training"), references=(PAPER,)))
 
 
 # =============================================================================================
@@ -996,4 +996,4 @@ register(Claim(
     run=_c17_random,
     quick={"alpha": 4.0, "D": 400, "seeds": 8, "optimizer": "lbfgs"},
     full={"alpha": 4.0, "D": 1000, "seeds": 8, "optimizer": "lbfgs"},
-    tags=("slr", "finite-sample", "training", "rs"), references=(PAPER,)))
+    group="slr-R5-ridge-erm", tags=("slr", "finite-sample", "training", "rs"), references=(PAPER,)))

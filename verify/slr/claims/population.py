@@ -341,13 +341,13 @@ _CLAIMS = [
           quick={"n": 20_000, "D": 500}, full={"n": 100_000, "D": 500}, tags=("slr", "bayes", "mc")),
     Claim("C2", "Nishimori identity E p_ε* = E‖p‖²", "≈ .648 (spiked L=3 ν=2), ≈ .760 (max L=2 ν=2), ±2e-3.",
           source("§4 (Bayes risk)", "§7, §15 C2"), _run_C2, quick={"n": 1_000_000}, full={"n": 5_000_000},
-          tags=("slr", "bayes", "mc")),
+          group="slr-bayes-population", tags=("slr", "bayes", "mc")),
     Claim("C3", "Bayes quadrature vs MC", "R3 values to 5 significant digits; MC 1 − E p_ε* agrees (±2e-3).",
           source("§4 (Bayes risk)", "§7, §14 R3, §15 C3"), _run_C3, quick={"n": 1_000_000}, full={"n": 5_000_000},
-          tags=("slr", "bayes", "mc")),
+          group="slr-bayes-population", tags=("slr", "bayes", "mc")),
     Claim("C4", "softmax attains Bayes at k = c_ν k*", "argmin a of E(softmax(aχ*)) = √ν (2.236, spiked ν=5) and ν "
           "(2.0, max ν=2) ±.15; min = E_B ±2e-3; q_k > a² strictly worse.",
-          source("Prop. 4.2 (v1)", "§7, §15 C4"), _run_C4, quick=MC_SIZES["quick"], full=MC_SIZES["full"], tags=("slr", "bayes", "mc")),
+          source("Prop. 4.2 (v1)", "§7, §15 C4"), _run_C4, quick=MC_SIZES["quick"], full=MC_SIZES["full"], group="slr-bayes-population", tags=("slr", "bayes", "mc")),
     Claim("C5", "finite-D risk formula (§6.1)", "D=500, spiked L=3 ν=2, k = √ν k* + k_⊥, v = .8 v*: direct MC = "
           "1 − 2m_vA + q_vB = .4167 (±.006).", source("§3 (order parameters)", "§6, §15 C5"), _run_C5,
           quick={"n": 200_000, "D": 500}, full={"n": 1_000_000, "D": 500}, tags=("slr", "mc")),
@@ -365,7 +365,7 @@ _CLAIMS = [
           full={"n": 2_000_000}, tags=("slr", "linear", "mc", "command")),
     Claim("C8", "Stein identity μ_L(ν) = ν E_B", "max-SLR L=2,3, ν=1,2,5: E χ*_ε* = ν E_B (±3e-3); linear values R4.",
           source("§4 (max-SLR)", "§8, §15 C8"), _run_C8, quick={"n": 1_000_000}, full={"n": 5_000_000},
-          tags=("slr", "linear", "bayes", "mc")),
+          group="slr-bayes-population", tags=("slr", "linear", "bayes", "mc")),
 ]
 
 

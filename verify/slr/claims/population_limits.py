@@ -526,17 +526,17 @@ def _run_Q3(ctx, size):
 _CLAIMS = [
     Claim("C9", "variable length hurts linear and erf, not softmax or softplus", "L ~ U{1,2,3}: shared − per-length "
           "= .133/.116/.139/.001/0 (max ν=∞), .043/.112 (spiked ν=5) ±.01.", source("§4 (variable length)", "§3.4, §15 C9"),
-          _run_C9, quick={}, full={}, tags=("slr", "varlen", "theory-only")),
+          _run_C9, quick={}, full={}, group="slr-variable-length", tags=("slr", "varlen", "theory-only")),
     Claim("C9-mc", "variable length with simulation: the shared optima and their ordering",
           "max-SLR ν = ∞, L ~ U{1,2,3}: the risk at each activation's shared optimum, re-estimated on fresh "
           "projection draws, equals the theory there; the simulated risks order softmax < softplus_norm < "
           "linear_centred < erf_learned < linear_uncentred, sharing (k, v) costs linear and erf more than 0.1 and "
           "softmax and softplus_norm less than 0.01 (all at 3 SE).", source("§4 (variable length)", "§3.4, §15 C9"),
           _run_C9_mc, quick={"n": 400_000, "batches": 40}, full={"n": 2_000_000, "batches": 40},
-          tags=("slr", "varlen", "mc")),
+          group="slr-variable-length", tags=("slr", "varlen", "mc")),
     Claim("C10", "softmax strictly beats every linear variant", "L ∈ {2,3,5} × ν ∈ {.5,1,2,5,10}, both models: "
           "E_B < E_lin; smallest gaps 3.0e-4 (max) and 2.0e-3 (spiked).", source("§4", "§7, §8, §15 C10"), _run_C10,
-          quick={}, full={}, tags=("slr", "linear", "bayes", "theory-only")),
+          quick={}, full={}, group="slr-bayes-population", tags=("slr", "linear", "bayes", "theory-only")),
     Claim("C11", "exponential vs polynomial decay in ν", "−log E_B/ν → 1/4 (fitted rate), exact/asymptotic → 1, "
           "E_B(3)/E_B(2) → 2; linear: log–log slope −1 and ν E → L or L−1. Rates on Monte Carlo: linear "
           "attention's risk ∝ ν^−1 (band excludes 0 and −2), softmax ∝ e^(−ν/4) (band excludes 0 and −1). "
@@ -547,14 +547,14 @@ _CLAIMS = [
                 "rate_linear": (("linear_uncentred", 2), ("linear_centred", 2), ("linear_pure", 2),
                                 ("linear_uncentred", 3), ("linear_centred", 3)), "rate_softmax_L": (2, 3),
                 "rate_softmax_corrections": (-1.0, -2.0)},
-          tags=("slr", "rates", "mc")),
+          group="slr-bayes-population", tags=("slr", "rates", "mc")),
     Claim("C12", "activation ranking on max-SLR ν = ∞", "softmax 0 < softplus_norm (.049/.111/.233) < erf_learned "
           "(.334/.400/.445) ≤ linear_uncentred at L = 2/3/5 (±.01). Population figure vs L.",
           source("§4 (activations)", "§14 R1, §15 C12"), _run_C12, quick=MC_SIZES["quick"], full=MC_SIZES["full"],
-          tags=("slr", "activations", "mc")),
+          group="slr-max-infinite-nu", tags=("slr", "activations", "mc")),
     Claim("C13", "nesting invariants", "softplus_norm_bias = softmax (limit); linear_uncentred ≤ linear_pure; "
           "erf_learned ≤ erf_fixed; all ≥ E_B; erf_learned ≤ linear_uncentred (observed).",
-          source("§4", "§4, §14 R1/R2, §15 C13"), _run_C13, quick={}, full={}, tags=("slr", "activations", "theory-only")),
+          source("§4", "§4, §14 R1/R2, §15 C13"), _run_C13, quick={}, full={}, group="slr-bayes-population", tags=("slr", "activations", "theory-only")),
     Claim("C14", "orthogonal key noise never helps", "The optimum over q_k ≥ m_k² has s_k = √(q_k − m_k²) < .02.",
           source("§3", "§6.2, §15 C14"), _run_C14, quick={}, full={}, tags=("slr", "activations", "theory-only")),
     Claim("C20", "[M] Prop. 3: best linear regression", "Least squares on Σ X_ℓ, d=50: risk .48368 (±.005).",
@@ -573,23 +573,23 @@ _CLAIMS = [
           "averaged E_B = .07655 (±2e-3).", source("§4 (variable length)", "§7, §15 C23"), _run_C23,
           quick=MC_SIZES["quick"], full=MC_SIZES["full"], tags=("slr", "varlen", "bayes", "mc")),
     Claim("C24", "softmax → 0 on max-SLR ν = ∞", "E decreasing in m_k to 0 at L = 2, 3, 5 (flag limit).",
-          source("§4 (max-SLR)", "§7, §15 C24"), _run_C24, quick=MC_SIZES["quick"], full=MC_SIZES["full"], tags=("slr", "mc")),
+          source("§4 (max-SLR)", "§7, §15 C24"), _run_C24, quick=MC_SIZES["quick"], full=MC_SIZES["full"], group="slr-max-infinite-nu", tags=("slr", "mc")),
     Claim("TRAIN-pop", "online training reaches the population optimum", "Adam on fresh batches (D=64): softmax → "
           "Bayes risk, linear_uncentred → its closed form, within 3 SE + the measured SGD noise floor (1e-3).",
           source("§5 (training)", "§6, §12"), _run_train,
           quick={"runs": [("softmax", "spiked", 2.0, 2), ("linear_uncentred", "spiked", 2.0, 2)]},
           full={"runs": [("softmax", "spiked", 2.0, 2), ("linear_uncentred", "spiked", 2.0, 2),
                          ("softmax", "spiked", 2.0, 3), ("linear_uncentred", "spiked", 2.0, 3)]},
-          tags=("slr", "training", "mc")),
+          group="slr-bayes-population", tags=("slr", "training", "mc")),
     Claim("Q1", "quoted: linear decay constant L/(L−1)·1/ν", "[D] eq. (12) (v1) vs derived L/ν (uncentred, pure) "
           "and (L−1)/ν (centred): agrees only at L = 2 for uncentred/pure.", source("eq. (12) (v1)", "§16 Q1"), _run_Q1,
           quick={}, full={}, tags=("slr", "quoted", "theory-only"), quoted=True),
     Claim("Q2", "quoted: softmax decay (L−1)e^(−ν)", "Derived (L−1)(√π/2)ν^(−1/2)e^(−ν/4): the exponent differs by 4.",
-          source("§4 (quoted)", "§9, §16 Q2"), _run_Q2, quick={}, full={}, tags=("slr", "quoted", "theory-only"),
+          source("§4 (quoted)", "§9, §16 Q2"), _run_Q2, quick={}, full={}, group="slr-bayes-population", tags=("slr", "quoted", "theory-only"),
           quoted=True),
     Claim("Q3", "quoted: finite-sample figure readings", "Softmax/BO readings below the population Bayes error "
           "are impossible (spiked ν=1,2, L=3).", source("figures (readings)", "§16 Q3"), _run_Q3, quick={}, full={},
-          tags=("slr", "quoted", "theory-only"), quoted=True),
+          group="slr-bayes-population", tags=("slr", "quoted", "theory-only"), quoted=True),
 ]
 
 
