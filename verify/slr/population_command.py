@@ -66,7 +66,10 @@ def run_population(params: dict, *, progress=None) -> list[dict]:
     from attnlimits.numeric.slr.population import SettingError
     from attnlimits.symbolic.hermite import ActivationError
 
-    from .theory import bayes_risk_varlen, make_setting, optimal_population_risk
+    from dataclasses import replace
+
+    from .problem import slr_problem
+    from .theory import make_setting, theory_of
 
     p = {prm.name: prm.default for prm in POPULATION_COMMAND.parameters if not prm.required}
     p.update({k: v for k, v in params.items() if v is not None})
@@ -89,10 +92,10 @@ def run_population(params: dict, *, progress=None) -> list[dict]:
     if not acts:
         raise InputError("--activation is empty")
     metric = p.get("metric", "excess")
-    law = {L: pr for L, pr in setting.lengths}
+    problem = slr_problem(setting.model, setting.nu, [L for L, _ in setting.lengths])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        br = bayes_risk_varlen(setting.model, setting.nu, law)
+        br = theory_of(problem).bayes_risk_varlen()
     b_val, b_err = float(br.value), float(br.error)
     shift = delta ** 2 if metric == "noisy" else 0.0
     rows = []
@@ -103,9 +106,10 @@ def run_population(params: dict, *, progress=None) -> list[dict]:
         extra = None if a.extra_learned else p.get("extra")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            r = optimal_population_risk(a, setting, orthogonal_noise=bool(p.get("orthogonal_noise")),
-                                        per_length=bool(p.get("per_length")), tol=float(p.get("tol", 1e-6)),
-                                        seed=int(p.get("seed", 0)), extra=extra)
+            theory = theory_of(replace(problem, activation=a))
+            r = theory.optimal_population_risk(orthogonal_noise=bool(p.get("orthogonal_noise")),
+                                               per_length=bool(p.get("per_length")), tol=float(p.get("tol", 1e-6)),
+                                               seed=int(p.get("seed", 0)), extra=extra)
         d = {"activation": a.name, "risk": r.risk + shift, "risk_error": r.risk_error,
              "bayes_risk": b_val + shift, "bayes_error": b_err,
              **{f"argmin_{k}": float(v) for k, v in r.argmin.items()}, "limit": r.limit,
