@@ -69,23 +69,28 @@ def qmc_options(ctx):
                                                                                  "replicates": 8}
 
 
-def population_optimum(ctx, act, model, nu, L, **kw):
-    """Cached :func:`attnlimits.numeric.slr.population.optimal_population_risk`."""
-    from attnlimits.verify.slr.theory import optimal_population_risk
+def population_theory(model, nu, L, activation=None):
+    """The :class:`attnlimits.verify.slr.theory.SLRTheory` of the problem (activation resolved once)."""
+    from attnlimits.verify.slr.problem import slr_problem
+    from attnlimits.verify.slr.theory import theory_of
 
+    return theory_of(slr_problem(model, nu, L, activation=activation))
+
+
+def population_optimum(ctx, act, model, nu, L, **kw):
+    """Cached :meth:`attnlimits.verify.slr.theory.SLRTheory.optimal_population_risk`."""
     opts = {**qmc_options(ctx), **kw}
     key = ("slr-opt", act, model, nu, length_key(L), tuple(sorted(opts.items())))
-    return ctx.cached(key, lambda: optimal_population_risk(act, population_setting(model, nu, L), **opts))
+    return ctx.cached(key, lambda: population_theory(model, nu, L, act).optimal_population_risk(**opts))
 
 
 def bayes_value(ctx, model, nu, L):
-    """Cached Bayes risk (value, error): :func:`attnlimits.numeric.slr.bayes_risk.bayes_risk` (or the P(L) average)."""
-    from attnlimits.verify.slr import theory as bayes
-
+    """Cached Bayes risk (value, error): :meth:`attnlimits.verify.slr.theory.SLRTheory.bayes_risk` (or the P(L)
+    average, :meth:`~attnlimits.verify.slr.theory.SLRTheory.bayes_risk_varlen`, for a list of lengths)."""
     def compute():
         if isinstance(L, (list, tuple)):
-            return value_and_error(bayes.bayes_risk_varlen(model, nu, {int(x): 1.0 / len(L) for x in L}))
-        return value_and_error(bayes.bayes_risk(model, nu, int(L)))
+            return value_and_error(population_theory(model, nu, list(L)).bayes_risk_varlen())
+        return value_and_error(population_theory(model, nu, int(L)).bayes_risk())
 
     return ctx.cached(("slr-bayes", model, nu, length_key(L)), compute)
 
