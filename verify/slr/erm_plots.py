@@ -170,12 +170,14 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
                       "prediction", file=sys.stderr)
         try:
             start = None
-            from attnlimits.verify.slr.theory import make_setting, optimal_population_risk
+            from attnlimits.verify.slr.problem import slr_problem
+            from attnlimits.verify.slr.theory import theory_of
 
             if act == "softmax":
                 start = None
             else:
-                start = optimal_population_risk(act, make_setting(model, nu, {Lv: p for Lv, p in law})).risk
+                start = theory_of(slr_problem(model, nu, {Lv: p for Lv, p in law},
+                                              activation=act)).optimal_population_risk().risk
             if start is not None:
                 ax.axhline(start, color=col, ls="--", lw=1.2, label=f"{act}: population optimum {start:.3f}")
         except (ValueError, ArithmeticError):
@@ -197,12 +199,11 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
             why = why.split(": ", 1)[1] if why.startswith("--model") and ": " in why else why
             notes.append(f"Bayes-optimal E_BO(α) not drawn: {why[:70]}")
     try:
-        from attnlimits.verify.slr import theory as bayes
+        from attnlimits.verify.slr.problem import slr_problem
+        from attnlimits.verify.slr.theory import theory_of
 
-        if len(law) == 1:
-            eb = float(bayes.bayes_risk(model, nu, law[0][0]).value)
-        else:
-            eb = float(bayes.bayes_risk_varlen(model, nu, {Lv: p for Lv, p in law}).value)
+        bayes = theory_of(slr_problem(model, nu, {Lv: p for Lv, p in law}))
+        eb = float((bayes.bayes_risk() if len(law) == 1 else bayes.bayes_risk_varlen()).value)
         ax.axhline(eb, color="black", ls=":", lw=1.5, label=f"Bayes risk (population) {eb:.3f} = softmax optimum")
     except (ValueError, ArithmeticError, AttributeError):
         pass

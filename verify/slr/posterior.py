@@ -285,7 +285,8 @@ def posterior_on_generated(nu: float, L: int, alpha: float, delta: float, D: int
     import time
 
     from .samplers import overlaps, sample_sequences
-    from .theory import make_setting, population_risk_general
+    from .problem import slr_problem
+    from .theory import theory_of
 
     o = resolve_options(GibbsOptions, options, overrides)
     starts, chains_per_start, sweeps, burn_in = o.starts, o.chains_per_start, o.sweeps, o.burn_in
@@ -319,7 +320,7 @@ def posterior_on_generated(nu: float, L: int, alpha: float, delta: float, D: int
     res = collapsed_gibbs(np.stack(U), np.stack(Y), nu, delta, np.stack(init), sweeps=sweeps, burn_in=burn_in,
                           rng=rng, k_star=np.stack(K), v_star=np.stack(V), eps_star=np.stack(E0), progress=progress)
     elapsed = time.perf_counter() - t0
-    setting = make_setting("spiked", nu, int(L)) if test_error else None
+    softmax = theory_of(slr_problem("spiked", nu, int(L), activation="softmax")) if test_error else None
     r = math.sqrt(nu)
     rows = []
     for i, s in enumerate(seeds):
@@ -331,7 +332,7 @@ def posterior_on_generated(nu: float, L: int, alpha: float, delta: float, D: int
         ov["q_k_cross"], ov["q_v_cross"] = _cross_q(kh), _cross_q(vh)
         key = {"m_k": r * ov["m_k"], "q_k": nu * ov["q_k"], "m_v": ov["m_v"], "q_v": ov["q_v"],
                "m_kvstar": r * ov["m_kvstar"], "m_vkstar": ov["m_vkstar"], "q_kv": r * ov["q_kv"]}
-        E, E_se = population_risk_general("softmax", setting, key, points=points) if test_error else (math.nan,) * 2
+        E, E_se = softmax.population_risk_general(key, points=points) if test_error else (math.nan,) * 2
         row = {"model": "spiked", "L": str(int(L)), "nu": float(nu), "alpha": float(alpha), "delta": float(delta),
                "D": int(D), "N": N, "seed": s, "chains": n_ch, "starts": ",".join(chain_starts), "sweeps": sweeps,
                "burn_in": burn_in, **ov, "E_test": float(E), "E_test_error": float(E_se),

@@ -276,11 +276,12 @@ def bo_large_alpha(point, *, size, seed):
     |E_BO(2α) − E_BO(α)| for the remaining O(1/α²) term (the last correction itself, C/(2α), bounds it for
     α ≥ 50 by a margin of the order of α).  An error of the test-error map or of the state evolution that
     survives at α → ∞ — a factor on E_BO, a wrong prior or channel update — shows here at 0.1–0.5 % of the risk."""
-    from attnlimits.verify.slr.theory import bayes_risk
+    from attnlimits.verify.slr.problem import slr_problem
+    from attnlimits.verify.slr.theory import theory_of
 
     a = float(point["alpha"])
     p1, p2 = _bo("spiked", point["nu"], point["L"], (a, 2 * a), 0.1, size, seed)
-    eb = bayes_risk("spiked", float(point["nu"]), int(point["L"]))
+    eb = theory_of(slr_problem("spiked", float(point["nu"]), int(point["L"]))).bayes_risk()
     limit = 2 * p2.E_BO - p1.E_BO
     se = math.sqrt((2 * p2.E_BO_se) ** 2 + p1.E_BO_se ** 2 + float(eb.error or 0.0) ** 2)
     reps = int(size.get("replicates", 8))
@@ -298,15 +299,16 @@ def risk_formula_vs_direct(point, *, size, seed):
     domain — the manifold (k₂ = k₃ = v₁ = v₃ = 0) included.  ``n`` sequences in ``batches`` batches."""
     from attnlimits.verify.comparison import combine
     from attnlimits.verify.slr import direct_risk, predictor_on_frame
-    from attnlimits.verify.slr.theory import make_setting, population_risk_general
+    from attnlimits.verify.slr.problem import slr_problem
+    from attnlimits.verify.slr.theory import theory_of
 
     D = 16
     k, v, (ks, vs), ov = predictor_on_frame((point["k1"], point["k2"], point["k3"], 0.0),
                                             (point["v1"], point["v2"], point["v3"], point["v4"]), D, int(seed),
                                             device="cpu")
     nu, L, act = float(point["nu"]), int(point["L"]), point["activation"]
-    theory, terr = population_risk_general(act, make_setting(point["model"], nu, L), ov,
-                                           points=int(size.get("points", 2 ** 15)))
+    theory, terr = theory_of(slr_problem(point["model"], nu, L, activation=act)).population_risk_general(
+        ov, points=int(size.get("points", 2 ** 15)))
     n, batches = int(size.get("n", 1_000_000)), int(size.get("batches", 20))
     est = direct_risk(act, k, v, model=point["model"], nu=nu, L=L, n=n, D=D, generator=int(seed) + 1,
                       teacher=(ks, vs), batch=-(-n // batches), device=size.get("device", "cpu"))

@@ -151,10 +151,12 @@ def _law_arg(law):
     return law[0][0] if len(law) == 1 else {Lv: p for Lv, p in law}
 
 
-def _setting(model, nu, law):
-    from attnlimits.verify.slr.theory import make_setting
+def _theory(model, nu, law, activation):
+    """The :class:`attnlimits.verify.slr.theory.SLRTheory` of the run (the activation resolved once)."""
+    from attnlimits.verify.slr.problem import slr_problem
+    from attnlimits.verify.slr.theory import theory_of
 
-    return make_setting(model, nu, {Lv: p for Lv, p in law})
+    return theory_of(slr_problem(model, nu, {Lv: p for Lv, p in law}, activation=activation))
 
 
 def memory_needed(S: int, N: int, L_mean: float, D: int, dtype: str = "float64") -> int:
@@ -201,11 +203,8 @@ def _population_start(name: str, model: str, nu: float, law: tuple, extra) -> di
             return {"m_k": 3.0, "m_v": 1.0, "extra": None,
                     "note": "population optimum is the limit m_k→∞; start capped at m_k=3"}
         return {"m_k": c_nu(model, nu), "m_v": 1.0, "extra": None, "note": "exact (§7)"}
-    from attnlimits.verify.slr.theory import optimal_population_risk
-
-    setting = _setting(model, nu, list(law))
     fixed = extra if (name in _EXTRA and name not in _LEARNED) else None
-    opt = optimal_population_risk(name, setting, extra=fixed)
+    opt = _theory(model, nu, list(law), name).optimal_population_risk(extra=fixed)
     a = opt.argmin
     m_k = float(a["m_k"])
     m_v = float(a["m_v"])
@@ -594,7 +593,7 @@ def _seed_rows(job: ERMJob, chunk, theta, trained, interrupted, progress) -> lis
     S = len(chunk)
     test, n_test, overlap_points = job.options.test, job.options.n_test, job.options.overlap_points
     rows = []
-    setting = _setting(model, nu, law)
+    theory = _theory(model, nu, law, activation)
     for i, s in enumerate(chunk):
         st = states[i]
         th = theta[i].to(torch.float64).cpu()
@@ -614,10 +613,8 @@ def _seed_rows(job: ERMJob, chunk, theta, trained, interrupted, progress) -> lis
                             generator=draw_generator(bases[i], 2), teacher=(ks, vs), extra=ex, device="cpu")
             row["E_test"], row["E_test_se"] = float(r.mean), float(r.se)
             try:
-                from attnlimits.verify.slr.theory import population_risk_general
-
-                e6, se6 = population_risk_general(activation, setting, ov, extra=ex, points=overlap_points,
-                                                  replicates=8, seed=int(bases[i] % 2**31))
+                e6, se6 = theory.population_risk_general(ov, extra=ex, points=overlap_points, replicates=8,
+                                                         seed=int(bases[i] % 2**31))
                 row["E_test_overlaps"], row["E_test_overlaps_se"] = e6, se6
             except (ValueError, ArithmeticError) as exc:  # indefinite / overflow: said, not hidden
                 row["E_test_overlaps"], row["E_test_overlaps_se"] = None, None

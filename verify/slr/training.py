@@ -43,11 +43,12 @@ TRAINING_ALLOWANCE = 1e-3
 
 def _linear_spiked_optimum(name: str, nu: float, L: int) -> tuple[float, float]:
     """(m_k, m_v) at the optimum of a linear variant, spiked-SLR: the generated §8 closed forms
-    (:func:`attnlimits.verify.slr.theory.optimal_population_risk`); ``linear_pure`` identifies only
+    (:meth:`attnlimits.verify.slr.theory.SLRTheory.optimal_population_risk`); ``linear_pure`` identifies only
     m_k m_v: m_k = 1 is taken."""
-    from .theory import make_setting, optimal_population_risk
+    from .problem import slr_problem
+    from .theory import theory_of
 
-    r = optimal_population_risk(name, make_setting("spiked", nu, L))
+    r = theory_of(slr_problem("spiked", nu, L, activation=name)).optimal_population_risk()
     return r.argmin["m_k"], r.argmin["m_v"]
 
 

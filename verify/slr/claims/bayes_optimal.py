@@ -138,13 +138,13 @@ def _run_AMP(ctx, size):
 
 
 def _run_order(ctx, size):
-    from attnlimits.verify.slr import bayes_risk
+    from attnlimits.verify.slr.claims.population_shared import population_theory
 
     checks, plots = [], []
     L, nu = 2, 2.0
     al = size["alphas"]
     pts = bo_curve_cached(ctx, L, nu, al, size["points"], starts=("uninformed",))
-    eb = bayes_risk("spiked", nu, L).value
+    eb = population_theory("spiked", nu, L).bayes_risk().value
     E = np.array([p.E_BO for p in pts])
     checks.append(Check(f"E_B^pop ≤ min E_BO (L={L}, ν={nu:g})", 0.0, float(np.min(E - eb)), None, 0.0,
                         kind="lower"))
@@ -173,7 +173,7 @@ def _gamp_excess(nu, L, alpha, D, seed, points, device):
 
     from attnlimits.verify.slr import overlaps, sample_sequences
     from attnlimits.verify.slr.amp import gamp
-    from attnlimits.verify.slr.theory import make_setting, population_risk_general
+    from attnlimits.verify.slr.claims.population_shared import population_theory
     from attnlimits.verify._torchutil import resolve_device
 
     dev = resolve_device(device)
@@ -184,11 +184,11 @@ def _gamp_excess(nu, L, alpha, D, seed, points, device):
     r = math.sqrt(nu)  # the BO predictor's key is √ν k̂
     key = {"m_k": r * ov["m_k"], "q_k": nu * ov["q_k"], "m_v": ov["m_v"], "q_v": ov["q_v"],
            "m_kvstar": r * ov["m_kvstar"], "m_vkstar": ov["m_vkstar"], "q_kv": r * ov["q_kv"]}
-    st = make_setting("spiked", nu, L)
-    E, _ = population_risk_general("softmax", st, key, points=points)
+    softmax = population_theory("spiked", nu, L, "softmax")
+    E, _ = softmax.population_risk_general(key, points=points)
     # the same (deterministic) quasi-Monte Carlo rule at the Bayes point k = √ν k*, v = v*: the difference
     # is the excess over the population Bayes risk with the rule's error cancelled to first order
-    E0, _ = population_risk_general("softmax", st, {"m_k": r, "q_k": nu, "m_v": 1.0, "q_v": 1.0}, points=points)
+    E0, _ = softmax.population_risk_general({"m_k": r, "q_k": nu, "m_v": 1.0, "q_v": 1.0}, points=points)
     return float(E - E0), bool(res["converged"])
 
 
@@ -501,7 +501,7 @@ def _run_max_AMP(ctx, size):
 
 def _run_max_order(ctx, size):
     from attnlimits.verify.comparison import fit_rate
-    from attnlimits.verify.slr import bayes_risk
+    from attnlimits.verify.slr.claims.population_shared import population_theory
 
     from attnlimits.verify.claims._rates import rate_checks
 
@@ -511,7 +511,7 @@ def _run_max_order(ctx, size):
     out = {}
     for nu in size["nus"]:
         pts = bomax_curve_cached(ctx, L, nu, al, size["points"], starts=("uninformed",))
-        eb = 0.0 if math.isinf(nu) else bayes_risk("max", nu, L).value
+        eb = 0.0 if math.isinf(nu) else population_theory("max", nu, L).bayes_risk().value
         E = np.array([p.E_BO for p in pts])
         Ese = np.array([p.E_BO_se for p in pts])
         tag = f"max L={L} ν={_nu_tag(nu)}"

@@ -627,10 +627,10 @@ register(Claim(
 
 def _population_optimum(ctx, act, model, nu, L):
     """Population (α → ∞) optimal risk of ``act`` (§6–§8), for the dashed lines of the learning curves."""
-    from attnlimits.verify.slr import theory
+    from attnlimits.verify.slr.claims.population_shared import population_theory
 
     return ctx.cached(("slr-pop-opt", act, model, float(nu), int(L)), lambda: float(
-        theory.optimal_population_risk(act, theory.make_setting(model, nu, L)).risk))
+        population_theory(model, nu, L, act).optimal_population_risk().risk))
 
 
 def _margin(label, value, se, note=""):
@@ -668,9 +668,9 @@ def _c18(ctx, size):
                 se = float(np.std(diff, ddof=1) / math.sqrt(len(diff)))
                 checks.append(_margin(f"{tag} α={alpha:g}: ERM E({act}) − E(softmax), paired seeds", m, se,
                                       f"D={size['D']}, {len(diff)} seeds, same teachers and data"))
-            from attnlimits.verify.slr import theory as bayes
+            from attnlimits.verify.slr.claims.population_shared import population_theory
 
-            eb = float(bayes.bayes_risk(model, nu, L).value)
+            eb = float(population_theory(model, nu, int(L)).bayes_risk().value)
             gaps.append(rs["softmax"].E_test - eb)
         pop = {act: _population_optimum(ctx, act, model, nu, L) for act in curves}
         for i in range(1, len(gaps)):
