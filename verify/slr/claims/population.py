@@ -28,7 +28,7 @@ import numpy as np
 
 from attnlimits.verify.claims.base import Check, Claim, PlotSeries, PlotSpec, register
 
-from .population_shared import (INF, source, claim_seed, population_setting, qmc_options, bayes_value,
+from .population_shared import (INF, source, claim_seed, population_theory, qmc_options, bayes_value,
                                  linear_closed_form_values, mu_value, stein_mean_value, mc_check, fmt_nu, mc_options,
                                  half_unit, LINEAR_VARIANTS, MC_SIZES, references)
 
@@ -109,16 +109,15 @@ def _run_C3(ctx, size):
 # =============================================================================================
 
 def _run_C4(ctx, size):
-    from attnlimits.verify.slr.theory import population_risk
     from attnlimits.verify.slr import projection_risk
 
     from scipy.optimize import minimize_scalar
 
     checks, plots = [], []
     for i, (model, nu, L, ref) in enumerate((("spiked", 5.0, 2, math.sqrt(5.0)), ("max", 2.0, 2, 2.0))):
-        st = population_setting(model, nu, L)
+        st = population_theory(model, nu, L, "softmax")
         eb = bayes_value(ctx, model, nu, L)[0]
-        f = lambda a: population_risk("softmax", st, a)[0]  # noqa: E731  (q_k = a², v optimal)
+        f = lambda a: st.population_risk(a)[0]  # noqa: E731  (q_k = a², v optimal)
         res = minimize_scalar(f, bounds=(0.2 * ref, 3 * ref), method="bounded", options={"xatol": 1e-6})
         tag = f"{model} L={L} ν={nu:g}"
         checks += [
@@ -126,7 +125,7 @@ def _run_C4(ctx, size):
             Check(f"{tag}: min over a = E_B", eb, float(res.fun), None, 2e-3),
         ]
         # orthogonal noise strictly worse: q_k = a² + s² with s² = 0.5
-        worse = population_risk("softmax", st, ref, ref * ref + 0.5)[0]
+        worse = st.population_risk(ref, ref * ref + 0.5)[0]
         checks.append(Check(f"{tag}: q_k = c_ν² + 0.5 is strictly worse", (eb + 1e-6, 1.0), worse, None, 0.0,
                             kind="interval"))
         mc = projection_risk("softmax", ref, ref * ref, 1.0, 1.0, model=model, nu=nu, L=L, n=size["n"],
@@ -144,7 +143,6 @@ def _run_C4(ctx, size):
 def _run_C5(ctx, size):
     import torch
 
-    from attnlimits.verify.slr.theory import population_risk
     from attnlimits.verify.slr import direct_risk, make_teacher, resolve_device
 
     D, nu, L = size["D"], 2.0, 3
@@ -157,7 +155,7 @@ def _run_C5(ctx, size):
     k_perp = w * math.sqrt(0.5 * D) / torch.linalg.vector_norm(w)
     k = math.sqrt(nu) * ks + k_perp
     v = 0.8 * vs
-    theory, terr = population_risk("softmax", population_setting("spiked", nu, L), math.sqrt(2), 2.5, 0.8, 0.64)
+    theory, terr = population_theory("spiked", nu, L, "softmax").population_risk(math.sqrt(2), 2.5, 0.8, 0.64)
     est = direct_risk("softmax", k, v, model="spiked", nu=nu, L=L, n=size["n"], D=D,
                       generator=claim_seed(ctx, "C5", 1), teacher=(ks, vs), **mc_options(ctx))
     checks = [
@@ -185,13 +183,12 @@ def _c5_cross_overlaps(ctx, size, nu, L):
     import torch
 
     from attnlimits.verify.slr import direct_risk, predictor_on_frame, resolve_device
-    from attnlimits.verify.slr.theory import population_risk_general
 
     D = _C5_CROSS["D"]
     dev = resolve_device(ctx.device)
     gen = torch.Generator(device=dev).manual_seed(claim_seed(ctx, "C5", 2))
     k, v, (ks, vs), ov = predictor_on_frame(_C5_CROSS["k"], _C5_CROSS["v"], D, gen, device=dev)
-    theory, terr = population_risk_general("softmax", population_setting("spiked", nu, L), ov, points=2 ** 16)
+    theory, terr = population_theory("spiked", nu, L, "softmax").population_risk_general(ov, points=2 ** 16)
     n = 10 * size["n"]
     est = direct_risk("softmax", k, v, model="spiked", nu=nu, L=L, n=n, D=D, generator=claim_seed(ctx, "C5", 3),
                       teacher=(ks, vs), **mc_options(ctx))
@@ -220,10 +217,10 @@ _R4_MAX_FINITE = {(2, 1): (0.43406, 0.36811, 0.93406), (2, 2): (0.38479, 0.26958
 def _mc_linear_check(ctx, variant, model, nu, L, risk, arg, n, seed, tol=3e-3):
     """Torch projection MC of the risk at the closed-form argmin (m_v optimal from the theory A/B)."""
     from attnlimits.verify.slr import projection_risk
-    from attnlimits.verify.slr.theory import population_AB, population_module
+    from attnlimits.verify.slr.theory import population_module
 
     m_k = 1.0 if arg is None else arg
-    A, B, _, _ = population_AB(variant, population_setting(model, nu, L), m_k, **qmc_options(ctx))
+    A, B, _, _ = population_theory(model, nu, L, variant).population_AB(m_k, **qmc_options(ctx))
     mv = float(population_module().optimal_value(A, B)[0])
     est = projection_risk(variant, m_k, m_k * m_k, mv, mv * mv, model=model, nu=nu, L=L, n=n, generator=seed,
                           **mc_options(ctx))
@@ -231,7 +228,6 @@ def _mc_linear_check(ctx, variant, model, nu, L, risk, arg, n, seed, tol=3e-3):
 
 
 def _run_C6(ctx, size):
-    from attnlimits.verify.slr.theory import optimal_population_risk
 
     checks = []
     for (L, nu), vals in _R4_SPIKED.items():
@@ -243,7 +239,7 @@ def _run_C6(ctx, size):
         for j, v in enumerate(LINEAR_VARIANTS):
             r, arg = linear_closed_form_values(v, "spiked", L, nu)
             if v != "linear_pure":
-                num = optimal_population_risk(v, population_setting("spiked", nu, L), closed_form=False)
+                num = population_theory("spiked", nu, L, v).optimal_population_risk(closed_form=False)
                 checks.append(Check(f"numeric optimiser = closed form, {v} L={L} ν={nu}", r, num.risk, None, 1e-6))
                 checks.append(Check(f"argmin m_k, {v} L={L} ν={nu}", arg, num.argmin["m_k"], None, 1e-3 * arg))
             c, _ = _mc_linear_check(ctx, v, "spiked", float(nu), L, r, arg, size["n"], claim_seed(ctx, "C6", 10 * i + j))
@@ -291,7 +287,6 @@ def _run_C6_command(ctx, size):
     error) and a Monte Carlo estimate of the risk at the printed parameters (torch, fresh sequences)."""
     from attnlimits.verify.slr import projection_risk
     from attnlimits.verify.slr.population_command import argmin_of, run_population
-    from attnlimits.verify.slr.theory import population_risk
 
     checks, params = [], {"n": size["n"], "settings": []}
     for i, (model, nu, L) in enumerate(_C6_COMMAND):
@@ -300,7 +295,7 @@ def _run_C6_command(ctx, size):
         for j, row in enumerate(rows):
             act, a = row["activation"], argmin_of(row)
             tag = f"{act} {model} L={L} ν={fmt_nu(nu)}"
-            quad, qerr = population_risk(act, population_setting(model, nu, L), a["m_k"], a["q_k"], a["m_v"], a["q_v"],
+            quad, qerr = population_theory(model, nu, L, act).population_risk(a["m_k"], a["q_k"], a["m_v"], a["q_v"],
                                          **qmc_options(ctx))
             # the quadrature's own error (4 replicates, 3 SE) is the numerical tolerance of this comparison
             checks.append(Check(f"`slr population` risk {row['risk']:.5f} = quadrature risk at its printed argmin, "

@@ -12,7 +12,7 @@ import numpy as np
 
 from attnlimits.verify.claims.base import Check, Claim, PlotSeries, PlotSpec, register
 
-from .population_shared import (INF, source, claim_seed, value_and_error, population_setting, qmc_options,
+from .population_shared import (INF, source, claim_seed, value_and_error, population_theory, qmc_options,
                                  population_optimum, bayes_value, linear_closed_form_values, stein_mean_value,
                                  mc_check, fmt_nu, mc_options, half_unit, LINEAR_VARIANTS, MC_SIZES, references)
 
@@ -427,22 +427,21 @@ def _run_C23(ctx, size):
 
 
 def _run_C24(ctx, size):
-    from attnlimits.verify.slr.theory import population_risk
     from attnlimits.verify.slr import projection_risk
 
     checks, series = [], []
     grid = [0.5, 1, 2, 4, 8, 16, 32, 64]
     for i, L in enumerate((2, 3, 5)):
-        st = population_setting("max", INF, L)
-        vals = [population_risk("softmax", st, m, **qmc_options(ctx))[0] for m in grid]
+        st = population_theory("max", INF, L, "softmax")
+        vals = [st.population_risk(m, **qmc_options(ctx))[0] for m in grid]
         checks.append(Check.holds(f"L={L}: E decreasing in m_k on {grid}", all(a > b for a, b in zip(vals, vals[1:])),
                             note=", ".join(f"{v:.4f}" for v in vals)))
         checks.append(Check(f"L={L}: E(m_k = 64) small (→ 0)", (0.0, 0.01), vals[-1], None, 0.0, kind="interval"))
         checks.append(Check.holds(f"L={L}: optimiser flags the limit m_k → ∞",
                             population_optimum(ctx, "softmax", "max", INF, L).limit))
-        from attnlimits.verify.slr.theory import population_AB, population_module
+        from attnlimits.verify.slr.theory import population_module
 
-        A, B, _, _ = population_AB("softmax", st, 8.0, **qmc_options(ctx))
+        A, B, _, _ = st.population_AB(8.0, **qmc_options(ctx))
         mv = float(population_module().optimal_value(A, B)[0])
         est = projection_risk("softmax", 8.0, 64.0, mv, mv ** 2, model="max", nu=INF, L=L, n=size["n"],
                               generator=claim_seed(ctx, "C24", i), **mc_options(ctx))

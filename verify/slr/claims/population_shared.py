@@ -11,7 +11,7 @@ import math
 
 from attnlimits.verify.claims.base import Check
 
-__all__ = ["PAPER", "SPEC", "INF", "source", "SEED_OFFSETS", "claim_seed", "value_and_error", "population_setting", "length_key", "qmc_options", "population_optimum", "bayes_value", "linear_closed_form_values", "mu_value", "stein_mean_value", "mc_check", "fmt_nu", "mc_options", "half_unit", "LINEAR_VARIANTS", "MC_SIZES", "references"]
+__all__ = ["PAPER", "SPEC", "INF", "source", "SEED_OFFSETS", "claim_seed", "value_and_error", "population_theory", "length_key", "qmc_options", "population_optimum", "bayes_value", "linear_closed_form_values", "mu_value", "stein_mean_value", "mc_check", "fmt_nu", "mc_options", "half_unit", "LINEAR_VARIANTS", "MC_SIZES", "references"]
 
 PAPER = "arXiv:2509.21936"
 SPEC = "docs/slr.md"
@@ -50,13 +50,6 @@ def value_and_error(x):
 # =============================================================================================
 # cached theory
 # =============================================================================================
-
-def population_setting(model, nu, L):
-    """The validated setting with the SLR kernels (:func:`attnlimits.verify.slr.theory.make_setting`)."""
-    from attnlimits.verify.slr.theory import make_setting
-
-    return make_setting(model, nu, L)
-
 
 def length_key(L):
     """``L`` as a cache key (a list becomes a tuple)."""
