@@ -22,7 +22,8 @@ from scipy import integrate
 
 from attnlimits.derivations.slr.kernels import slr_kernels
 from attnlimits.numeric.slr import bayes_risk as NB
-from attnlimits.verify.slr import theory as TH
+from attnlimits.verify.slr.problem import slr_problem
+from attnlimits.verify.slr.theory import theory_of
 from _timing import ratio, timed  # benchmarks/_timing.py (this script's folder is on sys.path)
 
 K = slr_kernels()
@@ -56,8 +57,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--dps", type=int, default=30, help="digits of the mpmath runs")
     args = ap.parse_args(argv)
 
-    TH.bayes_risk("spiked", 1.0, 2)  # generate and cache the integrand kernels
-    TH.bayes_risk("spiked", 1.0, 3)
+    theory_of(slr_problem("spiked", 1.0, 2)).bayes_risk()  # generate and cache the integrand kernels
+    theory_of(slr_problem("spiked", 1.0, 3)).bayes_risk()
     rows = []
     print("(a) spiked L=2: time (ms) and relative error vs the 40-digit value")
     hdr = f"{'nu':>5} {'E_B':>12} | {'f64 split':>10} {'err':>8} | {'f64 plain':>10} {'err':>8} {'ratio':>6} |" \
@@ -65,10 +66,11 @@ def main(argv=None) -> dict:
     print(hdr)
     print("-" * len(hdr))
     for nu in args.nus:
-        ref = TH.bayes_risk("spiked", nu, 2, dps=40).value
-        t_s, v_s = timed(lambda: TH.bayes_risk("spiked", nu, 2).value, args.repeats)
+        th = theory_of(slr_problem("spiked", nu, 2))
+        ref = th.bayes_risk(dps=40).value
+        t_s, v_s = timed(lambda: th.bayes_risk().value, args.repeats)
         t_p, v_p = timed(lambda: _baseline_f64(nu), args.repeats)
-        m_s, w_s = timed(lambda: TH.bayes_risk("spiked", nu, 2, dps=args.dps).value, args.mp_repeats)
+        m_s, w_s = timed(lambda: th.bayes_risk(dps=args.dps).value, args.mp_repeats)
         m_p, w_p = timed(lambda: _baseline_mp(nu, args.dps), args.mp_repeats)
         row = dict(nu=nu, value=float(ref), f64_ms=t_s.min * 1e3, f64_err=_rel(v_s, ref),
                    f64_plain_ms=t_p.min * 1e3, f64_plain_err=_rel(v_p, ref), mp_ms=m_s.min * 1e3,
@@ -85,10 +87,11 @@ def main(argv=None) -> dict:
     print(hdr)
     print("-" * len(hdr))
     for model, nu in (("spiked", 5.0), ("max", 2.0)):
-        ref = TH.bayes_risk(model, nu, 3, dps=40).value
-        t_l, v_l = timed(lambda: TH.bayes_risk(model, nu, 3).value, args.repeats)
+        th = theory_of(slr_problem(model, nu, 3))
+        ref = th.bayes_risk(dps=40).value
+        t_l, v_l = timed(lambda: th.bayes_risk().value, args.repeats)
         t_n, v_n = timed(lambda: NB._bayes_risk_nested_quad(K, model, nu, 3)[0], 1)
-        m_l, w_l = timed(lambda: TH.bayes_risk(model, nu, 3, dps=args.dps).value, 1)
+        m_l, w_l = timed(lambda: th.bayes_risk(dps=args.dps).value, 1)
         rows.append(dict(model=model, nu=nu, L=3, lattice_ms=t_l.min * 1e3, nested_ms=t_n.min * 1e3,
                          mp_ms=m_l.min * 1e3))
         print(f"{model:>7} {nu:5g} {float(ref):12.6e} | {t_l.min * 1e3:11.3f} {_rel(v_l, ref):8.1e} | "

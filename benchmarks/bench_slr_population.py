@@ -23,7 +23,8 @@ import math
 import numpy as np
 from scipy.optimize import minimize
 
-from attnlimits.verify.slr.theory import make_setting, numeric_activation, optimal_population_risk, population_risk
+from attnlimits.verify.slr.problem import slr_problem
+from attnlimits.verify.slr.theory import theory_of
 from _timing import alternate, clock, ratio_line  # benchmarks/_timing.py (this script's folder is on sys.path)
 
 ACTS = ("softmax", "linear_uncentred", "erf_learned", "softplus_norm")
@@ -36,7 +37,7 @@ def baseline(act, model, nu, L, n, seed=0, batches=20):
     g = rng.standard_normal((n, L))
     shift = np.zeros(L)
     shift[0] = math.sqrt(nu)
-    na = numeric_activation(act)
+    na = theory_of(slr_problem(model, nu, L, activation=act)).numeric_activation()
     learned = na.has_extra and na.extra_learned
 
     def AB(theta, per_batch=False):
@@ -76,7 +77,7 @@ def strong_baseline(act, nu, L, n_gh):
         wt = wt * gr.ravel()
     shift = np.zeros(L)
     shift[0] = math.sqrt(nu)
-    na = numeric_activation(act)
+    na = theory_of(slr_problem("spiked", nu, L, activation=act)).numeric_activation()
     learned = na.has_extra and na.extra_learned
 
     def f(theta):
@@ -105,15 +106,15 @@ def _threads():
         return None
 
 
-def strong(args, model, nu, L, st):
+def strong(args, model, nu, L, theories):
     print(f"\nstrong baseline: Nelder-Mead on the same deterministic Gauss-Hermite rule ({args.gh}^{L} points), "
           f"alternating, {args.repeats} repeats, threads={_threads()}; times min/median/max in s")
     print(f"{'activation':<18} {'attnlimits':>16} {'err':>8} | {'GH+NM':>16} {'err':>8} | {'ratio (median)':>14}")
     ta_all, tb_all = [], []
     for a in ACTS:
-        (ta, tb), (ra, rb) = alternate([lambda: optimal_population_risk(a, st, tol=1e-6, closed_form=False),
+        (ta, tb), (ra, rb) = alternate([lambda: theories[a].optimal_population_risk(tol=1e-6, closed_form=False),
                                         lambda: strong_baseline(a, nu, L, args.gh)], args.repeats)
-        ref = population_risk(a, st, ra.argmin["m_k"], extra=ra.argmin.get("c"), n_gh=64)[0]
+        ref = theories[a].population_risk(ra.argmin["m_k"], extra=ra.argmin.get("c"), n_gh=64)[0]
         ta_all.append(ta.median)
         tb_all.append(tb.median)
         print(f"{a:<18} {ta.mmm():>16} {abs(ra.risk - ref):>8.1e} | {tb.mmm():>16} {abs(rb - ref):>8.1e} | "
@@ -130,10 +131,11 @@ def main():
     ap.add_argument("--skip-weak", action="store_true", help="only the strong baseline")
     args = ap.parse_args()
     model, nu, L = "spiked", 2.0, 3
-    st = make_setting(model, nu, L)
+    theories = {a: theory_of(slr_problem(model, nu, L, activation=a)) for a in ACTS}
     for a in ACTS:  # compile kernels outside the timings
-        numeric_activation(a)
-    strong(args, model, nu, L, st)
+        theories[a].numeric_activation()
+    st = theories[ACTS[0]].setting
+    strong(args, model, nu, L, theories)
     if args.skip_weak:
         return
     print(f"\nWEAK baseline (Monte Carlo recipe of docs/slr.md §6.3, extrapolated): "
@@ -143,9 +145,9 @@ def main():
     tot_a = tot_b = tot_b_target = 0.0
     for a in ACTS:
         with clock() as ca:
-            r = optimal_population_risk(a, st, tol=1e-6, closed_form=False)
+            r = theories[a].optimal_population_risk(tol=1e-6, closed_form=False)
         ta = ca.wall
-        ref = population_risk(a, st, r.argmin["m_k"], extra=r.argmin.get("c"), n_gh=64)[0]
+        ref = theories[a].population_risk(r.argmin["m_k"], extra=r.argmin.get("c"), n_gh=64)[0]
         with clock() as cb:
             v, se = baseline(a, model, nu, L, args.n)
         tb = cb.wall

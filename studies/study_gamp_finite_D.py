@@ -4,7 +4,7 @@ GAMP (:func:`attnlimits.verify.slr.amp.gamp`) on spiked-SLR data (:func:`attnlim
 at ``D ∈ {250, 500, 1000, 2000}``, several seeds per D, one thread.  For every run the seven overlaps of the
 GAMP estimate are measured and the test error of the posterior-mean predictor (softmax attention with key
 :math:`\sqrt\nu\hat k` and value :math:`\hat v`, docs/slr.md §11) is computed *exactly from the overlaps* by the §6.1
-formula (:func:`attnlimits.verify.slr.theory.population_risk_general`, exact at finite D for the orthonormal teacher, C5),
+formula (:meth:`attnlimits.verify.slr.theory.SLRTheory.population_risk_general`, exact at finite D for the orthonormal teacher, C5),
 so that no test-sampling noise enters.  Deviations from the state evolution
 (:func:`attnlimits.verify.slr.bayes_optimal.bo_state_evolution`):
 
@@ -42,7 +42,8 @@ QUANTITIES = ("m_k", "q_k", "m_v", "q_v", "E_test")
 def run_one(nu, L, alpha, delta, D, seed, *, iterations=60, damping=0.5, points=2 ** 15):
     from attnlimits.verify.slr import overlaps, sample_sequences
     from attnlimits.verify.slr.amp import gamp
-    from attnlimits.verify.slr.theory import make_setting, population_risk_general
+    from attnlimits.verify.slr.problem import slr_problem
+    from attnlimits.verify.slr.theory import theory_of
 
     gen = torch.Generator().manual_seed(int(seed))
     N = int(round(alpha * D))
@@ -55,7 +56,7 @@ def run_one(nu, L, alpha, delta, D, seed, *, iterations=60, damping=0.5, points=
     r = math.sqrt(nu)  # the BO predictor's key is √ν k̂
     key = {"m_k": r * ov["m_k"], "q_k": nu * ov["q_k"], "m_v": ov["m_v"], "q_v": ov["q_v"],
            "m_kvstar": r * ov["m_kvstar"], "m_vkstar": ov["m_vkstar"], "q_kv": r * ov["q_kv"]}
-    E, E_se = population_risk_general("softmax", make_setting("spiked", nu, L), key, points=points)
+    E, E_se = theory_of(slr_problem("spiked", nu, L, activation="softmax")).population_risk_general(key, points=points)
     del data
     return {**ov, "E_test": float(E), "E_test_qmc_se": float(E_se), "converged": bool(res["converged"]),
             "iterations": res["iterations"], "V_k": res["V_k"], "V_v": res["V_v"], "seconds_gamp": t_gamp}
