@@ -231,12 +231,11 @@ def rs_identities(problem: RSProblem, fp, L) -> list[dict]:
 
     Either fails for an error of a fraction of a per cent where the Monte Carlo comparisons with ERM
     cannot resolve a few per cent (docs/power.md)."""
-    from attnlimits.verify.slr.theory import make_setting, population_AB, population_module
+    from attnlimits.verify.slr.theory import population_module, theory_of
 
     v = fp.values
-    lengths = L if isinstance(L, (list, tuple, dict)) else int(L)
-    setting = make_setting(problem.model, problem.nu, lengths)
-    A, B, _, _ = population_AB(problem.activation, setting, v["m_k"], v["q_k"], qmc_points=2 ** 12, replicates=4)
+    # the length law of the problem (parsed from ``L`` when the problem was built)
+    A, B, _, _ = theory_of(problem.problem).population_AB(v["m_k"], v["q_k"], qmc_points=2 ** 12, replicates=4)
     mod = next(iter(problem.kern.modules.values()))
     (rs_formula,) = mod.test_error(v["m_v"], v["q_v"], A, B, float(fp.delta), 0.0)
     (population,) = population_module().manifold_risk(v["m_v"], v["q_v"], A, B)
