@@ -36,7 +36,7 @@ def _plant_population(monkeypatch, factor=PLANT):
     """The optimal population risk (and its value at a search bound) × ``factor``."""
     from attnlimits.verify.slr import theory
 
-    original = theory.optimal_population_risk
+    original = theory.SLRTheory.optimal_population_risk
 
     def planted(*args, **kw):
         r = original(*args, **kw)
@@ -45,7 +45,7 @@ def _plant_population(monkeypatch, factor=PLANT):
             r.risk_at_bound *= factor
         return r
 
-    monkeypatch.setattr(theory, "optimal_population_risk", planted)
+    monkeypatch.setattr(theory.SLRTheory, "optimal_population_risk", planted)
 
 
 @pytest.mark.parametrize("point", [
