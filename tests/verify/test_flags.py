@@ -167,8 +167,8 @@ def test_learning_curve_draws_rsb_points_apart(tmp_path, monkeypatch, capsys):
     def skip(*a, **k):  # the population lines are not under test here (and cost seconds)
         raise ValueError("not drawn in this test")
 
-    monkeypatch.setattr(TH, "optimal_population_risk", skip)
-    monkeypatch.setattr(TH, "bayes_risk", skip)
+    for method in ("optimal_population_risk", "bayes_risk", "bayes_risk_varlen"):
+        monkeypatch.setattr(TH.SLRTheory, method, skip)
     monkeypatch.setattr(REP, "rs_problem", lambda *a, **k: _Problem())
     drawn = {}
     monkeypatch.setattr(io_mod, "save_figure", lambda fig, path, **kw: drawn.setdefault("fig", fig) and path)
