@@ -3,8 +3,8 @@
 Modules: :mod:`attnlimits.verify.slr.samplers` (projection and sequence samplers, teachers, overlaps),
 :mod:`attnlimits.verify.slr.estimators` (generated attention weights, direct and projection risks),
 :mod:`attnlimits.verify.slr.bayes_mc` (Bayes quantities, calibration), :mod:`attnlimits.verify.slr.training` (online
-training), :mod:`attnlimits.verify.slr.predecessor` ([M]), :mod:`attnlimits.verify.slr.theory` (the numeric
-population/Bayes functions by name, with the derived kernels) and
+training), :mod:`attnlimits.verify.slr.predecessor` ([M]), :mod:`attnlimits.verify.slr.theory` (``SLRTheory``: the
+population/Bayes numbers of one SLRProblem, with the derived kernels) and
 :mod:`attnlimits.verify.slr.population_command` (``attnlimits slr population``).  The public names are
 re-exported here (``from attnlimits.verify.slr import sample_projections, bayes_risk``).
 """

@@ -1,20 +1,19 @@
-r"""The SLR numbers by name: :mod:`attnlimits.numeric.slr.population` and :mod:`attnlimits.numeric.slr.bayes_risk` with the derived kernels.
+r"""The SLR numbers of a problem: :mod:`attnlimits.numeric.slr.population` and :mod:`attnlimits.numeric.slr.bayes_risk` with the derived kernels.
 
-``numeric/`` evaluates generated kernels it is given and never imports a derivation; this module
-is where the two meet.  Every function keeps the call form the numeric functions had before the
-kernels became arguments (``bayes_risk("spiked", 1.0, 2)``, ``optimal_population_risk("softmax",
-make_setting("spiked", 2, 3))``), passing ``kernels=`` :func:`attnlimits.derivations.slr.kernels.slr_kernels`.
-Activation names are resolved by :func:`attnlimits.derivations.slr.activation` (through the bundle).
+``numeric/`` evaluates generated kernels it is given and never imports a derivation; this module is where the
+two meet.  :class:`SLRTheory` is the road every command, claim and benchmark takes: built once from an
+:class:`attnlimits.numeric.slr.problem.SLRProblem` (:func:`theory_of`), it holds the kernel bundle
+(:func:`attnlimits.derivations.slr.kernels.slr_kernels`), the numeric :class:`Setting` and the activation's
+kernels (resolved once from ``problem.activation``), and its methods are the population and Bayes numbers of
+that problem.  The name-level functions below (``bayes_risk("spiked", 1.0, 2)``,
+``optimal_population_risk("softmax", make_setting("spiked", 2, 3))``) take the same numeric route with the
+activation resolved at each call; the numeric tests use them.  Functions without an activation
+(:func:`expected_max_gaussian`, [M]'s :func:`predecessor_manifold_risk`, ...) inject the kernels likewise.
 
-:class:`SLRTheory` is the one-object road: built once from an :class:`attnlimits.numeric.slr.problem.SLRProblem`
-(:func:`theory_of`), it holds the kernel bundle, the numeric :class:`Setting` and the activation's kernels
-(resolved once from ``problem.activation``), and its methods are the population and Bayes numbers of that
-problem.
-
->>> round(bayes_risk("spiked", 1.0, 2).value, 5)
-0.32494
 >>> from attnlimits.verify.slr.problem import slr_problem
 >>> round(theory_of(slr_problem("spiked", 1.0, 2)).bayes_risk().value, 5)
+0.32494
+>>> round(bayes_risk("spiked", 1.0, 2).value, 5)
 0.32494
 """
 from __future__ import annotations
