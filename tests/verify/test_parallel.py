@@ -8,7 +8,7 @@ import pytest
 
 from attnlimits.verify.claims import REGISTRY, Context, run_claims
 from attnlimits.verify.claims.base import Claim
-from attnlimits.verify.claims.parallel import groups_of, repeated_computations, run_claims_parallel
+from attnlimits.verify.claims.parallel import groups_of, portable, repeated_computations, run_claims_parallel
 
 
 def _claim(name, group=""):
@@ -30,6 +30,14 @@ def test_every_declared_group_has_two_claims():
             members.setdefault(c.group, []).append(c.name)
     assert members, "no claim declares a group"
     assert not {g: m for g, m in members.items() if len(m) < 2}
+
+
+def test_registered_claims_are_portable_and_a_test_claim_is_not():
+    """Every claim of the installed results runs in a worker (a fresh process finds it); one registered by
+    hand does not, and ``verify`` then runs in one process."""
+    ours = [c for c in REGISTRY.values() if c.run.__module__.startswith("attnlimits.")]
+    assert len(ours) >= 71 and all(portable(c) for c in ours)
+    assert not portable(_claim("local"))
 
 
 def test_repeated_computations_names_the_claims_and_the_time_lost():

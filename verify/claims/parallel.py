@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from .base import Claim, ClaimResult, Context, RunInterrupted, decide, run_one
 
-__all__ = ["groups_of", "repeated_computations", "run_claims_parallel"]
+__all__ = ["groups_of", "portable", "repeated_computations", "run_claims_parallel"]
 
 
 def groups_of(claims: list[Claim]) -> list[list[Claim]]:
@@ -36,6 +36,24 @@ def groups_of(claims: list[Claim]) -> list[list[Claim]]:
     for c in claims:
         out.setdefault(c.group or f"\0{c.name}", []).append(c)
     return list(out.values())
+
+
+def portable(claim: Claim) -> bool:
+    """Whether a worker process finds ``claim``: its run function lives in a claims module of a result that
+    :func:`attnlimits.symbolic.result.discover_results` finds (what a fresh process loads).  A claim registered
+    at run time (a test's, a result passed by hand) is not; ``verify`` then runs the selection in one process."""
+    mod = getattr(claim.run, "__module__", "") or ""
+    return any(mod == m or mod.startswith(m + ".") for m in _claims_modules())
+
+
+def _claims_modules() -> tuple:
+    from attnlimits.symbolic.result import discover_results
+
+    out = []
+    for res in discover_results().values():
+        mods = res.claims if isinstance(res.claims, (tuple, list)) else (res.claims,)
+        out += [m for m in mods if m]
+    return tuple(out)
 
 
 def _cost(group: list[Claim], mode: str) -> float:

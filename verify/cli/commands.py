@@ -184,11 +184,11 @@ def _verify_run(args, claims, mode, level) -> int:
             write_report(done, args.out, meta=meta_now(status="partial", not_run=not_run))
 
     from attnlimits.verify.claims.base import RunInterrupted
-    from attnlimits.verify.claims.parallel import groups_of, run_claims_parallel
+    from attnlimits.verify.claims.parallel import groups_of, portable, run_claims_parallel
 
     workers = args.workers if args.workers is not None else max(1, (os.cpu_count() or 1) // max(1, args._threads))
     try:
-        if workers > 1 and len(groups_of(claims)) > 1:
+        if workers > 1 and len(groups_of(claims)) > 1 and all(portable(c) for c in claims):
             results, disks = run_claims_parallel(claims, ctx, workers=workers, threads=args._threads, level=level,
                                                  on_claim=on_claim)
             if ctx.disk is not None:
