@@ -38,7 +38,7 @@ EXAMPLES = (
 
 FORMATS = ("text", "latex", "markdown", "json")
 _OPTIONS = ("activation", "L", "model", "variant", "loss")
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def add_parser(sub, examples):
@@ -245,7 +245,7 @@ _SECTION = re.compile(r"§\s*(\d+(?:\.\d+)*)")
 
 def _doc_sections(res) -> dict:
     """``number -> (position, heading title, anchor)`` of the numbered headings of the result's docs page."""
-    page = Path(__file__).resolve().parents[1] / (res.doc or "")
+    page = Path(__file__).resolve().parents[2] / (res.doc or "")
     if not res.doc or not page.is_file():
         return {}
     text = page.read_text(encoding="utf-8")
