@@ -477,7 +477,7 @@ def verify_claims(names: Sequence[str] = (), *, tags: Sequence[str] = (), mode: 
             check_out_dir(out, subdirs=("plots",), files=("report.md", "results.json", "results.csv"))
     except CLIError as exc:
         raise InputError(str(exc)) from None
-    from attnlimits.verify._torchutil import resolve_device
+    from attnlimits.verify.torch_device import resolve_device
 
     try:
         dev = str(resolve_device(device))
@@ -492,7 +492,7 @@ def verify_claims(names: Sequence[str] = (), *, tags: Sequence[str] = (), mode: 
         raise InputError(f"cache: {exc}") from None
     import contextlib
 
-    from attnlimits.verify._io import OutputLock
+    from attnlimits.verify.outputs import OutputLock
 
     with OutputLock(out, "attnlimits.verify_claims", option="out") if out is not None else contextlib.nullcontext():
         return _verify_claims_run(selected, ctx, level, mode, dev, seed, t0, out)
@@ -569,10 +569,10 @@ def show(result: str, item: str | None = None, **options):
     >>> f.equations[0][1]
     Max(0, t) - sqrt(2)/(2*sqrt(pi))
     """
-    from attnlimits.verify.show_command import _result, build_item
+    from attnlimits.verify.cli.show import build_item, result_named
 
     if item is None:
-        return [it.name for it in _result(result).item_list()]
+        return [it.name for it in result_named(result).item_list()]
     return build_item(result, item, **options)[0]
 
 
@@ -601,7 +601,7 @@ def export(result: str, output, **params) -> str:
     values = {p.name: p.parse(params.get(p.name)) for p in res.export_parameters}
     if not str(output).strip():
         raise InputError("output must name a file")
-    from attnlimits.verify._io import check_output_file
+    from attnlimits.verify.outputs import check_output_file
 
     check_output_file(output, option="output", suffixes=())  # before the solver is generated (a real probe)
     return resolve(res.export)(values, str(output))

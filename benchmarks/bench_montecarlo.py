@@ -23,7 +23,7 @@ import numpy as np
 import sympy as sp
 import torch
 
-from attnlimits.verify._torchutil import resolve_device
+from attnlimits.verify.torch_device import resolve_device
 from attnlimits.verify.rmt.montecarlo import (
     attention_kernel,
     draw_tokens,

@@ -43,7 +43,7 @@ POINTS = {
 def main(argv=None):
     from attnlimits.numeric.threads import apply_threads
     from attnlimits.symbolic.result import resolve
-    from attnlimits.verify.claims._properties import find_property
+    from attnlimits.verify.claims.property_claims import find_property
     from attnlimits.verify.slr.properties import minimum_detectable_deviation
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -9,7 +9,7 @@ Bayes risk, Bayes-optimal state evolution, the replica-symmetric fixed point and
 names only the engine.
 """
 import importlib as _importlib
-from ._portable_solver import (
+from .portable_solver import (
     ConvergenceError,
     FixedPointResult,
     InvariantError,

@@ -1,7 +1,7 @@
 """Compile and export solver modules for results described by a :class:`attnlimits.symbolic.model.GeneratedModel`.
 
 :func:`compile_model` assembles, for one backend, the generated kernels of a result, the backend
-runtime, the portable fixed-point solver (:mod:`attnlimits.numeric._portable_solver`) and the result's
+runtime, the portable fixed-point solver (:mod:`attnlimits.numeric.portable_solver`) and the result's
 portable driver into one module text, and loads it.  :func:`export_model` writes the same text to
 a standalone file (runnable with only numpy, or only mpmath, installed).  The exported file and
 the in-process module are therefore the same program.
@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import _portable_driver, _portable_solver
+from . import portable_driver, portable_solver
 
 if TYPE_CHECKING:  # pragma: no cover
     from attnlimits.symbolic.model import GeneratedModel
@@ -68,8 +68,8 @@ def model_source(model: GeneratedModel, backend: str = "numpy", *, constants: di
         mb.add_constant(name, val)
     for k in model.kernels():
         mb.add_kernel(k)
-    mb.add_source(strip_module_header(inspect.getsource(_portable_solver)))
-    mb.add_source(strip_module_header(inspect.getsource(_portable_driver)))
+    mb.add_source(strip_module_header(inspect.getsource(portable_solver)))
+    mb.add_source(strip_module_header(inspect.getsource(portable_driver)))
     mb.add_source(_option_checks_source())
     mb.add_source(strip_module_header(model.driver_source()))
     tail = 'if __name__ == "__main__":\n    sys.exit(main())\n' if main else None
@@ -230,10 +230,10 @@ def cached_json(namespace: str, key: str, compute, *, like=None):
 
 def write_text_atomic(path: Path, text: str) -> bool:
     """Write ``text`` to ``path`` through a temporary file and ``os.replace``
-    (:func:`attnlimits.symbolic._files.write_text_atomic`: a reader sees the whole file or none, the
+    (:func:`attnlimits.symbolic.files.write_text_atomic`: a reader sees the whole file or none, the
     file honours the umask), creating the folder; best effort for caches: ``False`` (and no file
     left behind) where the folder is not writable."""
-    from attnlimits.symbolic._files import write_text_atomic as write
+    from attnlimits.symbolic.files import write_text_atomic as write
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -269,8 +269,8 @@ def _share_error_classes(mod) -> None:
     its ``raise`` statements look the class names up in the module's globals at run time, so
     pointing those names at the package's classes makes ``except numeric.ConvergenceError`` work.
     """
-    mod.ConvergenceError = _portable_solver.ConvergenceError
-    mod.InvariantError = _portable_solver.InvariantError
+    mod.ConvergenceError = portable_solver.ConvergenceError
+    mod.InvariantError = portable_solver.InvariantError
 
 
 def compile_model(model, backend: str = "numpy") -> types.ModuleType:
@@ -302,7 +302,7 @@ def export_model(model: GeneratedModel, path: str | os.PathLike, backend: str = 
     (``backend="mpmath"``); ``python FILE --help`` documents its command line.
     """
     src = model_source(_resolve_model(model), backend, constants=constants, main=True)
-    from ._export import write_atomic
+    from .export import write_atomic
 
     return write_atomic(Path(path), src)  # a failing write leaves the previous file
 
@@ -350,12 +350,12 @@ class CompiledSystem:
                                                        self.law.atom_mass().subs(c, csym)]))
         for k in system.kernels(derivative_params):
             mb.add_kernel(k)
-        mb.add_source(strip_module_header(inspect.getsource(_portable_solver)))
-        mb.add_source(strip_module_header(inspect.getsource(_portable_driver)))
+        mb.add_source(strip_module_header(inspect.getsource(portable_solver)))
+        mb.add_source(strip_module_header(inspect.getsource(portable_driver)))
         self.source = mb.source()
         self.module = load_module(self.source, name=f"attnlimits_{system.name}_{backend}")
         _share_error_classes(self.module)
-        self.kernels = _portable_solver.SystemKernels(
+        self.kernels = portable_solver.SystemKernels(
             self.module, system.name, system.unknowns, system.parameters,
             [i.name for i in system.invariants])
 
@@ -381,7 +381,7 @@ class CompiledSystem:
         """Solve at ``params`` (name → value); options go to :func:`solve_fixed_point`."""
         p = self._params(params)
         nodes = self.nodes(params) if nodes is None and self.law is not None else nodes
-        return _portable_solver.solve_fixed_point(self.kernels, p, nodes, x0=x0, **options)
+        return portable_solver.solve_fixed_point(self.kernels, p, nodes, x0=x0, **options)
 
     def sweep(self, params, param, values, **options):
         """Solve along ``values`` of one parameter with continuation (warm starts).
@@ -413,7 +413,7 @@ class CompiledSystem:
             for v in values:
                 pt = {**base, param: v}
                 nodes = self.nodes(pt) if self.law is not None else None
-                res = _portable_solver.solve_fixed_point(self.kernels, self._params(pt), nodes, x0=prev, **options)
+                res = portable_solver.solve_fixed_point(self.kernels, self._params(pt), nodes, x0=prev, **options)
                 out.append(res)
                 prev = res.x
             return out

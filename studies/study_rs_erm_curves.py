@@ -42,7 +42,7 @@ def _fp_row(origin, f, phase):
 def _save(data, path):
     """Write atomically (the package's one writer: a temporary file beside it, then os.replace): a stop
     mid-write never leaves a truncated file, and the resumable study reads only whole ones."""
-    from attnlimits.symbolic._files import write_text_atomic
+    from attnlimits.symbolic.files import write_text_atomic
 
     write_text_atomic(path, json.dumps(data, indent=1))
 

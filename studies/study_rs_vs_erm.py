@@ -49,7 +49,7 @@ def _load(path):
 
 
 def _save(path, data):
-    from attnlimits.symbolic._files import write_text_atomic
+    from attnlimits.symbolic.files import write_text_atomic
 
     write_text_atomic(path, json.dumps(data, indent=1, default=float))
 

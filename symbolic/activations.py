@@ -27,8 +27,8 @@ import mpmath
 import sympy
 from sympy import S
 
-from ._safe_parse import MAGNITUDE_LIMIT as _PARSE_MAGNITUDE_LIMIT
-from ._safe_parse import UnsafeExpressionError, safe_parse
+from .safe_parse import MAGNITUDE_LIMIT as _PARSE_MAGNITUDE_LIMIT
+from .safe_parse import UnsafeExpressionError, safe_parse
 from ._timeguard import with_time_limit as _with_time_limit
 
 __all__ = [
@@ -191,7 +191,7 @@ def parse_activation(text: str) -> sympy.Expr:
     return _validate(expr, source=text)
 
 
-def _as_activation(f: sympy.Expr | str) -> sympy.Expr:
+def as_activation(f: sympy.Expr | str) -> sympy.Expr:
     """Accept a string or a SymPy expression; return a validated expression in :data:`t`."""
     if isinstance(f, str):
         return parse_activation(f)
@@ -419,7 +419,7 @@ def _zeros(g: sympy.Expr, window: float, dps: int) -> tuple[list[sympy.Expr], bo
     return _numeric_zero_scan(g, window, dps), False
 
 
-def _num(x: sympy.Expr, dps: int) -> mpmath.mpf:
+def mp_value(x: sympy.Expr, dps: int) -> mpmath.mpf:
     """High-precision value of a real SymPy number as an mpmath number."""
     if x is S.Infinity:
         return mpmath.inf
@@ -449,7 +449,7 @@ def _kink_points(expr: sympy.Expr, window: float, dps: int) -> tuple[list[sympy.
     keyed = []
     for z in candidates:
         try:
-            keyed.append((_num(z, dps), z))
+            keyed.append((mp_value(z, dps), z))
         except (ValueError, TypeError):
             continue  # not a real number
     keyed.sort(key=lambda p: p[0])
@@ -499,7 +499,7 @@ def kinks(expr: sympy.Expr | str, window: float = _DEFAULT_KINK_WINDOW) -> list[
     >>> kinks("relu(t) + abs(t**2 - 2)")
     [-sqrt(2), 0, sqrt(2)]
     """
-    expr = _as_activation(expr)
+    expr = as_activation(expr)
     points, _ = _kink_points(expr, window, 35)
     return points
 
@@ -554,7 +554,9 @@ def _relation_holds(rel) -> bool:
 
 
 @dataclass(frozen=True)
-class _Piece:
+class Piece:
+    """One smooth branch of an activation: ``expr`` on the open interval (``a``, ``b``)."""
+
     a: sympy.Expr  # left end (may be -oo)
     b: sympy.Expr  # right end (may be oo)
     expr: sympy.Expr  # smooth branch on (a, b)
@@ -562,16 +564,19 @@ class _Piece:
 
 
 @dataclass(frozen=True)
-class _Decomposition:
+class Decomposition:
+    """An activation split at its kinks into smooth :class:`Piece` s, with the structure (parity, polynomial
+    degree) that lets :mod:`attnlimits.symbolic.hermite` choose closed forms or quadrature."""
+
     expr: sympy.Expr
-    pieces: tuple[_Piece, ...]
+    pieces: tuple[Piece, ...]
     exact_ok: bool  # kinks complete and exact: closed forms may be trusted
     parity: int  # +1 even, -1 odd (about `centre`), 0 neither
     centre: sympy.Expr | None  # f - centre is odd (parity -1); its E is `centre`
     polynomial_degree: int | None  # degree when f is a polynomial in t
 
 
-def _window_for(dps: int) -> float:
+def window_for(dps: int) -> float:
     """Half-width outside which the Gaussian mass is below 10^-(dps+15)."""
     return math.ceil(math.sqrt(2 * (dps + 15) * math.log(10))) + 2
 
@@ -598,8 +603,9 @@ def _parity(expr: sympy.Expr) -> tuple[int, sympy.Expr | None]:
 
 
 @functools.lru_cache(maxsize=512)
-def _decompose(expr: sympy.Expr, dps: int) -> _Decomposition:
-    window = _window_for(dps)
+def decompose(expr: sympy.Expr, dps: int) -> Decomposition:
+    """Split ``expr`` (in :data:`t`) at its kinks within the Gaussian window of ``dps`` digits."""
+    window = window_for(dps)
     points, complete = _kink_points(expr, window, dps)
     ends = [S.NegativeInfinity, *points, S.Infinity]
     pieces = []
@@ -614,26 +620,26 @@ def _decompose(expr: sympy.Expr, dps: int) -> _Decomposition:
             probe = (a + b) / 2
         smooth = _resolve_branches(expr, probe) if expr.has(*_NONSMOOTH) else expr
         exact_ends = _is_exact_number(a) and _is_exact_number(b)
-        pieces.append(_Piece(a, b, smooth, exact_ends))
+        pieces.append(Piece(a, b, smooth, exact_ends))
     try:
         poly = sympy.Poly(expr, t)
         degree = poly.degree() if all(c.is_number for c in poly.all_coeffs()) else None
     except sympy.PolynomialError:
         degree = None
     parity, centre = _parity(expr)
-    decomposition = _Decomposition(expr, tuple(pieces), complete, parity, centre, degree)
+    decomposition = Decomposition(expr, tuple(pieces), complete, parity, centre, degree)
     removable = _check_pieces(decomposition, dps)
     if removable:
         # Split at removable singularities so that quadrature never evaluates f there.
-        split: list[_Piece] = []
+        split: list[Piece] = []
         for piece in pieces:
             inside = sorted((p for p in removable if (piece.a < p) == True and (p < piece.b) == True),
-                            key=lambda p: _num(p, dps))
+                            key=lambda p: mp_value(p, dps))
             ends_here = [piece.a, *inside, piece.b]
             for a, b in zip(ends_here[:-1], ends_here[1:]):
-                split.append(_Piece(a, b, piece.expr, piece.exact_ends and _is_exact_number(a)
+                split.append(Piece(a, b, piece.expr, piece.exact_ends and _is_exact_number(a)
                                     and _is_exact_number(b)))
-        decomposition = _Decomposition(expr, tuple(split), complete, parity, centre, degree)
+        decomposition = Decomposition(expr, tuple(split), complete, parity, centre, degree)
     return decomposition
 
 
@@ -648,12 +654,12 @@ def check_gaussian_moments(f: sympy.Expr | str, dps: int = 30) -> sympy.Expr:
     integrable ones of a finite second moment (``log(Abs(t))``) pass.  Cost: the kink and
     singularity analysis of the Hermite path (cached), typically below 0.1 s.
     """
-    expr = _as_activation(f)
-    _decompose(expr, int(dps))
+    expr = as_activation(f)
+    decompose(expr, int(dps))
     return expr
 
 
-def _check_pieces(dec: _Decomposition, dps: int) -> list[sympy.Expr]:
+def _check_pieces(dec: Decomposition, dps: int) -> list[sympy.Expr]:
     """Refuse activations that are singular on the line or whose E f^2 diverges.
 
     Returns the removable singular points (finite two-sided limit, e.g. 0 for sin(t)/t); the
@@ -703,7 +709,7 @@ def _removable(expr: sympy.Expr, point: sympy.Expr) -> bool:
     return bool(left.is_finite and right.is_finite and sympy.simplify(left - right) == 0)
 
 
-def _check_growth(expr: sympy.Expr, piece: _Piece, dps: int) -> None:
+def _check_growth(expr: sympy.Expr, piece: Piece, dps: int) -> None:
     """Numeric test that f(T)^2 exp(-T^2/2) decays faster than T^-1.5 at the infinite ends."""
     fn = mpmath_function(piece.expr)
     for side, infinite in ((-1, piece.a is S.NegativeInfinity), (1, piece.b is S.Infinity)):

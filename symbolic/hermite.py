@@ -62,12 +62,12 @@ from ._timeguard import with_time_limit as _with_time_limit
 from .activations import (  # re-exported: the public names keep their attnlimits.symbolic.hermite spelling
     BUILTIN_ACTIVATIONS,
     ActivationError,
-    _as_activation,
-    _decompose,
-    _Decomposition,
-    _num,
-    _Piece,
-    _window_for,
+    as_activation,
+    decompose,
+    Decomposition,
+    mp_value,
+    Piece,
+    window_for,
     kinks,
     mpmath_function,
     parse_activation,
@@ -256,7 +256,7 @@ def _sympy_integrate(g: sympy.Expr, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr 
 
 
 @functools.lru_cache(maxsize=4096)
-def _exact_hermite_moment(dec: _Decomposition, k: int, square: bool, allow_sympy: bool):
+def _exact_hermite_moment(dec: Decomposition, k: int, square: bool, allow_sympy: bool):
     r"""Exact E[f He_k] (unnormalised He_k), or E[f^2] when ``square``; None if not possible.
 
     Uses, per piece: the closed-form engine; else one Gaussian integration by parts
@@ -286,7 +286,7 @@ def _exact_hermite_moment(dec: _Decomposition, k: int, square: bool, allow_sympy
     return sympy.expand(total)
 
 
-def _by_parts(piece: _Piece, k: int) -> sympy.Expr | None:
+def _by_parts(piece: Piece, k: int) -> sympy.Expr | None:
     """One Gaussian integration by parts for E[g He_k 1_(a,b)] (see _exact_hermite_moment)."""
     He_km1 = sympy.hermite_prob(k - 1, t)
     dg = sympy.diff(piece.expr, t)
@@ -312,22 +312,22 @@ class _Integrator:
     """mpmath tanh–sinh quadrature over the smooth pieces, with memoised f and Hermite values.
 
     Each piece is integrated by ``mpmath.quad`` over its ends plus the split points
-    ``-L, 0, L`` that fall inside it (``L = _window_for(dps)``, beyond which the Gaussian
+    ``-L, 0, L`` that fall inside it (``L = window_for(dps)``, beyond which the Gaussian
     weight is below 10^-(dps+15)); the split halves the number of nodes compared with
     mpmath's own map of an infinite interval. f(x)·φ(x) and h_0..h_K(x) are memoised per
     node, so all integrals of one activation at one precision share their evaluations.
     """
 
-    def __init__(self, dec: _Decomposition, dps: int):
+    def __init__(self, dec: Decomposition, dps: int):
         self.dec = dec
         self.dps = dps
         self.work = dps + 10
-        L = _window_for(dps)
+        L = window_for(dps)
         self._skip = max(100, 3 * L)  # |x| beyond which f*phi is negligible (see _check_growth)
         self.points: list[list] = []
         with mpmath.workdps(self.work + 5):
             for p in dec.pieces:
-                a, b = _num(p.a, self.work), _num(p.b, self.work)
+                a, b = mp_value(p.a, self.work), mp_value(p.b, self.work)
                 inner = [mpmath.mpf(c) for c in (-L, 0, L) if a < c < b]
                 self.points.append([a, *inner, b])
             self._inv_sqrt_2pi = 1 / mpmath.sqrt(2 * mpmath.pi)
@@ -519,7 +519,7 @@ class _Integrator:
 
 def _to_mpf(e: sympy.Expr, dps: int) -> mpmath.mpf:
     """Value of an exact real SymPy constant, rounded to ``dps`` digits, as an mpf."""
-    v = _num(e, dps)
+    v = mp_value(e, dps)
     with mpmath.workdps(dps):
         return +v
 
@@ -675,7 +675,7 @@ def hermite_coefficients(f: sympy.Expr | str, dps: int = 30, parseval_order: int
     >>> round(h.a1_float, 6), round(h.nu_float, 6)
     (0.5, 0.340845)
     """
-    expr = _as_activation(f)
+    expr = as_activation(f)
     dps = _check_dps(dps)
     if isinstance(parseval_order, bool) or not isinstance(parseval_order, int) or parseval_order < 0:
         raise ActivationError(f"parseval_order must be a non-negative integer, got {parseval_order!r}")
@@ -692,7 +692,7 @@ def hermite_data_bounded(f, dps: int = 30, parseval_order: int = 40) -> HermiteD
 
     if isinstance(f, str) and f.strip() in BUILTIN_ACTIVATIONS:
         return hermite_coefficients(f, dps=dps, parseval_order=parseval_order)
-    expr = _as_activation(f)  # parse and validate here: bad input fails without a child process
+    expr = as_activation(f)  # parse and validate here: bad input fails without a child process
     dps = _check_dps(dps)
     try:
         fields = call_with_deadline(_hermite_fields, expr, dps, parseval_order)
@@ -755,7 +755,7 @@ def _with_divergence_message(fn):
 @functools.lru_cache(maxsize=256)
 @_with_divergence_message
 def _hermite_cached(expr: sympy.Expr, dps: int, K: int) -> HermiteData:
-    dec = _decompose(expr, dps)
+    dec = decompose(expr, dps)
     # The second moment first: it decides divergence before anything else is computed.
     m2_exact = _exact_hermite_moment(dec, 0, True, True)
     exact_raw: dict[str, sympy.Expr] = {}
@@ -782,13 +782,13 @@ def _hermite_cached(expr: sympy.Expr, dps: int, K: int) -> HermiteData:
     work = dps + 10
     for name, k in (("a0", 0), ("a1", 1), ("a2", 2)):
         if name in exact:
-            values[name] = _num(exact[name], work)
+            values[name] = mp_value(exact[name], work)
             errors[name] = 0.0
         else:
             v, e = numeric().coefficient(k)
             values[name], errors[name] = v, float(e)
     if "nu" in exact:
-        values["nu"] = _num(exact["nu"], work)
+        values["nu"] = mp_value(exact["nu"], work)
         errors["nu"] = 0.0
     else:
         v, e = numeric().centred_second_moment(values["a0"])
@@ -828,7 +828,7 @@ def _hermite_cached(expr: sympy.Expr, dps: int, K: int) -> HermiteData:
     )
 
 
-def _parseval_residual(dec: _Decomposition, values, exact, K: int, numeric, dps: int) -> float:
+def _parseval_residual(dec: Decomposition, values, exact, K: int, numeric, dps: int) -> float:
     if K == 0:
         return float(values["nu"])  # empty sum: the residual is nu itself
     work = dps + 10
@@ -839,7 +839,7 @@ def _parseval_residual(dec: _Decomposition, values, exact, K: int, numeric, dps:
             ak = _exact_hermite_moment(dec, k, False, False)
             total += ak**2 / sympy.factorial(k)
         res = sympy.expand(exact["nu"] - total)
-        return abs(float(_num(res, work))) if res != 0 else 0.0
+        return abs(float(mp_value(res, work))) if res != 0 else 0.0
     coefficients, _ = numeric().coefficients(K)
     with mpmath.workdps(work):
         total = values["a1"] ** 2 + (values["a2"] ** 2 if K >= 2 else 0)
@@ -876,7 +876,7 @@ def hermite_coefficient(f: sympy.Expr | str, k: int, dps: int = 30) -> mpmath.mp
     See docs/attention_rmt.md §4.1. Cost grows with k (the integrand oscillates k times); for
     k ≲ 60 at dps ≤ 50 quadrature stays well under a second.
     """
-    expr = _as_activation(f)
+    expr = as_activation(f)
     dps = _check_dps(dps)
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ActivationError(f"k must be a non-negative integer, got {k!r}")
@@ -886,7 +886,7 @@ def hermite_coefficient(f: sympy.Expr | str, k: int, dps: int = 30) -> mpmath.mp
 @functools.lru_cache(maxsize=1024)
 @_with_divergence_message
 def _coefficient_cached(expr: sympy.Expr, k: int, dps: int) -> mpmath.mpf:
-    dec = _decompose(expr, dps)
+    dec = decompose(expr, dps)
     _exact_hermite_moment(dec, 0, True, False)  # raises _Diverges if E f^2 is infinite
     val = _exact_hermite_moment(dec, k, False, k <= 4)
     if val is not None:

@@ -177,7 +177,7 @@ def test_comparison_columns_of_verify_and_explore_have_their_types(tmp_path, cap
     stochastic check): every comparison column documented under "Comparison columns", of its type."""
     import csv
 
-    from attnlimits.verify.claims._properties import find_property
+    from attnlimits.verify.claims.property_claims import find_property
     from attnlimits.verify.comparison import COMPARISON_COLUMNS
     from attnlimits.verify.explore.driver import evaluate_point
 

@@ -25,7 +25,7 @@ DATA = Path(__file__).resolve().parents[1] / "verify" / "slr" / "data" / "rs_tun
 
 def _write(path: Path, text: str) -> None:
     """Write atomically: a claim run reading the table meanwhile sees the old file or the new one."""
-    from attnlimits.symbolic._files import atomic_write
+    from attnlimits.symbolic.files import atomic_write
 
     def write(tmp):
         Path(tmp).write_text(text, encoding="utf-8")

@@ -3,7 +3,7 @@
 Re-exports are lazy so that ``attnlimits rmt`` does not pay for importing torch.
 
 - Estimates (:mod:`attnlimits.verify.stats`): ``mean_se``, ``MCEstimate``; devices
-  (:mod:`attnlimits.verify._torchutil`): ``resolve_device``.
+  (:mod:`attnlimits.verify.torch_device`): ``resolve_device``.
 - The comparison rule (:mod:`attnlimits.verify.comparison`, shared by ``verify`` and ``explore``):
   ``Comparison``, ``p_value``, ``holm``, ``extrapolate``, ``combine``.
 - Claims (:mod:`attnlimits.verify.claims`): ``REGISTRY``, ``Claim``, ``Check``, ``Context``, ``select``,
@@ -22,7 +22,7 @@ import importlib
 _EXPORTS = {
     "stats": ["mean_se", "MCEstimate"],
     "comparison": ["Comparison", "p_value", "holm", "extrapolate", "combine"],
-    "_torchutil": ["resolve_device"],
+    "torch_device": ["resolve_device"],
     "claims": ["REGISTRY", "Claim", "Check", "Context", "select", "run_claims"],
     "report": ["format_table", "write_report"],
     "weights": ["analyze_checkpoint", "fit_identity_plus_low_rank", "extract_heads",

@@ -1,6 +1,6 @@
 """Hooks of the attention_rmt solver — portable source, runs inside the generated module.
 
-The solver is the portable driver of :mod:`attnlimits.numeric._portable_driver`, configured by the
+The solver is the portable driver of :mod:`attnlimits.numeric.portable_driver`, configured by the
 ``DRIVER`` data of :func:`attnlimits.derivations.attention_rmt.equations.driver_data`.  What is specific to
 this result and is not data lives here, without any formula:
 

@@ -389,7 +389,7 @@ def _model_expressions():
 
 
 def driver_data() -> dict:
-    """What the portable driver (:mod:`attnlimits.numeric._portable_driver`) does with the kernels: plain data.
+    """What the portable driver (:mod:`attnlimits.numeric.portable_driver`) does with the kernels: plain data.
 
     Sweep γ from large to small with Hermite extrapolation of (γA₁₁, A₁₂, A₂₂) in log γ; the
     traces q₀…q₅ and their γ-rates feed the outer Woodbury stage ``rmt_outer`` (§6) whose margins

@@ -16,7 +16,7 @@ Presets (``--loss``):
 - ``logcosh``: :math:`\rho(r)=\log\cosh r`.
 
 Any other text is read as a formula in ``r`` by the safe parser of user activations
-(:func:`attnlimits.symbolic._safe_parse.safe_parse`: an :mod:`ast` whitelist before SymPy sees it, decimal
+(:func:`attnlimits.symbolic.safe_parse.safe_parse`: an :mod:`ast` whitelist before SymPy sees it, decimal
 literals exact), e.g. ``--loss "log(cosh(2*r))/4"``.
 
 Derivatives for the RS prox are taken almost everywhere (:func:`loss_derivative`): the ``DiracDelta`` terms
@@ -93,7 +93,7 @@ def parse_loss(text: str | None = None) -> Loss:
     >>> parse_loss("huber:1").name, parse_loss("r**2/2").square
     ('huber:1', True)
     """
-    from attnlimits.symbolic._safe_parse import UnsafeExpressionError, safe_parse
+    from attnlimits.symbolic.safe_parse import UnsafeExpressionError, safe_parse
 
     text = "square" if text is None else str(text).strip()
     pre = _preset(text)

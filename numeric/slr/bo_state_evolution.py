@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .._portable_solver import ConvergenceError
+from ..portable_solver import ConvergenceError
 from ..frozen import fd_jacobian
 
 __all__ = [

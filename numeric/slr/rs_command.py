@@ -24,7 +24,7 @@ import sys
 
 from attnlimits.symbolic.result import InputError
 
-from .._portable_solver import ConvergenceError
+from ..portable_solver import ConvergenceError
 from .problem import LengthLaw, SLRProblem, check_delta, check_model_nu
 from .rs import UNKNOWNS, Ridge, make_rule, rs_branch_search, rs_fixed_point, rs_select_equilibrium, rs_tune_lambda
 

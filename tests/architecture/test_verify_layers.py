@@ -22,9 +22,9 @@ FORBIDDEN = {
     "claims": {"cli", "figures", "report", "explore", "sweep"},
     "comparison": {"cli", "figures", "report", "explore", "sweep"},
     "stats": {"cli", "figures", "report", "explore", "sweep"},
-    "_io": {"cli", "figures", "report", "explore", "sweep"},
-    "_flags": {"cli", "figures", "report", "explore", "sweep"},
-    "_torchutil": {"cli", "figures", "report", "explore", "sweep"},
+    "outputs": {"cli", "figures", "report", "explore", "sweep"},
+    "flags": {"cli", "figures", "report", "explore", "sweep"},
+    "torch_device": {"cli", "figures", "report", "explore", "sweep"},
     "weights": {"cli", "figures", "report", "explore", "sweep"},
     "rmt": {"cli", "figures", "report", "explore", "sweep"},
 }

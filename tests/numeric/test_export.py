@@ -83,7 +83,7 @@ def test_export_write_failing_partway_keeps_the_previous_file(tmp_path, monkeypa
     """A write that fails halfway (disk full) leaves the previous exported file intact."""
     import builtins
 
-    from attnlimits.symbolic import _files
+    from attnlimits.symbolic import files
 
     path = tmp_path / "rmt.py"
     assert cli_main(["export", "rmt", "--activation", "tanh", "-o", str(path)]) == 0
@@ -105,7 +105,7 @@ def test_export_write_failing_partway_keeps_the_previous_file(tmp_path, monkeypa
             raise OSError(28, "No space left on device")
 
     # the package's one atomic writer opens its temporary file by name: make that write fail halfway
-    monkeypatch.setattr(_files, "open", lambda f, *a, **k: Half(real_open(f, *a, **k)), raising=False)
+    monkeypatch.setattr(files, "open", lambda f, *a, **k: Half(real_open(f, *a, **k)), raising=False)
     assert cli_main(["export", "rmt", "--activation", "relu", "-o", str(path)]) == 2
     assert "No space left on device" in capsys.readouterr().err
     assert path.read_text() == good and [p.name for p in tmp_path.iterdir()] == ["rmt.py"]

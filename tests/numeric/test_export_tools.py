@@ -1,17 +1,17 @@
-"""attnlimits.numeric._export: standalone files assembled from the project's own source text."""
+"""attnlimits.numeric.export: standalone files assembled from the project's own source text."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from attnlimits.numeric import _export as X
+from attnlimits.numeric import export as X
 
 MODULE = '''"""doc"""
 from __future__ import annotations
 
 import math
 
-from ._portable_solver import ConvergenceError
+from .portable_solver import ConvergenceError
 
 __all__ = ["f"]
 

@@ -10,7 +10,7 @@ import math
 import pytest
 from scipy import stats
 
-from attnlimits.verify.claims._power import EXCEPTIONS, TARGET, mdd_status
+from attnlimits.verify.claims.power import EXCEPTIONS, TARGET, mdd_status
 from attnlimits.verify.claims.base import Check, ClaimResult, apply_family_rule
 from attnlimits.verify.comparison import minimum_detectable_deviation
 

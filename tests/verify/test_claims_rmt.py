@@ -216,7 +216,7 @@ def test_v6_rate_fit_recovers_the_root_law_and_its_band():
 
 
 def test_rate_checks_print_predicted_and_excluded_rates():
-    from attnlimits.verify.claims._rates import rate_checks, slope_stats
+    from attnlimits.verify.claims.rates import rate_checks, slope_stats
 
     checks = rate_checks("demo", -0.98, 0.01, -1.0, (0.0, -2.0), dof=9)
     assert [c.kind for c in checks] == ["abs", "lower", "lower"]

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from attnlimits.verify.claims.base import Context, run_claims
-from attnlimits.verify.claims._properties import property_claim
+from attnlimits.verify.claims.property_claims import property_claim
 from attnlimits.verify.comparison import COMPARISON_COLUMNS, Comparison, comparison_columns
 from attnlimits.verify.explore.driver import evaluate_point
 from attnlimits.verify.report import CSV_COLUMNS, write_report
@@ -38,7 +38,7 @@ def test_explore_row_and_verify_row_of_one_comparison_agree(tmp_path):
                            quick={"points": [point]})
     ctx = Context("quick", device="cpu", seed=0)
     seed = ctx.seed_for("T-columns", 0)
-    from attnlimits.verify.claims._properties import find_property
+    from attnlimits.verify.claims.property_claims import find_property
 
     prop = find_property("slr-bo-monotone")
     size = {k: v for k, v in claim.size("quick").items() if k != "points"}
@@ -71,7 +71,7 @@ def test_explore_row_and_verify_row_of_one_comparison_agree(tmp_path):
 def test_a_parameter_named_like_a_comparison_column_is_refused():
     """A property parameter called ``z`` or ``value`` would be overwritten by the check's column in the
     points table: refused before any evaluation, naming the parameter."""
-    from attnlimits.verify.claims._properties import find_property
+    from attnlimits.verify.claims.property_claims import find_property
 
     prop = find_property("slr-bo-monotone")
     with pytest.raises(ValueError, match="parameter\\(s\\) z are named like columns"):

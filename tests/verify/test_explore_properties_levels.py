@@ -10,7 +10,7 @@ import math
 import pytest
 
 from attnlimits.symbolic.result import resolve
-from attnlimits.verify.claims._properties import find_property
+from attnlimits.verify.claims.property_claims import find_property
 
 LEVEL = 0.01  # per-check level of the planted-error tests
 PLANT = 1.03  # the planted factor

@@ -1,5 +1,5 @@
 """Flags travel with the number: a value flagged ``rsb``, ``unstable``, ``rough``, ``unconverged`` or a training
-seed that stalled keeps its ``flag`` in the rows and is drawn apart in every figure (verify/_flags.py).
+seed that stalled keeps its ``flag`` in the rows and is drawn apart in every figure (verify/flags.py).
 
 The figures are tested on their data and artists (the drawn line's y values, the hollow markers, the legend
 texts), not on pixels.  The RS side is given as fixed points built here, as ``slr replica`` gives them for
@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from attnlimits.verify import _flags as F
+from attnlimits.verify import flags as F
 
 RSB_LEGEND = "RS unstable (replicon ≥ 1): not a prediction"
 #: (α, E_test, replicon, stability_damped, solver flags): measured, see the module docstring
@@ -153,7 +153,7 @@ def test_learning_curve_draws_rsb_points_apart(tmp_path, monkeypatch, capsys):
     """``slr train --plot`` at λ = 0.1 (the README example's linear_uncentred curve): the points with replicon ≥ 1
     are hollow, not on the line labelled "equilibrium branch", with the RS-unstable legend entry; the summary
     rows get ``rs_flag``; a mean over stalled seeds is an x with its entry; stderr names the flagged α."""
-    import attnlimits.verify._io as io_mod
+    import attnlimits.verify.outputs as io_mod
     from attnlimits.verify.slr import erm_plots as T
     from attnlimits.verify.slr import replica as REP
 
@@ -269,7 +269,7 @@ def test_sweep_curves_and_plot_mark_flagged_points(tmp_path, monkeypatch):
     assert [p[4] for p in data[None]] == ["rsb", "", ""]
     assert [len(p) for p in P.curves(tmp_path, "alpha", "E_test")[None]] == [4, 4, 4]
     drawn = {}
-    import attnlimits.verify._io as io_mod
+    import attnlimits.verify.outputs as io_mod
 
     monkeypatch.setattr(io_mod, "save_figure", lambda fig, path, **kw: drawn.setdefault("fig", fig) and path)
     P.plot_table(tmp_path, "alpha", "E_test", output=tmp_path / "p.png")

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attnlimits.symbolic._safe_parse import ALLOWED_FUNCTIONS
+from attnlimits.symbolic.safe_parse import ALLOWED_FUNCTIONS
 from attnlimits.verify.cli import main
 
 NIGHTLY = os.environ.get("ATTNLIMITS_HYPOTHESIS_PROFILE") == "nightly"

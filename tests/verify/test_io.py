@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from attnlimits.symbolic.result import InputError
-from attnlimits.verify._io import check_output_file, save_figure, write_text
+from attnlimits.verify.outputs import check_output_file, save_figure, write_text
 
 
 def test_bad_paths_are_refused_before_work(tmp_path):

@@ -10,7 +10,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnlimits.verify._torchutil import resolve_device
+from attnlimits.verify.torch_device import resolve_device
 from attnlimits.verify.rmt.montecarlo import (
     AttentionMCResult,
     attention_kernel,

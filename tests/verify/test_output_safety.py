@@ -1,6 +1,6 @@
 """The commands never harm a user's files: they delete only what their manifest says they wrote,
 write nothing through a link out of their folder, honour the umask, check their outputs before any
-work, and refuse a second run into a folder in use (verify/_io.py, symbolic/_files.py).
+work, and refuse a second run into a folder in use (verify/outputs.py, symbolic/files.py).
 
 Every planted file is compared by content and mtime (``st_mtime_ns``): a deletion, a rewrite or a
 write through a link changes one of them.
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from attnlimits.symbolic import result as R
-from attnlimits.verify._io import LOCK, MANIFEST, OutputLock, check_output_folder, read_manifest
+from attnlimits.verify.outputs import LOCK, MANIFEST, OutputLock, check_output_folder, read_manifest
 
 PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
 TOY_GRID = 'command = "toy"\n[fixed]\ny = 2\n[axes]\nx = [1, 2]\n'
@@ -72,7 +72,7 @@ def cheap_figure(monkeypatch):
 def cheap_export(monkeypatch):
     """``export rmt`` writing a one-line file through the exporter's writer (generating the real
     solver takes 10-20 s; :func:`test_a_real_export_into_a_planted_folder` runs it)."""
-    from attnlimits.numeric._export import write_atomic
+    from attnlimits.numeric.export import write_atomic
 
     monkeypatch.setattr("attnlimits.verify.rmt.commands.export_rmt",
                         lambda params, path: f"wrote {write_atomic(path, '# a solver')}")
@@ -220,9 +220,9 @@ def test_files_honour_the_umask(tmp_path):
     under 077 (tempfile.mkstemp gave 0600 whatever the umask)."""
     from matplotlib.figure import Figure
 
-    from attnlimits.numeric._export import write_atomic
-    from attnlimits.symbolic._files import write_text_atomic
-    from attnlimits.verify._io import save_figure, write_text
+    from attnlimits.numeric.export import write_atomic
+    from attnlimits.symbolic.files import write_text_atomic
+    from attnlimits.verify.outputs import save_figure, write_text
 
     old = os.umask(0o022)
     try:
@@ -378,7 +378,7 @@ def test_explore_adds_to_the_table_of_an_earlier_run(tmp_path, toys, capsys):
 
 
 def test_sweep_cleanup_removes_only_its_own_temporaries(tmp_path, toys):
-    from attnlimits.symbolic._files import TEMP_PREFIX
+    from attnlimits.symbolic.files import TEMP_PREFIX
     from attnlimits.verify.sweep.table import ResultsTable
 
     out = tmp_path / "s"

@@ -14,7 +14,7 @@ import sympy as sp
 from attnlimits.symbolic.render import Formula, mathtext_pieces
 from attnlimits.symbolic.result import InputError, discover_results
 from attnlimits.verify import cli
-from attnlimits.verify.show_command import build_item, doc_blocks, render_item, result_document
+from attnlimits.verify.cli.show import build_item, doc_blocks, render_item, result_document
 
 ITEMS = [(r, it.name) for r in ("rmt", "slr") for it in discover_results()[r].item_list()]
 SYSTEMS = [(r, it.name) for r, it in ((r, it) for r in ("rmt", "slr") for it in discover_results()[r].item_list())

@@ -28,7 +28,7 @@ from attnlimits.verify.sweep.grid import parse_grid, point_key
 from attnlimits.verify.sweep.plot import curves, plot_table
 from attnlimits.verify.sweep.runner import run_sweep
 from attnlimits.verify.sweep.table import ResultsTable
-from attnlimits.verify.sweep._worker import thread_settings
+from attnlimits.verify.sweep.worker import thread_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = {"toy": _toy.TOY_RESULT}
@@ -495,7 +495,7 @@ def test_killed_or_interrupted_client_then_resume(tmp_path, client, how):
 
 
 def test_worker_writes_its_point_only_while_it_sees_the_run(tmp_path):
-    from attnlimits.verify.sweep._worker import execute_point
+    from attnlimits.verify.sweep.worker import execute_point
 
     g = grid('command = "toy"\n[axes]\nx = [2]\n')
     (tmp_path / ".writers-tok").write_text("tok")
@@ -541,7 +541,7 @@ def test_plot_log_grid_title_and_legend(tmp_path, monkeypatch):
     the legend sits outside the axes."""
     from matplotlib.figure import Figure
 
-    import attnlimits.verify._io as io_mod
+    import attnlimits.verify.outputs as io_mod
 
     out = tmp_path / "out"
     run_sweep(grid('command = "toy"\n[fixed]\ny = 3\n[axes]\nkind = ["a", "b"]\n'

@@ -21,8 +21,8 @@ Power: every quantitative check states its *minimum detectable deviation* (:attr
 allowance`` with ``a`` the level a lone deviating check needs to fail the run's Holm procedure
 (level/m for m checks; see :func:`attnlimits.verify.comparison.minimum_detectable_deviation`).
 A claim's MDD (:attr:`ClaimResult.mdd`) is the largest of its checks'; the sizes of ``--quick`` and
-``--full`` are chosen to bring it to :data:`attnlimits.verify.claims._power.TARGET` (5 %, 1 %), and
-:data:`attnlimits.verify.claims._power.EXCEPTIONS` says why a claim cannot.
+``--full`` are chosen to bring it to :data:`attnlimits.verify.claims.power.TARGET` (5 %, 1 %), and
+:data:`attnlimits.verify.claims.power.EXCEPTIONS` says why a claim cannot.
 
 Verdicts of a claim:
 
@@ -265,7 +265,7 @@ class PlotSeries:
     #: series of one group (e.g. one activation) share a colour; a "dashed" series without a group is black
     group: str | None = None
     #: per point, the value's ``flag`` (docs/output.md; ``""`` or ``None`` when clean): a flagged theory point is
-    #: drawn hollow and off the line, a flagged measurement with an ``x`` (:mod:`attnlimits.verify._flags`)
+    #: drawn hollow and off the line, a flagged measurement with an ``x`` (:mod:`attnlimits.verify.flags`)
     flags: list | None = None
 
 
@@ -305,7 +305,7 @@ class ClaimResult:
         return max(vals) if vals else None
 
     def to_dict(self) -> dict:
-        from ._power import mdd_status
+        from .power import mdd_status
 
         return {
             "claim": self.claim, "title": self.title, "verdict": self.verdict, "source": self.source,
@@ -568,7 +568,7 @@ class DiskCache:
                                "version": version, "arrays": bool(arrays), "value": data})
         except (CacheFormatError, TypeError, ValueError):
             return False  # not data: kept for this run only
-        from attnlimits.symbolic._files import atomic_write, write_text_atomic
+        from attnlimits.symbolic.files import atomic_write, write_text_atomic
 
         path, npz = self._path(key), self._path(key, ".npz")
         try:  # each file atomically (the shared writer: no partial file, the umask honoured)

@@ -37,8 +37,8 @@ def main(argv=None) -> int:
 
 def _leave_no_empty_folder() -> None:
     """An output folder this run created and left empty (it stopped before writing) is removed."""
-    if "attnlimits.verify._io" in sys.modules:
-        from attnlimits.verify._io import remove_empty_created
+    if "attnlimits.verify.outputs" in sys.modules:
+        from attnlimits.verify.outputs import remove_empty_created
 
         remove_empty_created()
 

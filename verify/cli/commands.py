@@ -30,7 +30,7 @@ def run_command(args) -> int:
     cmd = res.command(args._command)
     params = cmd.parse(collect_params(args, cmd.parameters))
     if any(p.name == "device" for p in cmd.parameters):  # one device resolution, before any work
-        from attnlimits.verify._torchutil import resolve_device
+        from attnlimits.verify.torch_device import resolve_device
 
         resolve_device(params.get("device"))
     fmt = "json" if getattr(args, "json", False) else "csv" if getattr(args, "csv", False) else "table"
@@ -61,7 +61,7 @@ def run_export(args) -> int:
     params = {p.name: p.parse(values.get(p.name)) for p in res.export_parameters}
     if not str(args.output).strip():
         raise InputError("-o/--output must name a file")
-    from attnlimits.verify._io import check_output_file
+    from attnlimits.verify.outputs import check_output_file
 
     check_output_file(args.output, option="-o/--output", suffixes=())  # before the solver is generated
     print(resolve(res.export)(params, args.output))
@@ -128,7 +128,7 @@ def verify_command(args) -> int:
     check_device(args.device)
     lock = None
     if not args.no_report:  # the report's folder checked and locked before any claim runs
-        from attnlimits.verify._io import OutputLock
+        from attnlimits.verify.outputs import OutputLock
 
         check_out_dir(args.out, subdirs=("plots",), files=("report.md", "results.json", "results.csv"))
         lock = OutputLock(args.out, " ".join(["attnlimits verify", *args.claims]))
@@ -143,7 +143,7 @@ def _verify_run(args, claims, mode, level) -> int:
 
     from attnlimits.verify.claims import Context, citation, run_claims
     from attnlimits.verify.report import format_table, terminal_width, write_report
-    from attnlimits.verify._torchutil import resolve_device
+    from attnlimits.verify.torch_device import resolve_device
 
     try:
         device = str(resolve_device(args.device))
@@ -232,7 +232,7 @@ def figure_command(args) -> int:
         raise CLIError(f"no figure {unknown[0]!r}; figures: {', '.join(FIGURES)}")
     check_device(args.device)
     check_out_dir(args.out, files=[f"{n}{ext}" for n in args.names for ext in (".png", ".csv")])
-    from attnlimits.verify._torchutil import resolve_device
+    from attnlimits.verify.torch_device import resolve_device
 
     try:
         device = str(resolve_device(args.device))

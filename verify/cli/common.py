@@ -49,8 +49,8 @@ def print_progress(msg):
 
 
 def check_device(text: str) -> str:
-    """The one device resolution (:func:`attnlimits.verify._torchutil.resolve_device`), before any work."""
-    from attnlimits.verify._torchutil import resolve_device
+    """The one device resolution (:func:`attnlimits.verify.torch_device.resolve_device`), before any work."""
+    from attnlimits.verify.torch_device import resolve_device
 
     resolve_device(text)
     return str(text)
@@ -58,10 +58,10 @@ def check_device(text: str) -> str:
 
 def check_out_dir(path, option="--out", *, subdirs=(), files=()):
     """Refuse an output folder that cannot be written before any work is done (creating it):
-    :func:`attnlimits.verify._io.check_output_folder` (a real write probed; ``subdirs`` that are links
+    :func:`attnlimits.verify.outputs.check_output_folder` (a real write probed; ``subdirs`` that are links
     out of the folder and planned ``files`` that are folders refused), as a :class:`CLIError`."""
     from attnlimits.symbolic.result import InputError
-    from attnlimits.verify._io import check_output_folder
+    from attnlimits.verify.outputs import check_output_folder
 
     try:
         return check_output_folder(path, option=option, subdirs=subdirs, files=files)

@@ -158,8 +158,8 @@ def build_parser(results=None) -> argparse.ArgumentParser:
         ep.set_defaults(_handler=run_export, _result=res.name)
     p.set_defaults(_handler=need_export_result)
 
-    # --- show (verify/show_command.py) -----------------------------------------------------------
-    from attnlimits.verify.show_command import add_parser as _add_show
+    # --- show (verify/cli/show.py) -----------------------------------------------------------
+    from attnlimits.verify.cli.show import add_parser as _add_show
 
     _add_show(sub, examples)
 
@@ -320,7 +320,7 @@ def join_negative_values(argv: list[str]) -> list[str]:
     """``--wk -0.5,0.5`` → ``--wk=-0.5,0.5``: argparse would take ``-0.5,0.5`` for an option.
 
     The same rule as exported solvers (one definition, in the portable driver)."""
-    from attnlimits.numeric._portable_driver import _join_negative_values as join
+    from attnlimits.numeric.portable_driver import join_negative_values as join
 
     return join(argv)
 

@@ -78,7 +78,7 @@ def explore(names=(), *, budget: int = 100, seed: int = 0, out="attnlimits-explo
     The points of the space-filling phase and the confirmations run in this process by default, or on
     Dask: a local cluster of ``workers`` processes, an existing ``scheduler`` (address or scheduler
     file) or a ``client``.  The points, draws and verdicts are the same either way."""
-    from attnlimits.verify._io import OutputLock, check_output_folder, record_files, remove_previous
+    from attnlimits.verify.outputs import OutputLock, check_output_folder, record_files, remove_previous
 
     from .driver import Evaluator, Interrupted, explore_property
     from .output import read_previous, table_name, write_outputs
@@ -122,5 +122,5 @@ def explore(names=(), *, budget: int = 100, seed: int = 0, out="attnlimits-explo
     return ExploreResult(runs, files, level, seed, budget, previous)
 
 
-#: the entry of the output folder's manifest (:data:`attnlimits.verify._io.MANIFEST`) listing explore's files
+#: the entry of the output folder's manifest (:data:`attnlimits.verify.outputs.MANIFEST`) listing explore's files
 MANIFEST_KEY = "explore"

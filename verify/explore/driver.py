@@ -258,7 +258,7 @@ def evaluate_point(prop: Property, point: dict, *, size: dict, seed: int, level:
 def _evaluate_task(prop, point, size, seed, level, pin=True):
     """One point in a Dask worker: BLAS/torch threads pinned to 1, then :func:`evaluate_point`."""
     if pin:
-        from attnlimits.verify.sweep._worker import pin_threads
+        from attnlimits.verify.sweep.worker import pin_threads
 
         pin_threads()
     return evaluate_point(prop, point, size=size, seed=seed, level=level)
@@ -590,7 +590,7 @@ def _known_failures(prop, database) -> list:
 
 
 def _remember_failure(prop, database, point) -> None:
-    from attnlimits.verify._io import write_text
+    from attnlimits.verify.outputs import write_text
 
     known = _known_failures(prop, database)
     if point in known:

@@ -10,7 +10,7 @@
 - ``report.md``: the false-alarm rule, one section per property (domain, points, verdict, the
   minimal counterexample and the command that reproduces it).
 
-Every file is written atomically (:mod:`attnlimits.verify._io`).
+Every file is written atomically (:mod:`attnlimits.verify.outputs`).
 """
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def write_outputs(runs, out: Path, *, level, seed, budget, csv=False, interrupte
     property and report.md into ``out``; return the paths written."""
     import datetime as _dt
 
-    from attnlimits.verify._io import write_text
+    from attnlimits.verify.outputs import write_text
 
     out = Path(out)
     files = []
@@ -94,7 +94,7 @@ def _column(values):
 
 def _write_table(rows, out: Path, csv: bool) -> Path:
     import pandas as pd
-    from attnlimits.verify._io import write_atomically
+    from attnlimits.verify.outputs import write_atomically
 
     df = pd.DataFrame(rows)
     for col in df.columns:  # parameters of several properties share no type: text where mixed
@@ -107,7 +107,7 @@ def _write_table(rows, out: Path, csv: bool) -> Path:
 
 
 def _write_map(run, out: Path):
-    from attnlimits.verify._io import plain_log_ticks, save_figure
+    from attnlimits.verify.outputs import plain_log_ticks, save_figure
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -10,7 +10,7 @@ import os
 import textwrap
 from pathlib import Path
 
-from attnlimits.symbolic._files import atomic_write
+from attnlimits.symbolic.files import atomic_write
 from attnlimits.symbolic.result import discover_results
 
 __all__ = ["COLORS", "PROGRESS", "axes", "compared", "finish", "report_step", "run_command"]
@@ -87,14 +87,14 @@ def axes(title: str, xlabel: str, ylabel: str, logx=False, logy=False, residual=
 def finish(fig, ax, out: Path, name: str, rows: list[dict], note: str) -> Path:
     """Put the legend and the ``note`` (sizes, seeds) beside the axes, write ``out/NAME.png`` and the tidy
     ``out/NAME.csv`` of ``rows``; return the PNG path."""
-    from attnlimits.verify._io import plain_log_ticks
+    from attnlimits.verify.outputs import plain_log_ticks
 
     plain_log_ticks(fig)  # 0.1, 0.2, 0.5, 1 (or one per decade when wide)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     # the sizes, seeds and fixed parameters, in the right margin under the legend
     ax.annotate("\n".join(textwrap.wrap(note, 44)), xy=(1.02, 0.0), xycoords="axes fraction", fontsize=6.5,
                 color="0.3", ha="left", va="bottom")
-    from attnlimits.verify._io import save_figure
+    from attnlimits.verify.outputs import save_figure
 
     png = save_figure(fig, out / f"{name}.png", dpi=130)
     cols = list(dict.fromkeys(k for r in rows for k in r))

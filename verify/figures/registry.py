@@ -66,7 +66,7 @@ def make_figure(name: str, out, *, mode: str = "quick", seed: int = 0, device: s
         raise InputError(f"--seeds must be >= 2 (a standard error needs two), got {seeds}")
     if alphas is not None and (not alphas or any(not (float(a) > 0 and math.isfinite(float(a))) for a in alphas)):
         raise InputError(f"--alpha must be positive sample ratios, got {alphas}")
-    from attnlimits.verify._io import OutputLock, check_output_folder, record_files
+    from attnlimits.verify.outputs import OutputLock, check_output_folder, record_files
 
     # before any work: the folder writable, the two files not folders; then the folder locked
     out = check_output_folder(out, files=(f"{name}.png", f"{name}.csv"))

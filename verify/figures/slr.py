@@ -12,7 +12,7 @@ curve is the limit value and the marker compares with the theory *at the paramet
 the row's ``risk_at_bound``), both in the CSV.
 
 Finite-sample panels (§10–§12): :func:`finite_panel` draws, for one data setting, the tuned-λ equilibrium
-replica curve of each activation (flagged points apart: :mod:`attnlimits.verify._flags`), ERM markers at
+replica curve of each activation (flagged points apart: :mod:`attnlimits.verify.flags`), ERM markers at
 the tuned λ, the Bayes-optimal curve and the population optimum.  ``--full`` runs ERM at the paper's size
 √(ND) = 10⁴ as one task per (activation, α, seed) on the sweep machinery (:mod:`attnlimits.verify.sweep`):
 each finished task goes at once to a Parquet table in ``OUT/NAME-erm/``, a rerun skips the finished ones.
@@ -91,7 +91,7 @@ def population_panel(name, *, xs, x, model, nu, L, mode, seed, device, title, xl
     """A population panel against ``x`` (``"nu"`` or ``"L"``): theory curves of ``acts`` and the Bayes risk,
     Monte Carlo markers at the optimal parameters (and of the Bayes risk), residuals in SE.
     Returns ``(fig, ax, rows, note)``."""
-    from attnlimits.verify._flags import measured_points
+    from attnlimits.verify.flags import measured_points
 
     n = MC_DRAWS[mode]
     fig, ax, rax = axes(title, xlabel, "optimal population risk (excess)", logx=logx, residual=True)
@@ -153,7 +153,7 @@ def varlen_panel(name, *, model, nu, law, mode, seed, device, title, acts=POPULA
     """The variable-length panel: for each activation, the optimal risk with one parameter pair shared by
     every length of ``law`` (bars), the per-length tuned average (a lower bound, hatched bars), the risks at
     each fixed length, and the Monte Carlo risk at the shared optimum (markers ± SE, residuals in SE)."""
-    from attnlimits.verify._flags import measured_points
+    from attnlimits.verify.flags import measured_points
 
     n = MC_DRAWS[mode]
     lengths = sorted(law)
@@ -292,7 +292,7 @@ def _cached_theory(out, name, act, model, nu, L, dense, points, progress):
     import hashlib
     import json
 
-    from attnlimits.symbolic._files import atomic_write
+    from attnlimits.symbolic.files import atomic_write
 
     key = json.dumps([name, act, model, float(nu), int(L), [float(a) for a in dense], int(points), ERM_TASK_VERSION])
     path = out / f"{name}-theory" / f"{act}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
@@ -382,7 +382,7 @@ def finite_panel(name, out, mode, seed, device, *, seeds=None, alphas=None, work
     the Bayes-optimal curve (state evolution) and each activation's population optimum.
     Returns ``(fig, ax, rows, note)``."""
     from attnlimits.numeric.slr.rs_command import theory_flag
-    from attnlimits.verify._flags import caption, measured_points, summary_flag, theory_line
+    from attnlimits.verify.flags import caption, measured_points, summary_flag, theory_line
     from attnlimits.verify.slr.bayes_optimal import bo_state_evolution
 
     model, nu, L, acts = FINITE_SETTINGS[name]
@@ -552,8 +552,8 @@ def theory_rows(panel: str, curve: str, rows: list[dict], **fixed) -> list[dict]
 def draw_theory(ax, rows: list[dict], *, color, label: str) -> list:
     """Draw the theory rows of one curve (:func:`theory_rows`): the line labelled ``label`` through the
     unflagged points only, flagged ones as hollow markers with their legend entry
-    (:func:`attnlimits.verify._flags.theory_line`).  Returns the flagged α."""
-    from attnlimits.verify._flags import theory_line
+    (:func:`attnlimits.verify.flags.theory_line`).  Returns the flagged α."""
+    from attnlimits.verify.flags import theory_line
 
     rows = sorted(rows, key=lambda r: r["alpha"])
     bad = theory_line(ax, [r["alpha"] for r in rows], [r["E_test"] for r in rows], [r.get("flag") for r in rows],

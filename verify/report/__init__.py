@@ -85,7 +85,7 @@ def _drawn_for(path: Path, result) -> bool:
     return result is None or stored is result.plots
 
 
-#: the entry of the output folder's manifest (:data:`attnlimits.verify._io.MANIFEST`) listing the report's files
+#: the entry of the output folder's manifest (:data:`attnlimits.verify.outputs.MANIFEST`) listing the report's files
 MANIFEST_KEY = "verify"
 
 
@@ -127,7 +127,7 @@ def write_report(results: Sequence, out_dir: str | os.PathLike, *, meta: Mapping
     A plot that cannot be drawn (malformed series) does not abort the report: the claim's section
     says why, and the JSON has ``"plot": null`` for it.
     """
-    from attnlimits.verify._io import record_files, remove_previous, write_text
+    from attnlimits.verify.outputs import record_files, remove_previous, write_text
 
     meta = dict(meta or {})
     out = Path(out_dir)

@@ -215,8 +215,8 @@ def family_summary(results: Sequence, level: float | None = None) -> dict:
 
 def power_summary(results: Sequence) -> dict:
     """How many quantitative checks have a relative MDD above 5 % and 10 %, and which claims exceed
-    their mode's target (explained by :data:`attnlimits.verify.claims._power.EXCEPTIONS` or not)."""
-    from attnlimits.verify.claims._power import mdd_status
+    their mode's target (explained by :data:`attnlimits.verify.claims.power.EXCEPTIONS` or not)."""
+    from attnlimits.verify.claims.power import mdd_status
 
     rel = [as_float(safe_attr(c, "mdd_relative")) for r in results for c in r.checks]
     rel = [x for x in rel if x is not None and not math.isnan(x)]
@@ -251,7 +251,7 @@ def percent_text(x: Any) -> str:
 
 def mdd_line(result: Any) -> str | None:
     """The claim's MDD against its target: ``MDD 3.2% (target 5%)``, with the exception or warning."""
-    from attnlimits.verify.claims._power import TARGET, mdd_status
+    from attnlimits.verify.claims.power import TARGET, mdd_status
 
     m = safe_attr(result, "mdd")
     if m is None:

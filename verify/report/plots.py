@@ -9,7 +9,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from attnlimits.verify._flags import caption, measured_points, theory_line
+from attnlimits.verify.flags import caption, measured_points, theory_line
 
 from .checks import as_float, attr_of
 
@@ -91,7 +91,7 @@ def draw_spec(ax, spec: Any) -> None:
         yerr = _array(attr_of(s, "yerr"))
         if yerr is not None and len(yerr) != len(y):
             yerr = None
-        if is_points:  # NaN / negative errors drawn as none; a flagged point as an x (verify/_flags.py)
+        if is_points:  # NaN / negative errors drawn as none; a flagged point as an x (verify/flags.py)
             measured_points(ax, x, y, yerr, flags, color=color, label=label, zorder=3)
             n_point += 1
         else:  # the line through the unflagged points, a flagged one hollow; isolated points stay visible
@@ -140,7 +140,7 @@ def plot_claim(result: Any, path: Path) -> Path:
                 fig.text(0.5, 0.005, "\n".join(textwrap.wrap(said, 60 * ncols)), ha="center", va="bottom",
                          fontsize=7, color="0.3")
             fig.tight_layout(rect=(0, 0.06 if said else 0, 1, 1))
-            from attnlimits.verify._io import save_figure
+            from attnlimits.verify.outputs import save_figure
 
             save_figure(fig, path, dpi=110)  # atomically; a link in its place is replaced, not written through
     finally:

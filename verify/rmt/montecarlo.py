@@ -2,8 +2,8 @@ r"""Monte Carlo simulators of the random-matrix result: the interpolation error 
 (docs/attention_rmt.md §2, §3, §10).
 
 Estimates (:class:`attnlimits.verify.stats.MCEstimate`, :func:`attnlimits.verify.stats.mean_se`) live in :mod:`attnlimits.verify.stats`,
-device and seed helpers (:func:`attnlimits.verify._torchutil.resolve_device`, :func:`attnlimits.verify._torchutil.draw_seed`)
-in :mod:`attnlimits.verify._torchutil`; both are shared with the SLR simulators.
+device and seed helpers (:func:`attnlimits.verify.torch_device.resolve_device`, :func:`attnlimits.verify.torch_device.draw_seed`)
+in :mod:`attnlimits.verify.torch_device`; both are shared with the SLR simulators.
 
 Everything runs in PyTorch, float64, on device ``"auto"`` (CUDA when available, else CPU). Every
 random number comes from an explicit :class:`torch.Generator`: draw ``i`` under master seed ``s``
@@ -53,7 +53,7 @@ from attnlimits.symbolic.options import resolve_options
 import numpy as np
 import torch
 
-from attnlimits.verify._torchutil import (
+from attnlimits.verify.torch_device import (
     DTYPE,
     TORCH_NAMESPACE,
     bytes_per_draw,

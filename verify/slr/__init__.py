@@ -8,7 +8,7 @@ population/Bayes numbers of one SLRProblem, with the derived kernels) and
 :mod:`attnlimits.verify.slr.population_command` (``attnlimits slr population``).  The public names are
 re-exported here (``from attnlimits.verify.slr import sample_projections, bayes_risk``).
 """
-from attnlimits.verify._torchutil import resolve_device  # noqa: F401
+from attnlimits.verify.torch_device import resolve_device  # noqa: F401
 
 from . import bayes_mc as _bayes_mc_module
 from . import estimators, predecessor, samplers, theory, training  # noqa: F401

@@ -48,7 +48,7 @@ from attnlimits.symbolic.options import resolve_options
 import numpy as np
 import torch
 
-from attnlimits.verify._torchutil import resolve_device
+from attnlimits.verify.torch_device import resolve_device
 
 __all__ = ["gamp", "gamp_on_generated", "bo_predict", "gamp_max", "gamp_on_generated_max", "bo_predict_max"]
 

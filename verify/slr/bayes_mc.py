@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnlimits.verify._torchutil import DTYPE
+from attnlimits.verify.torch_device import DTYPE
 from attnlimits.verify.stats import MCEstimate, mean_se
-from attnlimits.verify._torchutil import resolve_device
+from attnlimits.verify.torch_device import resolve_device
 
 from .streams import BATCH_ENTRIES, as_generator, batch_count, check_model, child, length_law, single_length
 from .samplers import posterior_weights, make_teacher, sample_sequences

@@ -1,6 +1,6 @@
 r"""The learning-curve figure of ``attnlimits slr train --plot`` (docs/slr.md §12): ERM's test error against α per
 activation, with the RS theory's equilibrium branch, the population optima, the Bayes risk and the finite-α
-Bayes-optimal error; points that are not predictions (flags of :mod:`attnlimits.verify._flags`) drawn apart.
+Bayes-optimal error; points that are not predictions (flags of :mod:`attnlimits.verify.flags`) drawn apart.
 
 - :func:`plot_learning_curve` — the figure, from the rows of :func:`attnlimits.verify.slr.train.run_train`;
 - :func:`rs_equilibrium_curve` — the RS curve (equilibrium branch, flags) from a branch search;
@@ -19,7 +19,7 @@ import numpy as np
 
 from attnlimits.numeric.slr.problem import LengthLaw
 from attnlimits.symbolic.result import InputError
-from attnlimits.verify._flags import caption, measured_points, theory_line
+from attnlimits.verify.flags import caption, measured_points, theory_line
 
 __all__ = ["attach_rs", "bo_learning_curve", "plot_learning_curve", "rs_equilibrium_curve"]
 
@@ -100,7 +100,7 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
     — about 6 per decade, through the ERM α — for activations trained at one λ, with its flags from
     :func:`rs_equilibrium_curve`).  The line and its label run through the unflagged points only; a point
     flagged ``rsb``, ``unstable``, ``rough``… is a hollow marker with a legend entry saying it is not a
-    prediction (:mod:`attnlimits.verify._flags`), and a line on stderr says so.  The population optimum of
+    prediction (:mod:`attnlimits.verify.flags`), and a line on stderr says so.  The population optimum of
     each activation dashed in its colour; the Bayes risk (population) in black, dotted; the
     finite-α Bayes-optimal error :math:`E_{BO}(\alpha)` (docs/slr.md §11, :func:`bo_learning_curve`) in black,
     dash-dotted, when ``bayes_optimal`` (``bo_curve = (alphas, E, SE)`` given, or computed; spiked and
@@ -226,7 +226,7 @@ def plot_learning_curve(rows: list[dict], path: str, *, theory=True, rs_curves: 
     fig.set_size_inches(10.5, 4.6)
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
-    from attnlimits.verify._io import save_figure
+    from attnlimits.verify.outputs import save_figure
 
     save_figure(fig, path)  # atomic: a failing write leaves the previous file
     plt.close(fig)

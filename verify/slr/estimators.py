@@ -20,7 +20,7 @@ import torch
 
 from attnlimits.verify.stats import MCEstimate, mean_se
 
-from attnlimits.verify._torchutil import resolve_device
+from attnlimits.verify.torch_device import resolve_device
 
 from .attention import ACTIVATIONS, NORMALISED_ACTIVATIONS, activation_bundle, torch_attention_weights
 from .streams import (BATCH_ENTRIES, as_generator, as_tensor, batch_count, check_model, combine, length_law,

@@ -8,10 +8,10 @@ only and its command line is that of ``attnlimits slr replica`` / ``attnlimits s
 without the options fixed at export time (activation, L, extra scalar; ``--model`` and ``--nu``
 keep the exported values as defaults).  It prints the same rows.
 
-One source: the file is assembled by :mod:`attnlimits.numeric._export` from the *text* of the modules the
+One source: the file is assembled by :mod:`attnlimits.numeric.export` from the *text* of the modules the
 in-process command runs — :mod:`attnlimits.numeric.slr.rs` and :mod:`attnlimits.numeric.slr.rs_command` (or
 :mod:`attnlimits.numeric.slr.bo_state_evolution`, :mod:`attnlimits.numeric.slr.bo_command`, :mod:`attnlimits.numeric.slr.bayes_risk`),
-:mod:`attnlimits.numeric._portable_solver`, ``sobol_normal`` of :mod:`attnlimits.symbolic.gaussian`, ``load_module`` of
+:mod:`attnlimits.numeric.portable_solver`, ``sobol_normal`` of :mod:`attnlimits.symbolic.gaussian`, ``load_module`` of
 :mod:`attnlimits.symbolic.codegen`, ``Param``/``InputError`` of :mod:`attnlimits.symbolic.result` and the CLI's
 ``format_rows`` — with their project imports rewritten, plus the generated kernel modules
 verbatim (the texts the in-process solver loads, printed by :class:`attnlimits.symbolic.codegen.ModuleBuilder`
@@ -33,7 +33,7 @@ SOLVERS = ("replica", "bayes-optimal")
 
 
 def _write(path, text) -> Path:
-    from attnlimits.numeric._export import write_atomic
+    from attnlimits.numeric.export import write_atomic
 
     return write_atomic(Path(path), text)  # a failing write leaves the previous file
 
@@ -46,13 +46,13 @@ def _common_chunks(gaussian=("sobol_normal",)):
     import attnlimits.symbolic.result as SR
     import attnlimits.verify.cli.output as CLI_OUTPUT
     import attnlimits.verify.cli.parser as CLI_PARSER
-    from attnlimits.numeric import _export as X
-    from attnlimits.numeric import _portable_solver
+    from attnlimits.numeric import export as X
+    from attnlimits.numeric import portable_solver
 
     return [
         ("command-line parameters and input errors (symbolic/result.py)",
          X.extract(SR, ["InputError", "Param", "REQUIRED"])),
-        ("the solver's error class (numeric/_portable_solver.py)", X.extract(_portable_solver, ["ConvergenceError"])),
+        ("the solver's error class (numeric/portable_solver.py)", X.extract(portable_solver, ["ConvergenceError"])),
         ("scrambled Sobol points" + (" and Gauss–Hermite rules" if "gauss_hermite_rule" in gaussian else "")
          + " (symbolic/gaussian.py)", X.extract(SG, list(gaussian))),
         ("loading generated kernel text (symbolic/codegen.py)", X.extract(SC, ["load_module"])),
@@ -65,7 +65,7 @@ def _embed(modules, chunks, stubs):
     """Chunks of whole modules, imports rewritten against everything the file defines."""
     import inspect
 
-    from attnlimits.numeric import _export as X
+    from attnlimits.numeric import export as X
 
     provided = set()
     for _, text in chunks:
@@ -91,7 +91,7 @@ def _parameters(command, fixed, defaults):
 
 
 def _command_chunk(parameters, fixed, table, description, examples, run_source) -> str:
-    from attnlimits.numeric import _export as X
+    from attnlimits.numeric import export as X
 
     lines = ["#: options of this file (the `attnlimits` command's, minus those fixed at export time)",
              "PARAMETERS = (\n" + "".join(f"    {p!r},\n" for p in parameters) + ")",
@@ -152,7 +152,7 @@ def run(params, *, progress=None):
 def replica_source(params: dict, name: str = "rs_solver.py") -> tuple:
     """Text of the standalone RS solver for ``params`` (activation, L, model, nu, extra) and a summary."""
     from attnlimits.derivations.slr.result import REPLICA_COMMAND, RESULT
-    from attnlimits.numeric import _export as X
+    from attnlimits.numeric import export as X
     from attnlimits.numeric.slr import rs_command as RC
     from attnlimits.numeric.slr.rs import curves, fixed_point, map as rs_map_module, prox, rule, walk
 
@@ -203,7 +203,7 @@ def replica_source(params: dict, name: str = "rs_solver.py") -> tuple:
             + (f", extra = {extra:g}" if extra is not None else "") + (f", loss {loss}" if loss != "square" else "")
             + f"; defaults --model {model} --nu {nu:g}.\n\n"
             + REPLICA_COMMAND.description)
-    chunks.append(("this file's command line (numeric/_export.py command_main)",
+    chunks.append(("this file's command line (numeric/export.py command_main)",
                    _command_chunk(parameters, fixed, REPLICA_COMMAND.table, desc, [f"python {example}"], _RS_RUN)))
     head = _header(f"Standalone RS solver of ridge ERM for SLR — activation {act}, L = {','.join(map(str, Ls))}",
                    f"{RESULT.title}.\nThe same rows as `attnlimits slr replica --activation {act} --L "
@@ -304,7 +304,7 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
     path of :mod:`attnlimits.numeric.slr.bo_state_evolution` (inner rule, test-error rule), ν = inf allowed."""
     from attnlimits.derivations.slr.result import BAYES_OPTIMAL_COMMAND, RESULT
     from attnlimits.numeric.slr import bo_command as BC
-    from attnlimits.numeric import _export as X
+    from attnlimits.numeric import export as X
     from attnlimits.numeric.slr import bayes_risk as NB
     from attnlimits.numeric import frozen as FZ
     from attnlimits.symbolic import options as SO
@@ -378,7 +378,7 @@ def bayes_optimal_source(params: dict, name: str = "bo_solver.py") -> tuple:
     example = f"{name} --alpha 1,4,10,20 --delta 0.1 --json"
     desc = (f"Bayes-optimal test error of {mtxt} at finite alpha (docs/slr.md §11), standalone: L = {Ltxt}; "
             f"default --nu {float(nu):g}.\n\n" + BAYES_OPTIMAL_COMMAND.description)
-    chunks.append(("this file's command line (numeric/_export.py command_main)",
+    chunks.append(("this file's command line (numeric/export.py command_main)",
                    _command_chunk(parameters, fixed, BAYES_OPTIMAL_COMMAND.table, desc, [f"python {example}"],
                                   run_src)))
     head = _header(f"Standalone Bayes-optimal state evolution of {mtxt} — L = {Ltxt}",

@@ -173,7 +173,7 @@ def plot_phase_diagram(rows, path, *, title: str | None = None) -> str:
     fig.suptitle(title or f"BO state evolution of {mname}, informed vs uninformed starts {how} "
                           f"(Δ = {delta:g}; docs/slr.md §11)", fontsize=10, y=0.925)
     fig.subplots_adjust(left=0.06, right=0.86, bottom=0.12, top=0.72, wspace=0.28)
-    from attnlimits.verify._io import save_figure
+    from attnlimits.verify.outputs import save_figure
 
     save_figure(fig, path, dpi=120)  # atomic: a failing write leaves the previous file
     fig.clear()
@@ -194,7 +194,7 @@ def run_phase(params: dict, *, progress=None):
             raise InputError(f"--{name} values must be {'> 0 (inf allowed)' if ok_inf else 'finite and > 0'}"
                              f"{' for max-SLR' if ok_inf else ''}, got {vals}")
     if params.get("plot"):  # a bad path is found before the scan, not after it
-        from attnlimits.verify._io import check_output_file
+        from attnlimits.verify.outputs import check_output_file
 
         check_output_file(params["plot"])
     continuation = params.get("continuation") or "up"

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import torch
 
-from attnlimits.verify._torchutil import DTYPE
+from attnlimits.verify.torch_device import DTYPE
 from attnlimits.verify.stats import MCEstimate, mean_se
-from attnlimits.verify._torchutil import resolve_device
+from attnlimits.verify.torch_device import resolve_device
 
 from attnlimits.derivations.slr.predecessor import ACTIVATION as _M_ACTIVATION
 

@@ -14,7 +14,7 @@ from typing import Mapping
 
 import torch
 
-from attnlimits.verify._torchutil import resolve_device
+from attnlimits.verify.torch_device import resolve_device
 
 from .streams import as_generator, as_tensor, check_model, rand, randint, randn, single_length
 

@@ -13,7 +13,7 @@ from typing import Mapping
 import numpy as np
 import torch
 
-from attnlimits.verify._torchutil import DTYPE, draw_seed
+from attnlimits.verify.torch_device import DTYPE, draw_seed
 
 __all__ = ["BATCH_ENTRIES", "MODELS", "as_generator", "as_tensor", "batch_count", "check_model", "child", "child_seed",
            "combine", "length_law", "per_length_generators", "rand", "randint", "randn", "seeded", "single_length"]

@@ -26,7 +26,7 @@ import math
 import numpy as np
 import torch
 
-from attnlimits.verify._torchutil import draw_generator, draw_seed
+from attnlimits.verify.torch_device import draw_generator, draw_seed
 
 from .estimators import torch_attention_weights
 from .samplers import make_teacher, overlaps, sample_sequences

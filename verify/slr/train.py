@@ -65,9 +65,9 @@ import torch
 
 from attnlimits.symbolic.result import InputError
 from attnlimits.derivations.slr.result import TRAIN_COMMAND  # noqa: F401  (declared with the result)
-from attnlimits.verify._flags import seed_flag, summary_flag
-from attnlimits.verify._torchutil import draw_generator, draw_seed
-from attnlimits.verify._torchutil import resolve_device
+from attnlimits.verify.flags import seed_flag, summary_flag
+from attnlimits.verify.torch_device import draw_generator, draw_seed
+from attnlimits.verify.torch_device import resolve_device
 
 from .estimators import ACTIVATIONS, direct_risk
 from attnlimits.numeric.slr.problem import LengthLaw, SLRProblem
@@ -778,7 +778,7 @@ def run_train(params: dict, *, progress=None) -> list[dict]:
                          "or use --init informed/random")
     if blocks and "rs-tuned" in lams:
         raise InputError("--lam rs-tuned tunes one ridge on both blocks; give numbers with --lam-k/--lam-v")
-    from attnlimits.verify._io import check_output_file
+    from attnlimits.verify.outputs import check_output_file
 
     if params.get("plot") and params.get("init") == "multistart":
         raise InputError("--plot draws mean learning curves; --init multistart gives the minima per seed: "

@@ -12,9 +12,9 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
-from attnlimits.verify._torchutil import DTYPE
+from attnlimits.verify.torch_device import DTYPE
 from attnlimits.verify.stats import mean_se
-from attnlimits.verify._torchutil import resolve_device
+from attnlimits.verify.torch_device import resolve_device
 
 from .estimators import activation_bundle, predict_sequences, direct_risk, overlap_risk, projection_AB
 from .streams import as_generator, check_model, child_seed, length_law, randn, seeded

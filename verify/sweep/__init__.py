@@ -5,7 +5,7 @@ on Dask (:mod:`.runner`), writing each finished point at once to a Parquet table
 of command, parameters and code version (:mod:`.table`), so a rerun resumes; ``attnlimits sweep
 plot DIR --x alpha --y E_test --hue activation`` draws the curves (:mod:`.plot`).
 
-Public API (re-exported lazily, so that a Dask worker imports only :mod:`._worker`)
+Public API (re-exported lazily, so that a Dask worker imports only :mod:`.worker`)
 ----------
 - grids: :func:`load_grid`, :func:`parse_grid`, :class:`Grid`, :func:`point_key`, :func:`find_command`
 - running: :func:`run_sweep`, :class:`SweepSummary`, :func:`execute_point`, :func:`execute_chain`,
@@ -21,7 +21,7 @@ import importlib
 _EXPORTS = {
     "grid": ["load_grid", "parse_grid", "Grid", "point_key", "find_command", "code_version_of"],
     "runner": ["run_sweep", "SweepSummary", "default_workers"],
-    "_worker": ["execute_point", "execute_chain", "PinThreads", "THREAD_ENV", "thread_settings"],
+    "worker": ["execute_point", "execute_chain", "PinThreads", "THREAD_ENV", "thread_settings"],
     "table": ["ResultsTable"],
     "plot": ["plot_table"],
     "cli": ["add_subparser", "run", "main"],

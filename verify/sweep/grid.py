@@ -50,7 +50,7 @@ from typing import Any
 
 from attnlimits.symbolic.result import REQUIRED, Command, InputError, Result, discover_results
 
-from ._worker import canonical_params
+from .worker import canonical_params
 
 try:  # Python >= 3.11
     import tomllib

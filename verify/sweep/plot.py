@@ -8,7 +8,7 @@ error: fix it with ``--where name=value`` or make it the ``--hue``.  A point who
 ``flag`` (docs/output.md: a theory value that is not a prediction — ``rsb``, ``unstable``, ``rough``… — or
 a training seed that stalled or did not converge) is drawn apart: a hollow marker (theory) or an ``x``
 (training), off the curve's line, with a legend entry per reason and a line in the title
-(:mod:`attnlimits.verify._flags`).  Drawn with matplotlib's Agg canvas (no display, no global backend change).
+(:mod:`attnlimits.verify.flags`).  Drawn with matplotlib's Agg canvas (no display, no global backend change).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from attnlimits.symbolic.result import InputError
 
-from attnlimits.verify._flags import caption, mark_flagged, summary_flag
+from attnlimits.verify.flags import caption, mark_flagged, summary_flag
 
 from .table import ResultsTable
 
@@ -155,7 +155,7 @@ def plot_table(directory, x: str, y: str, hue: str | None = None, where=(), outp
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from attnlimits.verify._io import check_output_file, plain_log_ticks, save_figure
+    from attnlimits.verify.outputs import check_output_file, plain_log_ticks, save_figure
 
     if output is None:
         output = Path(directory) / (f"{y}_vs_{x}" + (f"_by_{hue}" if hue else "") + ".png")

@@ -38,7 +38,7 @@ from pathlib import Path
 from attnlimits.symbolic.result import InputError
 
 from .grid import Grid, point_identity
-from ._worker import THREAD_ENV, PinThreads, one_line, package_versions, execute_chain, execute_point, point_rows
+from .worker import THREAD_ENV, PinThreads, one_line, package_versions, execute_chain, execute_point, point_rows
 from .table import ResultsTable
 
 __all__ = ["run_sweep", "execute_point", "SweepSummary", "PinThreads", "THREAD_ENV", "default_workers", "local_cluster"]
@@ -208,7 +208,7 @@ def run_sweep(grid: Grid, out, *, client=None, scheduler: str | None = None, wor
         re-raised after cleanup, with ``exc.summary`` the :class:`SweepSummary` so far; every
         point finished before it is in the table.
     """
-    from attnlimits.verify._io import OutputLock, check_output_folder
+    from attnlimits.verify.outputs import OutputLock, check_output_folder
 
     stream = sys.stderr if stream is None else stream
     t0 = time.monotonic()

@@ -48,7 +48,7 @@ import pyarrow.parquet as pq
 
 from attnlimits.symbolic.result import InputError
 
-from ._worker import META_COLUMNS, durable_write, fsync_dir, plain, write_part  # noqa: F401
+from .worker import META_COLUMNS, durable_write, fsync_dir, plain, write_part  # noqa: F401
 
 __all__ = ["ResultsTable", "META_COLUMNS", "plain"]
 
@@ -140,7 +140,7 @@ class ResultsTable:
         writer tokens of runs that did not end cleanly (so their workers, if any, stop writing)."""
         import re
 
-        from attnlimits.symbolic._files import TEMP_PREFIX
+        from attnlimits.symbolic.files import TEMP_PREFIX
 
         n = 0
         # only names this package makes: the shared writer's temporaries, (in parts/, the table's own

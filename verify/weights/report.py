@@ -109,13 +109,13 @@ class WeightsReport:
         path.parent.mkdir(parents=True, exist_ok=True)
         cols = self.columns()
 
-        def write(tmp):  # atomically, the umask honoured, a link in its place replaced (verify/_io.py)
+        def write(tmp):  # atomically, the umask honoured, a link in its place replaced (verify/outputs.py)
             with open(tmp, "w", newline="") as f:
                 w = csv.writer(f)
                 w.writerow(cols)
                 for row in self.rows:
                     w.writerow(["" if row.get(c) is None else row.get(c) for c in cols])
-        from attnlimits.verify._io import write_atomically
+        from attnlimits.verify.outputs import write_atomically
 
         return write_atomically(path, write)
 
@@ -136,7 +136,7 @@ class WeightsReport:
         """Write parameters, layout, p, H, d_h, versions, rows, spectra and top pairs as JSON."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        from attnlimits.verify._io import write_text
+        from attnlimits.verify.outputs import write_text
 
         return write_text(path, json.dumps(self.to_dict(), indent=1, allow_nan=False))
 
@@ -263,7 +263,7 @@ class WeightsReport:
             fontsize=10,
         )
         fig.tight_layout()
-        from attnlimits.verify._io import save_figure
+        from attnlimits.verify.outputs import save_figure
 
         return save_figure(fig, path, dpi=120)
 

@@ -2,7 +2,7 @@
 for ``verify`` and ``explore``): under-parametrised, over-parametrised, and the interpolation peak."""
 from __future__ import annotations
 
-from attnlimits.verify.claims._properties import property_claim
+from attnlimits.verify.claims.property_claims import property_claim
 from attnlimits.verify.claims.base import REGISTRY, register
 
 POINTS = [{"gamma": 0.5, "lam": 0.1}, {"gamma": 2.0, "lam": 0.1}, {"gamma": 1.0, "lam": 1.0}]

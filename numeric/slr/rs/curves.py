@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..._portable_solver import ConvergenceError
+from ...portable_solver import ConvergenceError
 from .fixed_point import RSFixedPoint, rs_fixed_point
 from .rule import SYSTEM, UNKNOWNS, RSKernels, informed_start, small_overlap_start
 

@@ -12,7 +12,7 @@ from attnlimits.symbolic.options import resolve_options
 
 import numpy as np
 
-from ..._portable_solver import ConvergenceError
+from ...portable_solver import ConvergenceError
 from .map import NAMES, FrozenRSMap, fd_jacobian_with_averages, rs_replicon, update_from_averages
 from .rule import SYSTEM, UNKNOWNS, Ridge, RSKernels, informed_start, prefix_rule, project, residual, ridge_term, ridges
 from ...frozen import LadderOptions, ladder

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from ..._portable_solver import ConvergenceError
+from ...portable_solver import ConvergenceError
 from .prox import chunked, columns, pd_and_inverse_diagonal, prox_affine, prox_newton, unpack_sym
 from .rule import SYSTEM, UNKNOWNS, RSKernels, RSRule, ridges, subrule
 

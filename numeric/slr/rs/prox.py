@@ -10,7 +10,7 @@ from attnlimits.symbolic.options import resolve_options
 
 import numpy as np
 
-from ..._portable_solver import ConvergenceError
+from ...portable_solver import ConvergenceError
 from .rule import SYSTEM
 
 __all__ = ["ProxOptions", "chunked", "columns", "pd_and_inverse_diagonal", "prox_affine", "prox_newton", "unpack_sym"]

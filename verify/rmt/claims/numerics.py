@@ -3,7 +3,7 @@ solver (ID-export), the implicit derivative against a central difference (ID-der
 from __future__ import annotations
 
 
-from attnlimits.verify.claims._properties import property_claim
+from attnlimits.verify.claims.property_claims import property_claim
 from attnlimits.verify.claims.base import Check, Claim
 
 from .common import hermite, rmt_model, source

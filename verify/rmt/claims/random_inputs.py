@@ -203,7 +203,7 @@ def _v6_rate_checks(sizes, runs):
     """√γ law on simulation: per-draw corrected log–log slope over :data:`_V6_RATE_GAMMAS`, averaged
     over draws at the largest n (points of one draw share it, so the slope is fitted per draw), in a
     band that must contain 1/2 and exclude 0 (no decay, as for c < 1) and 1 (an analytic E ∝ γ)."""
-    from attnlimits.verify.claims._rates import rate_checks, slope_stats
+    from attnlimits.verify.claims.rates import rate_checks, slope_stats
 
     idx = [gamma_index(_RI_GAMMAS, g) for g in _V6_RATE_GAMMAS]
     per_n = [slope_stats(_v6_slope(_V6_RATE_GAMMAS, r.errors["w0"][:, idx])) for r in runs]

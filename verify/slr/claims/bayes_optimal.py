@@ -174,7 +174,7 @@ def _gamp_excess(nu, L, alpha, D, seed, points, device):
     from attnlimits.verify.slr import overlaps, sample_sequences
     from attnlimits.verify.slr.amp import gamp
     from attnlimits.verify.slr.claims.population_shared import population_theory
-    from attnlimits.verify._torchutil import resolve_device
+    from attnlimits.verify.torch_device import resolve_device
 
     dev = resolve_device(device)
     gen = torch.Generator(device=dev).manual_seed(int(seed))
@@ -207,7 +207,7 @@ def _gamp_rate(ctx, size, L, nu, eb):
     from attnlimits.verify.comparison import fit_rate
     from attnlimits.verify.stats import mean_se
 
-    from attnlimits.verify.claims._rates import rate_checks
+    from attnlimits.verify.claims.rates import rate_checks
 
     D, seeds, als = int(size["gamp_D"]), int(size["gamp_seeds"]), tuple(size["gamp_alphas"])
     ys, es, dofs, conv = [], [], [], True
@@ -503,7 +503,7 @@ def _run_max_order(ctx, size):
     from attnlimits.verify.comparison import fit_rate
     from attnlimits.verify.slr.claims.population_shared import population_theory
 
-    from attnlimits.verify.claims._rates import rate_checks
+    from attnlimits.verify.claims.rates import rate_checks
 
     checks, plots = [], []
     L = 2
@@ -519,7 +519,7 @@ def _run_max_order(ctx, size):
                             note="E_BO − 3 SE above the population Bayes risk"))
         checks.append(Check(f"E_BO strictly decreasing in α ({tag})", 1.0, float(np.all(np.diff(E) < 0)), None, 0.0))
         big = [i for i, a in enumerate(al) if a >= 20]
-        # the band rule of every rate claim (verify/claims/_rates.py): the slope of the state evolution's
+        # the band rule of every rate claim (verify/claims/rates.py): the slope of the state evolution's
         # excess fitted with the points' SEs (8 scrambled-Sobol replicates each: 7 dof), must contain −1
         # and exclude 0 (no decay) and −2 (the rate of 1 − q_k at ν = ∞)
         f = fit_rate([al[i] for i in big], [float(E[i] - eb) for i in big], [float(Ese[i]) for i in big],

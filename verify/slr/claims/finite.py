@@ -472,7 +472,7 @@ def _c16(ctx, size):
     """
     from attnlimits.verify.comparison import fit_rate
 
-    from attnlimits.verify.claims._rates import rate_checks
+    from attnlimits.verify.claims.rates import rate_checks
 
     p = R5
     alpha = size["alpha"]

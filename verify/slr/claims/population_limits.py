@@ -210,7 +210,7 @@ def _c11_mc_rates(ctx, size):
     from attnlimits.verify.comparison import fit_rate
     from attnlimits.verify.slr import projection_risk
 
-    from attnlimits.verify.claims._rates import rate_checks
+    from attnlimits.verify.claims.rates import rate_checks
 
     checks, series = [], []
     n_lin = int(size.get("rate_n", size["n"]))
@@ -389,7 +389,7 @@ def _run_C22(ctx, size):
     from attnlimits.verify.comparison import fit_rate
     from attnlimits.verify.slr import predecessor_manifold_risk_mc
 
-    from attnlimits.verify.claims._rates import rate_checks
+    from attnlimits.verify.claims.rates import rate_checks
 
     mc_ds = tuple(size.get("rate_ds", (1e4, 1e5, 1e6, 1e7, 1e8)))
     ys, es, dofs = [], [], []

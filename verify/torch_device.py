@@ -1,4 +1,4 @@
-"""Private PyTorch helpers for the Monte Carlo simulators (docs/attention_rmt.md §10).
+"""PyTorch helpers for the Monte Carlo simulators (docs/attention_rmt.md §10).
 
 Device resolution, per-draw seeding, the SymPy → PyTorch printer behind
 :func:`attnlimits.verify.rmt.montecarlo.torch_activation`, and the memory budget that sizes draw batches.

@@ -38,7 +38,7 @@ EXAMPLES = (
 
 FORMATS = ("text", "latex", "markdown", "json")
 _OPTIONS = ("activation", "L", "model", "variant", "loss")
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def add_parser(sub, examples):
@@ -67,7 +67,8 @@ def add_parser(sub, examples):
     return p
 
 
-def _result(name):
+def result_named(name):
+    """The discovered result called ``name``; an unknown name raises InputError listing the results."""
     from attnlimits.symbolic.result import InputError, discover_results
 
     results = discover_results()
@@ -80,7 +81,7 @@ def build_item(result_name: str, item_name: str, **options):
     """The :class:`attnlimits.symbolic.render.Formula` of ``item_name``, specialised by ``options``."""
     from attnlimits.symbolic.result import InputError, resolve
 
-    res = _result(result_name)
+    res = result_named(result_name)
     items = {it.name: it for it in res.item_list()}
     if item_name not in items:
         raise InputError(f"{result_name} has no item {item_name!r}; items: {', '.join(items)}")
@@ -184,7 +185,7 @@ def doc_blocks(docs=DOCS):
 
 
 def update_docs(docs=DOCS) -> list:
-    from attnlimits.verify._io import write_text
+    from attnlimits.verify.outputs import write_text
 
     changed = []
     for page in sorted(Path(docs).glob("*.md")):
@@ -212,7 +213,7 @@ def _run(args) -> int:
         return 0
     if not args.result:
         raise InputError("name a result: attnlimits show rmt (attnlimits show --help)")
-    res = _result(args.result)
+    res = result_named(args.result)
     if not args.item:
         if args.code:
             return _code(res, args.code)
@@ -244,7 +245,7 @@ _SECTION = re.compile(r"§\s*(\d+(?:\.\d+)*)")
 
 def _doc_sections(res) -> dict:
     """``number -> (position, heading title, anchor)`` of the numbered headings of the result's docs page."""
-    page = Path(__file__).resolve().parents[1] / (res.doc or "")
+    page = Path(__file__).resolve().parents[2] / (res.doc or "")
     if not res.doc or not page.is_file():
         return {}
     text = page.read_text(encoding="utf-8")
@@ -287,7 +288,7 @@ def result_document(result_name: str, fmt: str, *, build=None, progress: bool = 
     """
     from attnlimits.symbolic.render import latex_text
 
-    res = _result(result_name)
+    res = result_named(result_name)
     build = build or (lambda r, i: build_item(r, i)[0])
     sections = _doc_sections(res)
     items = list(res.item_list())

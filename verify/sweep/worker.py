@@ -312,20 +312,20 @@ def point_rows(record: dict, params: dict, command_name: str, code_version: str)
 
 def fsync_dir(path: Path) -> None:
     """Flush the folder ``path`` to disk (a rename in it survives a crash)."""
-    from attnlimits.symbolic._files import _fsync_dir as sync
+    from attnlimits.symbolic.files import fsync_dir as sync
 
     sync(path)
 
 
 def durable_write(path: Path, write, sync_dir: bool = False) -> None:
     """Call ``write(tmp_path)``, flush it to disk, rename it to ``path`` (same folder), creating the
-    folder: :func:`attnlimits.symbolic._files.atomic_write` with ``fsync``.
+    folder: :func:`attnlimits.symbolic.files.atomic_write` with ``fsync``.
 
     The rename is atomic, so a reader (or a process that crashes mid-write) sees the whole file
     or none.  ``sync_dir`` also flushes the folder entry (power-loss durability of the rename;
     without it a power cut may drop the newest parts, whose points then simply run again).
     """
-    from attnlimits.symbolic._files import atomic_write
+    from attnlimits.symbolic.files import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, write, fsync=True, sync_dir=sync_dir)

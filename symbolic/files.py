@@ -72,7 +72,7 @@ def atomic_write(path, write, *, fsync: bool = False, sync_dir: bool = False) ->
             pass
         raise
     if sync_dir:
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
     return path
 
 
@@ -84,7 +84,9 @@ def write_text_atomic(path, text: str, *, encoding: str = "utf-8", fsync: bool =
     return atomic_write(path, write, fsync=fsync)
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """Flush the folder entry of ``folder`` to disk, so a rename in it survives a power cut (a no-op where
+    the platform or filesystem cannot open a folder)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:  # not supported on this platform or filesystem

@@ -3,7 +3,7 @@
 A command that writes a file (a figure, a report) checks the path *before* it computes — its
 folder exists and is writable, its suffix is one it can write — so that a bad path is one line
 and exit 2 instead of a finished computation thrown away; and it writes the file to a temporary
-name in the same folder, then replaces the target (:func:`attnlimits.symbolic._files.atomic_write`:
+name in the same folder, then replaces the target (:func:`attnlimits.symbolic.files.atomic_write`:
 a write failing partway leaves the previous file intact, and the file honours the umask).
 
 A command that writes into an output *folder* (``verify``, ``explore``, ``figure``, ``sweep``):
@@ -27,7 +27,7 @@ import socket
 import sys
 from pathlib import Path
 
-from attnlimits.symbolic._files import TEMP_PREFIX, atomic_write
+from attnlimits.symbolic.files import TEMP_PREFIX, atomic_write
 from attnlimits.symbolic.result import InputError
 
 __all__ = ["check_output_file", "check_output_folder", "save_figure", "write_text", "OutputLock",

@@ -208,12 +208,12 @@ def _stub_source(stubs) -> str:
 
 def write_atomic(path, text: str):
     """Write an exported file atomically: a temporary file in the same folder, then a rename over
-    ``path`` (:func:`attnlimits.symbolic._files.write_text_atomic`), so that a write failing partway
+    ``path`` (:func:`attnlimits.symbolic.files.write_text_atomic`), so that a write failing partway
     (disk full, Ctrl-C) leaves the previous file intact; the file honours the umask (0644 under the
     usual 022: readable by the colleague it is meant for).  An ``OSError`` names the path in one line."""
     from pathlib import Path
 
-    from attnlimits.symbolic._files import write_text_atomic
+    from attnlimits.symbolic.files import write_text_atomic
 
     path = Path(path)
     try:

@@ -1,6 +1,6 @@
 """The portable driver of every generated solver — written once, configured by data.
 
-Like :mod:`attnlimits.numeric._portable_solver`, this text is copied verbatim into each generated module
+Like :mod:`attnlimits.numeric.portable_solver`, this text is copied verbatim into each generated module
 (in-process and exported), after the backend runtime, the kernels and the fixed-point solver, and
 before the result's own *driver data* (a ``DRIVER`` dict and, where a result needs them, small
 hooks).  It contains no formula: it strings kernels together.
@@ -509,7 +509,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=S["description"].format(**_constants()),
                                      epilog=f"example: python FILE {S['example']}")
     add_arguments(parser)
-    argv = _join_negative_values(list(sys.argv[1:] if argv is None else argv))
+    argv = join_negative_values(list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     rt = _runtime()
     try:
@@ -528,7 +528,7 @@ def _constants():
     return {k: v for k, v in globals().items() if k.isupper() and isinstance(v, (str, int, float))}
 
 
-def _join_negative_values(argv):
+def join_negative_values(argv):
     """``--wk -0.5,0.5`` → ``--wk=-0.5,0.5`` (argparse would take ``-0.5,0.5`` for an option)."""
     out, i = [], 0
     while i < len(argv):

@@ -1,4 +1,4 @@
-"""Safe parsing of activation expressions typed by users (private helper).
+"""Safe parsing of activation expressions typed by users.
 
 The text is first parsed by Python's :mod:`ast` module and checked against a whitelist of node
 types, names and literals; only then is it handed to
