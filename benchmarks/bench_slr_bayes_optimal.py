@@ -28,7 +28,7 @@ from _timing import Timing, clock, ratio_line  # benchmarks/_timing.py (this scr
 
 
 def baseline_point(mod, alpha, nu, delta, L, rng, *, iterations=40, samples=200_000, damping=0.5):
-    from attnlimits.verify.slr import bayes_risk
+    from attnlimits.verify.slr.bayes_optimal import bayes_risk_of as bayes_risk
 
     ibp = getattr(mod, f"bo_L{L}_ibp")
     terms = getattr(mod, f"bo_L{L}_log_terms")
@@ -68,7 +68,7 @@ def main(argv=None):
     from attnlimits.verify.slr.bayes_optimal import bo_module
 
     L, nu, delta = args.L, args.nu, 0.1
-    from attnlimits.verify.slr import bayes_risk
+    from attnlimits.verify.slr.bayes_optimal import bayes_risk_of as bayes_risk
 
     mod = bo_module([L])
     alphas = list(np.geomspace(0.5, 50, args.points))

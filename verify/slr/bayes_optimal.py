@@ -59,12 +59,19 @@ def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4
     _, alphas, delta = check_bo_inputs(nu, alphas, delta, model)  # before any kernel is generated
     law = lengths_law(L)
     mod = bo_module([Lv for Lv, _ in law], model)
-    bayes_risk = None
-    if model == "spiked":
-        from .theory import bayes_risk
-
+    bayes_risk = bayes_risk_of if model == "spiked" else None
     return bo_points(mod, law, nu, alphas, delta, model=model, form=form, starts=starts, population_bayes_risk=bayes_risk,
                      spec=spec, progress=progress, **overrides)
+
+
+def bayes_risk_of(model: str, nu, L: int, **kw):
+    """The Bayes risk of ``model`` at SNR ``nu`` and length ``L``: the ``population_bayes_risk`` callable of
+    :func:`attnlimits.numeric.slr.bo_command.bo_points`, which needs it at the many effective SNRs ν·q_k of a
+    state-evolution run, so it builds the :class:`SLRTheory` of each (model, ν, L) it is asked about."""
+    from .problem import slr_problem
+    from .theory import theory_of
+
+    return theory_of(slr_problem(model, nu, L)).bayes_risk(**kw)
 
 
 def _L_param(v):
