@@ -130,10 +130,17 @@ def test_softmax_shift_invariance_and_normalisation():
     assert sp.simplify(S.sigma_vector("linear_centred", 3, chi=[x + c for x in chi]) - cen) == sp.zeros(3, 1)
 
 
+def numeric_activation(name):
+    """The generated NumPy activation of ``name``, through the SLR theory of a problem that uses it
+    (the problem's model, ν and L do not enter the activation)."""
+    from attnlimits.verify.slr.problem import slr_problem
+    from attnlimits.verify.slr.theory import theory_of
+
+    return theory_of(slr_problem("spiked", 2.0, 3, activation=name)).numeric_activation()
+
+
 def test_generated_kernels_match_sympy_jacobian():
     """The stable generated weights and their χ-derivatives equal SymPy's σ and Jacobian."""
-    from attnlimits.verify.slr.theory import numeric_activation
-
     rng = np.random.default_rng(0)
     chi_val = rng.normal(size=3) * 2
     for name, extra in (("softmax", None), ("softplus_norm_bias", -1.5), ("erf_learned", 0.3)):
@@ -151,8 +158,6 @@ def test_generated_kernels_match_sympy_jacobian():
 
 
 def test_softplus_bias_to_minus_infinity_is_softmax():
-    from attnlimits.verify.slr.theory import numeric_activation
-
     chi = np.array([[0.3, -1.2, 2.0], [-800.0, -801.0, -799.5]])
     sp_w, _, _ = numeric_activation("softplus_norm_bias").weights(chi, -40.0)
     sm_w, _, _ = numeric_activation("softmax").weights(chi, 0.0)

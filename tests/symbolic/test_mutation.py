@@ -147,14 +147,18 @@ def test_a_catalogue_plant_on_the_bayes_risk_acts_only_for_nu_above_2():
         import mutants
     finally:
         sys.path.remove(str(BENCH))
-    from attnlimits.verify.slr import theory as T
+    from attnlimits.verify.slr.problem import slr_problem
+    from attnlimits.verify.slr.theory import theory_of
 
-    clean = {nu: T.bayes_risk("spiked", nu, 2).value for nu in (1.5, 3.0)}
+    def bayes(nu):
+        return theory_of(slr_problem("spiked", nu, 2)).bayes_risk().value
+
+    clean = {nu: bayes(nu) for nu in (1.5, 3.0)}
     with mutants.planted("slr-bayes-nu>2"):
-        inside = {nu: T.bayes_risk("spiked", nu, 2).value for nu in (1.5, 3.0)}
+        inside = {nu: bayes(nu) for nu in (1.5, 3.0)}
     assert inside[3.0] == pytest.approx(1.02 * clean[3.0], rel=1e-14)
     assert inside[1.5] == clean[1.5]
-    assert {nu: T.bayes_risk("spiked", nu, 2).value for nu in (1.5, 3.0)} == clean  # bit-identical after
+    assert {nu: bayes(nu) for nu in (1.5, 3.0)} == clean  # bit-identical after
 
 
 def test_every_named_dict_cache_exists_and_the_rmt_property_caches_are_cleared_by_a_plant():

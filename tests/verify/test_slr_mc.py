@@ -398,10 +398,11 @@ def test_user_expression_weights_are_printed_from_the_derivation():
 
 def test_user_expression_projection_risk_matches_quadrature():
     """MC of a user expression on the manifold against the generated Gauss–Hermite value (k = 4 SE)."""
-    from attnlimits.verify.slr import make_setting, population_risk
+    from attnlimits.verify.slr.problem import slr_problem
+    from attnlimits.verify.slr.theory import theory_of
 
     name = "elementwise:1+tanh(t)"
-    theory, _ = population_risk(name, make_setting("spiked", 2.0, 2), 1.0, 1.0, 0.4, 0.16)
+    theory, _ = theory_of(slr_problem("spiked", 2.0, 2, activation=name)).population_risk(1.0, 1.0, 0.4, 0.16)
     est = projection_risk(name, 1.0, 1.0, 0.4, 0.16, model="spiked", nu=2.0, L=2, n=200_000,
                           generator=_gen(22), device=CPU)
     _within(est, theory, 4)
