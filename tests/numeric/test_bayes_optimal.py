@@ -6,7 +6,7 @@ import pytest
 
 from attnlimits.numeric import ConvergenceError
 from attnlimits.numeric.slr.bo_state_evolution import bo_curve, bo_fixed_point, make_rule
-from attnlimits.verify.slr import bayes_risk
+from attnlimits.verify.slr.bayes_optimal import bayes_risk_of as bayes_risk
 from attnlimits.verify.slr.bayes_optimal import bo_module
 
 R6 = {(2, 2.0): {1: 0.483, 4: 0.247, 10: 0.234, 20: 0.230},
@@ -47,7 +47,7 @@ def test_error_estimate_covers_independent_rules():
 
 
 def test_alpha_to_infinity_limit():
-    from attnlimits.verify.slr import bayes_risk
+    from attnlimits.verify.slr.bayes_optimal import bayes_risk_of as bayes_risk
 
     al = [20, 40, 80, 160, 320]
     pts = _curve(2, 2.0, al, starts=("uninformed",))
@@ -59,7 +59,7 @@ def test_alpha_to_infinity_limit():
 
 
 def test_variable_length_law():
-    from attnlimits.verify.slr import bayes_risk
+    from attnlimits.verify.slr.bayes_optimal import bayes_risk_of as bayes_risk
 
     mod = bo_module([1, 2])
     law = ((1, 0.5), (2, 0.5))

@@ -67,7 +67,7 @@ def test_finite_nu_inner_error_is_reported(mod):
     rule = make_rule([2], points=2 ** 10, replicates=4, seed=0)
     p = bomax_fixed_point(mod, rule, LAW, 2.0, 4.0, 0.1, inner=make_inner_rule([2], 2.0, 8))
     assert p.inner_error > 0 and p.E_BO_se >= p.inner_error
-    from attnlimits.verify.slr import bayes_risk
+    from attnlimits.verify.slr.bayes_optimal import bayes_risk_of as bayes_risk
 
     assert p.E_BO > bayes_risk("max", 2.0, 2).value
 
@@ -76,7 +76,7 @@ def test_finite_nu_inner_error_is_reported(mod):
 @pytest.mark.parametrize("nu", [math.inf, 2.0])
 def test_alpha_to_infinity_limit(mod, nu):
     """E_BO decreases to E_B^pop(max, nu) (0 at nu = inf) with a fitted power law alpha^slope."""
-    from attnlimits.verify.slr import bayes_risk
+    from attnlimits.verify.slr.bayes_optimal import bayes_risk_of as bayes_risk
 
     al = [20, 40, 80, 160, 320]
     rule = make_rule([2], points=2 ** 12, replicates=8, seed=0)

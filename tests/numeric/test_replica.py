@@ -135,7 +135,7 @@ def test_alpha_to_infinity_linear_rate(variant):
 
 @pytest.mark.slow
 def test_alpha_to_infinity_softmax_tends_to_bayes():
-    from attnlimits.verify.slr import bayes_risk
+    from attnlimits.verify.slr.bayes_optimal import bayes_risk_of as bayes_risk
 
     EB = float(bayes_risk("spiked", 2.0, 2))
     kern = _kern("softmax")
