@@ -4,8 +4,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnlimits.verify.slr.theory import bayes_risk
-from attnlimits.verify.slr.theory import make_setting, optimal_population_risk
+from attnlimits.verify.slr.problem import slr_problem
+from attnlimits.verify.slr.theory import theory_of
 
 models = st.sampled_from(["spiked", "max"])
 nus = st.floats(min_value=0.3, max_value=6.0, allow_nan=False)
@@ -15,9 +15,10 @@ lengths = st.sampled_from([2, 3])
 @given(models, nus, lengths)
 def test_softmax_optimum_is_the_bayes_risk(model, nu, L):
     """min over (k, v) of the softmax risk = E_B, at m_k = c_ν (docs/slr.md §7), for any ν and L."""
-    s = make_setting(model, nu, L)
-    r = optimal_population_risk("softmax", s, tol=1e-6)
-    b = bayes_risk(model, nu, L)
+    t = theory_of(slr_problem(model, nu, L, activation="softmax"))
+    s = t.setting
+    r = t.optimal_population_risk(tol=1e-6)
+    b = t.bayes_risk()
     # the optimiser's own error estimate must cover the distance to the exact quadrature
     assert abs(r.risk - b.value) <= max(1e-6, 10 * r.risk_error), (r.risk, r.risk_error, b.value)
     assert abs(r.argmin["m_k"] - s.c_nu) <= 2e-3 * s.c_nu
@@ -25,7 +26,7 @@ def test_softmax_optimum_is_the_bayes_risk(model, nu, L):
 
 @given(models, nus, lengths, st.sampled_from(["linear_uncentred", "linear_centred", "linear_pure", "erf_fixed"]))
 def test_every_activation_is_above_bayes(model, nu, L, act):
-    s = make_setting(model, nu, L)
-    r = optimal_population_risk(act, s, n_gh=24)
-    assert r.risk >= bayes_risk(model, nu, L).value - 1e-6
+    t = theory_of(slr_problem(model, nu, L, activation=act))
+    r = t.optimal_population_risk(n_gh=24)
+    assert r.risk >= t.bayes_risk().value - 1e-6
     assert 0.0 <= r.risk <= 1.0
