@@ -23,15 +23,29 @@ from attnlimits.derivations.slr import predecessor as SP
 from attnlimits.derivations.slr.kernels import slr_kernels
 from attnlimits.verify.slr.theory import (
     AccuracyWarning,
-    bayes_risk,
-    bayes_risk_varlen,
     expected_max_gaussian,
     expected_max_gaussian_exact,
-    max_stein_mean,
     predecessor_manifold_risk,
     predecessor_prop3,
+    theory_of,
     zeta_erf2_value,
 )
+from attnlimits.verify.slr.problem import slr_problem
+
+
+def bayes_risk(model, nu, L, **kw):
+    """The Bayes risk of the SLR problem (model, ν, L)."""
+    return theory_of(slr_problem(model, nu, L)).bayes_risk(**kw)
+
+
+def bayes_risk_varlen(model, nu, law, **kw):
+    """The P(L)-averaged Bayes risk of the SLR problem with the length law ``law``."""
+    return theory_of(slr_problem(model, nu, law)).bayes_risk_varlen(**kw)
+
+
+def max_stein_mean(nu, L, **kw):
+    """The Stein mean of the max model at (ν, L)."""
+    return theory_of(slr_problem("max", nu, L)).max_stein_mean(**kw)
 
 
 def assert_digits(value, ref: str):
@@ -142,8 +156,11 @@ def test_exact_cases():
     ],
 )
 def test_invalid_input_is_a_one_line_value_error(args, kwargs, match):
+    """The numeric layer's own input checks (the SLR problem checks its inputs before it is built)."""
+    from attnlimits.verify.slr.theory import kernels
+
     with pytest.raises(ValueError, match=match) as info:
-        bayes_risk(*args, **kwargs)
+        NB.bayes_risk(*args, kernels=kernels(), **kwargs)
     assert "\n" not in str(info.value)
 
 
