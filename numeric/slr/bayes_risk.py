@@ -155,7 +155,7 @@ def _slr(kernels):
     """The SLR bundle passed as ``kernels=`` (a clear error when it is missing)."""
     if kernels is None or not hasattr(kernels, "parts") or "bayes_spiked" not in kernels.parts:
         raise TypeError("attnlimits.numeric.slr.bayes_risk evaluates generated kernels: pass kernels=attnlimits.derivations.slr.kernels.slr_kernels() "
-                        "(or call the name-only wrappers of attnlimits.verify.slr, e.g. attnlimits.verify.slr.bayes_risk)")
+                        "(or use attnlimits.verify.slr.theory.SLRTheory, which injects them)")
     return kernels
 
 
@@ -533,8 +533,8 @@ def bayes_risk(model: str, nu, L: int, *, dps: int | None = None, tol: float = 1
     representation : {"auto", "1d", "laplace"}
         ``"auto"``: the one-dimensional form at ``L = 2``, the u-representation for ``L ≥ 3``.
     kernels : KernelBundle
-        The SLR kernels, :func:`attnlimits.derivations.slr.kernels.slr_kernels` (required; the wrapper
-        :func:`attnlimits.verify.slr.bayes_risk` passes them).
+        The SLR kernels, :func:`attnlimits.derivations.slr.kernels.slr_kernels` (required;
+        :meth:`attnlimits.verify.slr.theory.SLRTheory.bayes_risk` passes them).
 
     Returns
     -------

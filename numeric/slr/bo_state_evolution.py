@@ -350,7 +350,7 @@ def bo_fixed_point(mod, rule: BORule, lengths, nu, alpha, delta, *, x0=None, sta
     o = _options(options, overrides)
     form, tol, max_iter, damping, _with_error = o.form, o.tol, o.max_iter, o.damping, o.with_error
     if population_bayes_risk is None:
-        raise TypeError("bo_fixed_point needs population_bayes_risk(model, snr, L) (e.g. attnlimits.verify.slr.bayes_risk, "
+        raise TypeError("bo_fixed_point needs population_bayes_risk(model, snr, L) (e.g. attnlimits.verify.slr.bayes_optimal.bayes_risk_of, "
                         "attnlimits.numeric.slr.bayes_risk.bayes_risk with the derived kernels)")
     nu, alpha, delta = float(nu), float(alpha), float(delta)
     params = {"alpha": alpha, "nu": nu, "Delta": delta}

@@ -36,7 +36,9 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
+from attnlimits.numeric.slr.problem import LengthLaw, check_model_nu
 from attnlimits.symbolic.options import resolve_options
+from attnlimits.symbolic.result import InputError
 
 import numpy as np
 
@@ -55,7 +57,7 @@ __all__ = [
 ]
 
 
-class SettingError(ValueError):
+class SettingError(InputError):
     """Invalid SLR setting (model, ν, length law); the message is one line and says what is allowed."""
 
 
@@ -87,7 +89,7 @@ class Setting:
     def _kernels(self):
         if self.kernels is None:
             raise SettingError("this Setting carries no kernels: build it with make_setting(..., "
-                               "kernels=attnlimits.derivations.slr.kernels.slr_kernels()) or attnlimits.verify.slr.make_setting")
+                               "kernels=attnlimits.derivations.slr.kernels.slr_kernels()), or use attnlimits.verify.slr.theory.SLRTheory")
         return self.kernels
 
     def population_module(self):
@@ -117,39 +119,17 @@ def make_setting(model: str, nu, L, *, kernels=None) -> Setting:
     """Validate and build a :class:`Setting`.
 
     ``L`` is an int, a list of ints (uniform over the list: variable length, §3.4) or a dict
-    {L: P(L)}.  ν must be ≥ 0; ν = ∞ only for max-SLR (docs/slr.md §2).  ``kernels`` is the SLR bundle
+    {L: P(L)}.  ν must be ≥ 0; ν = ∞ only for max-SLR (docs/slr.md §2).  The checks are the SLR problem's
+    (:func:`attnlimits.numeric.slr.problem.check_model_nu`, :meth:`~attnlimits.numeric.slr.problem.LengthLaw.parse`),
+    raised as :class:`SettingError`.  ``kernels`` is the SLR bundle
     (``attnlimits.derivations.slr.kernels.slr_kernels()``), needed by every evaluation.
     """
-    if model not in ("spiked", "max"):
-        raise SettingError(f"unknown model {model!r}; choose 'spiked' or 'max'")
     try:
-        nu = float(nu)
-    except (TypeError, ValueError):
-        raise SettingError(f"nu must be a number ≥ 0 (or inf for max-SLR), not {nu!r}") from None
-    if math.isnan(nu) or nu < 0:
-        raise SettingError(f"nu must be ≥ 0, got {nu}")
-    if math.isinf(nu) and model == "spiked":
-        raise SettingError("nu = inf is defined for max-SLR only (spiked-SLR needs a finite spike)")
-    if isinstance(L, dict):
-        items = [(int(k), float(v)) for k, v in L.items()]
-    elif isinstance(L, (list, tuple)):
-        vals = [int(x) for x in L]
-        if len(set(vals)) != len(vals):
-            raise SettingError(f"repeated length in {list(L)}")
-        items = [(x, 1.0 / len(vals)) for x in vals]
-    else:
-        items = [(int(L), 1.0)]
-    if not items:
-        raise SettingError("the length law is empty")
-    for Lv, p in items:
-        if Lv < 1:
-            raise SettingError(f"sequence length L must be ≥ 1, got {Lv}")
-        if p < 0:
-            raise SettingError(f"P(L={Lv}) = {p} is negative")
-    tot = sum(p for _, p in items)
-    if not math.isclose(tot, 1.0, rel_tol=1e-9):
-        raise SettingError(f"length probabilities sum to {tot}, not 1")
-    return Setting(model, nu, tuple(sorted(items)), kernels)
+        nu = check_model_nu(model, nu, prefix="")
+        law = LengthLaw.parse(L, option="L")
+    except InputError as exc:
+        raise SettingError(str(exc)) from None
+    return Setting(model, nu, law.items, kernels)
 
 
 # =============================================================================================
@@ -239,7 +219,7 @@ def numeric_activation(act, kernels=None) -> NumericActivation:
         return compile_activation(act)
     if kernels is None:
         raise TypeError(f"activation {act!r}: pass its kernel bundle (attnlimits.derivations.slr.kernels.activation_kernels) "
-                        "or a Setting built with kernels (attnlimits.verify.slr.make_setting)")
+                        "or a Setting built with kernels (attnlimits.verify.slr.theory.SLRTheory does both)")
     return compile_activation(kernels.meta["activation"](act))
 
 

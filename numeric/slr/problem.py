@@ -91,18 +91,19 @@ class LengthLaw:
         return {int(Lv): p for Lv, p in self.items}
 
 
-def check_model_nu(model, nu) -> float:
-    """Validate the data model and ν (ν = ∞ for max-SLR only); returns ν as a float."""
+def check_model_nu(model, nu, *, prefix: str = "--") -> float:
+    """Validate the data model and ν (ν = ∞ for max-SLR only); returns ν as a float.  The messages name the
+    options ``{prefix}model`` and ``{prefix}nu`` (the command line's by default; ``prefix=""`` for Python)."""
     if model not in MODELS:
-        raise InputError(f"--model must be 'spiked' or 'max', got {model!r}")
+        raise InputError(f"{prefix}model must be 'spiked' or 'max', got {model!r}")
     try:
         nu = float(nu)
     except (TypeError, ValueError):
-        raise InputError(f"--nu must be a number >= 0 (or inf for max-SLR), got {nu!r}") from None
+        raise InputError(f"{prefix}nu must be a number >= 0 (or inf for max-SLR), got {nu!r}") from None
     if math.isnan(nu) or nu < 0:
-        raise InputError(f"--nu must be >= 0, got {nu}")
+        raise InputError(f"{prefix}nu must be >= 0, got {nu}")
     if math.isinf(nu) and model == "spiked":
-        raise InputError("--nu inf is defined for max-SLR only (spiked-SLR needs a finite spike)")
+        raise InputError(f"{prefix}nu inf is defined for max-SLR only (spiked-SLR needs a finite spike)")
     return nu
 
 

@@ -6,7 +6,7 @@ Modules: :mod:`attnlimits.verify.slr.samplers` (projection and sequence samplers
 training), :mod:`attnlimits.verify.slr.predecessor` ([M]), :mod:`attnlimits.verify.slr.theory` (``SLRTheory``: the
 population/Bayes numbers of one SLRProblem, with the derived kernels) and
 :mod:`attnlimits.verify.slr.population_command` (``attnlimits slr population``).  The public names are
-re-exported here (``from attnlimits.verify.slr import sample_projections, bayes_risk``).
+re-exported here (``from attnlimits.verify.slr import sample_projections, theory_of``).
 """
 from attnlimits.verify.torch_device import resolve_device  # noqa: F401
 

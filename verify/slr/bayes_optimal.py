@@ -24,13 +24,11 @@ __all__ = ["bo_module", "bo_module_source", "bo_state_evolution", "run_bayes_opt
            "AMP_COMMAND", "lengths_law", "phase_scan"]
 
 def lengths_law(L) -> tuple:
-    """(L, P(L)) pairs from an int, a list (uniform) or a dict, validated like a population setting."""
-    from attnlimits.numeric.slr.population import SettingError, make_setting
+    """(L, P(L)) pairs from an int, a list (uniform) or a dict (:meth:`attnlimits.numeric.slr.problem.LengthLaw.parse`;
+    bad input raises :class:`InputError`)."""
+    from attnlimits.numeric.slr.problem import LengthLaw
 
-    try:
-        return make_setting("spiked", 1.0, L).lengths
-    except SettingError as exc:
-        raise InputError(str(exc)) from None
+    return LengthLaw.parse(L, option="L").items
 
 
 def bo_state_evolution(model: str = "spiked", nu: float = 2.0, L=2, alphas=(1, 4, 10, 20), delta: float = 0.1, *,

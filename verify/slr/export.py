@@ -277,7 +277,7 @@ SLR_KERNELS = Kernels({name: KernelPart(name, src, BAYES_META[name]) for name, s
 
 def population_bayes_risk(model, snr, L, **kw):
     """The population Bayes risk E_B^pop (attnlimits.numeric.slr.bayes_risk.bayes_risk with this file's kernels), as
-    ``attnlimits.verify.slr.theory.bayes_risk`` gives it in-process."""
+    ``attnlimits.verify.slr.theory.SLRTheory.bayes_risk`` gives it in-process."""
     return bayes_risk(model, snr, L, kernels=SLR_KERNELS, **kw)
 
 

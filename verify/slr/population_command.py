@@ -63,13 +63,12 @@ def run_population(params: dict, *, progress=None) -> list[dict]:
     one line per activation.  Bad input raises :class:`attnlimits.symbolic.result.InputError`.
     """
     from attnlimits.derivations.slr import activation
-    from attnlimits.numeric.slr.population import SettingError
     from attnlimits.symbolic.hermite import ActivationError
 
     from dataclasses import replace
 
     from .problem import slr_problem
-    from .theory import make_setting, theory_of
+    from .theory import theory_of
 
     p = {prm.name: prm.default for prm in POPULATION_COMMAND.parameters if not prm.required}
     p.update({k: v for k, v in params.items() if v is not None})
@@ -81,21 +80,22 @@ def run_population(params: dict, *, progress=None) -> list[dict]:
     delta = float(p.get("delta") or 0.0)
     if delta < 0 or not math.isfinite(delta):
         raise InputError(f"--delta must be a finite number >= 0, got {delta}")
+    problem = slr_problem(p["model"], p["nu"], Ls if len(Ls) > 1 else (Ls[0] if Ls else 0))
+    base = theory_of(problem)
+    setting = base.setting
     try:
-        setting = make_setting(p["model"], p["nu"], Ls if len(Ls) > 1 else (Ls[0] if Ls else 0))
         names = p.get("activation") or list(DEFAULT_ACTIVATIONS)
         if isinstance(names, str):
             names = [a for a in names.split(",")]
         acts = [activation(str(a).strip()) for a in names if str(a).strip()]
-    except (SettingError, ActivationError) as exc:
+    except ActivationError as exc:
         raise InputError(str(exc)) from None
     if not acts:
         raise InputError("--activation is empty")
     metric = p.get("metric", "excess")
-    problem = slr_problem(setting.model, setting.nu, [L for L, _ in setting.lengths])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        br = theory_of(problem).bayes_risk_varlen()
+        br = base.bayes_risk_varlen()
     b_val, b_err = float(br.value), float(br.error)
     shift = delta ** 2 if metric == "noisy" else 0.0
     rows = []

@@ -5,16 +5,15 @@ two meet.  :class:`SLRTheory` is the road every command, claim and benchmark tak
 :class:`attnlimits.numeric.slr.problem.SLRProblem` (:func:`theory_of`), it holds the kernel bundle
 (:func:`attnlimits.derivations.slr.kernels.slr_kernels`), the numeric :class:`Setting` and the activation's
 kernels (resolved once from ``problem.activation``), and its methods are the population and Bayes numbers of
-that problem.  The name-level functions below (``bayes_risk("spiked", 1.0, 2)``,
-``optimal_population_risk("softmax", make_setting("spiked", 2, 3))``) take the same numeric route with the
-activation resolved at each call; the numeric tests use them.  Functions without an activation
-(:func:`expected_max_gaussian`, [M]'s :func:`predecessor_manifold_risk`, ...) inject the kernels likewise.
+that problem.  Functions of no SLR problem (:func:`expected_max_gaussian`, [M]'s
+:func:`predecessor_manifold_risk`, ...) inject the kernels likewise.
 
 >>> from attnlimits.verify.slr.problem import slr_problem
 >>> round(theory_of(slr_problem("spiked", 1.0, 2)).bayes_risk().value, 5)
 0.32494
->>> round(bayes_risk("spiked", 1.0, 2).value, 5)
-0.32494
+>>> th = theory_of(slr_problem("spiked", 2, 3, activation="linear_uncentred"))
+>>> th.optimal_population_risk().method.startswith("closed form")
+True
 """
 from __future__ import annotations
 
@@ -27,9 +26,7 @@ from attnlimits.numeric.slr.population import PopulationError, PopulationOptimum
 
 __all__ = [
     "SLRTheory", "theory_of",
-    "kernels", "population_module", "make_setting", "numeric_activation", "optimal_population_risk",
-    "population_AB", "population_risk", "population_risk_general", "bayes_risk", "bayes_risk_varlen",
-    "max_stein_mean", "expected_max_gaussian", "expected_max_gaussian_exact", "zeta_erf2_value",
+    "kernels", "population_module", "expected_max_gaussian", "expected_max_gaussian_exact", "zeta_erf2_value",
     "predecessor_manifold_risk", "predecessor_prop3", "Setting", "SettingError", "PopulationError",
     "PopulationOptimum", "BayesRisk", "AccuracyWarning",
 ]
@@ -48,17 +45,6 @@ def population_module():
     return kernels()["population"].module("numpy")
 
 
-def make_setting(model: str, nu, L) -> Setting:
-    """:func:`attnlimits.numeric.slr.population.make_setting` with the SLR kernels."""
-    return _P.make_setting(model, nu, L, kernels=kernels())
-
-
-def _setting(setting) -> Setting:
-    if setting.kernels is None:
-        return Setting(setting.model, setting.nu, setting.lengths, kernels())
-    return setting
-
-
 def _act(act):
     """The activation's kernel bundle: names resolved by :func:`attnlimits.derivations.slr.activation`."""
     if hasattr(act, "module") and hasattr(act, "meta"):
@@ -66,46 +52,6 @@ def _act(act):
     from attnlimits.derivations.slr.kernels import activation_kernels
 
     return activation_kernels(act)
-
-
-def numeric_activation(act):
-    """The generated NumPy activation of a name, user expression or Activation."""
-    return _P.numeric_activation(_act(act))
-
-
-def optimal_population_risk(act, setting: Setting, **kw) -> PopulationOptimum:
-    """:func:`attnlimits.numeric.slr.population.optimal_population_risk` by activation name."""
-    return _P.optimal_population_risk(_act(act), _setting(setting), **kw)
-
-
-def population_AB(act, setting: Setting, *args, **kw):
-    """:func:`attnlimits.numeric.slr.population.population_AB` by activation name."""
-    return _P.population_AB(_act(act), _setting(setting), *args, **kw)
-
-
-def population_risk(act, setting: Setting, *args, **kw):
-    """:func:`attnlimits.numeric.slr.population.population_risk` by activation name."""
-    return _P.population_risk(_act(act), _setting(setting), *args, **kw)
-
-
-def population_risk_general(act, setting: Setting, overlaps: dict, **kw):
-    """:func:`attnlimits.numeric.slr.population.population_risk_general` by activation name."""
-    return _P.population_risk_general(_act(act), _setting(setting), overlaps, **kw)
-
-
-def bayes_risk(model: str, nu, L: int, **kw) -> BayesRisk:
-    """:func:`attnlimits.numeric.slr.bayes_risk.bayes_risk` with the SLR kernels."""
-    return _B.bayes_risk(model, nu, L, kernels=kernels(), **kw)
-
-
-def bayes_risk_varlen(model: str, nu, length_law: dict, **kw) -> BayesRisk:
-    """:func:`attnlimits.numeric.slr.bayes_risk.bayes_risk_varlen` with the SLR kernels."""
-    return _B.bayes_risk_varlen(model, nu, length_law, kernels=kernels(), **kw)
-
-
-def max_stein_mean(nu, L: int, **kw):
-    """:func:`attnlimits.numeric.slr.bayes_risk.max_stein_mean` with the SLR kernels."""
-    return _B.max_stein_mean(nu, L, kernels=kernels(), **kw)
 
 
 def expected_max_gaussian(L: int, **kw):
