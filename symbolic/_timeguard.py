@@ -1,7 +1,9 @@
 """The one time guard of :mod:`symbolic` (SIGALRM-based), for SymPy/mpmath calls that can hang.
 
 :func:`with_time_limit` runs a callable under an interval timer and reports whether it finished.
-It nests: an outer guard's timer is saved and restored, and an inner call that would outlive the
+Once the budget is spent the alarm repeats until the call stops (a ``Timeout`` raised where Python ignores
+exceptions, such as a garbage-collector callback, is lost; the next one is not).  It nests: an outer guard's
+timer is saved and restored, and an inner call that would outlive the
 outer deadline is either skipped (``skippable``) or run under the outer deadline alone.
 Signals reach only the main thread; elsewhere skippable calls are skipped and the rest run
 unguarded (so work must also be bounded by other means, as :mod:`attnlimits.symbolic.activations` does
@@ -15,6 +17,10 @@ import time
 from typing import Any, Callable
 
 __all__ = ["Timeout", "with_time_limit"]
+
+
+#: seconds between repeated alarms once a guarded call is past its budget
+_REARM = 0.05
 
 
 class Timeout(BaseException):
@@ -49,6 +55,10 @@ def with_time_limit(fn: Callable[[], Any], seconds: float, skippable: bool = Fal
         return (False, None) if skippable else (True, fn())
 
     def _handler(signum, frame):  # pragma: no cover - only runs on timeout
+        # re-armed before raising: a Timeout raised inside a callback whose exceptions Python ignores (a
+        # garbage-collector callback, a __del__) is lost, and the guarded call would then run on unguarded;
+        # the next alarm, _REARM seconds later, raises again until one reaches this frame
+        signal.setitimer(signal.ITIMER_REAL, _REARM)
         raise Timeout()
 
     start = time.monotonic()
