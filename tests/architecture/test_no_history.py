@@ -3,7 +3,8 @@ and why, not when or in which piece of work it changed.  Git keeps the history.
 
 Scanned: every docstring (each bare string statement, read from the AST) and every ``#`` comment (read
 with :mod:`tokenize`) of every module of ``derivations/``, ``symbolic/``, ``numeric/``, ``verify/`` and
-``attnlimits/`` and of the scripts and tests beside them (``tests/``, ``benchmarks/``, ``studies/``,
+``attnlimits/`` (there every string literal too: claim statements, sources and notes reach the reports) and
+of the scripts and tests beside them (there the names of functions and classes too: ``test_..._issue_8``) (``tests/``, ``benchmarks/``, ``studies/``,
 ``tools/``, ``examples/``; this file's own examples excepted), and every line of ``README.md``,
 ``docs/**/*.md`` and the other folders' markdown.
 
@@ -67,6 +68,25 @@ def _python_texts(path: Path):
             yield tok.start[0], tok.string.lstrip("#:")
 
 
+def _package_strings(path: Path):
+    """(line, text) of every string literal of one package module (claim texts reach the reports)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            for offset, line in enumerate(node.value.splitlines()):
+                yield node.lineno + offset, line
+
+
+def _names(path: Path):
+    """(line, name) of every function and class, with underscores read as spaces (``test_issue_8``)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield node.lineno, node.name.replace("_", " ")
+
+
+def _package_modules():
+    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py") if "__pycache__" not in p.parts)
+
+
 def _modules():
     return sorted(p for pkg in PACKAGES + OTHERS for p in (ROOT / pkg).rglob("*.py")
                   if "__pycache__" not in p.parts and p.resolve() != Path(__file__).resolve())
@@ -89,6 +109,9 @@ def _scan(paths, texts):
 
 def _all_findings():
     found = _scan(_modules(), _python_texts)
+    for extra in (_scan(_package_modules(), _package_strings), _scan(_modules(), _names)):
+        for rel, hits in extra.items():
+            found.setdefault(rel, []).extend(h for h in hits if h not in found.get(rel, []))
     found.update(_scan(_docs(), lambda p: enumerate(p.read_text(encoding="utf-8").splitlines(), 1)))
     return found
 

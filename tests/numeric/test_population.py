@@ -140,7 +140,7 @@ def test_limit_flag_only_for_genuine_limits():
     assert r.risk == pytest.approx(s.risk, abs=3 * (r.risk_error + s.risk_error) + 1e-6)
 
 
-def test_limit_optimum_reports_the_limit_value_issue_8():
+def test_limit_optimum_reports_the_limit_value():
     """Softmax on max-SLR ν = ∞ has its infimum 0 (= E_B) as m_k → ∞; the value at
     the search bound m_k = 200 (about 2e-3 at L = 4) is kept as ``risk_at_bound``."""
     st = ("max", math.inf, 4)

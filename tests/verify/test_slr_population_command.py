@@ -21,7 +21,7 @@ def test_rows_and_table():
     assert "linear_uncentred" in text
 
 
-def test_limit_row_issue_8():
+def test_limit_row_reports_the_limit_value():
     p = POPULATION_COMMAND.parse({"model": "max", "nu": "inf", "L": "2", "activation": "softmax"})
     (row,) = run_population(p)
     assert row["limit"] and row["risk"] == 0.0 and row["nu"] == "inf"

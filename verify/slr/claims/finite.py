@@ -328,7 +328,7 @@ OPEN_FINDING: dict = {'setting': 'softmax, spiked, L=2, nu=2, Delta=0.1, alpha=2
                'expected when replica symmetry breaks; alternatively the minimiser leaves the manifold the RS '
                'ansatz is restricted to (§10.1), or the RS prox selection (1.9% of samples with two prox minima) '
                'biases the fixed point. Undecided.',
- 'update': 'Update (fourth pass, 2026-12-01): the RS numbers above are of the Jacobian form of §10.4, which '
+ 'stein_form': 'With the Stein form: the RS numbers above are of the Jacobian form of §10.4, which '
            'misses the jumps of g where the selected prox minimum switches (docs/slr.md §10.6). With the Stein '
            'form (now the default) at λ=0.1, α=2: RS E_test 0.4946 ± 0.0022 (4×4096), 0.4955 ± 0.0009 '
            '(4×16384), 0.4958 ± 0.0004 (4×65536); the Jacobian form 0.4852 (4×4096, used above), 0.4906 ± '
@@ -338,7 +338,7 @@ OPEN_FINDING: dict = {'setting': 'softmax, spiked, L=2, nu=2, Delta=0.1, alpha=2
            'training, for the Stein form. At λ=0.01 the Stein-form solve from the informed start ends on an unstable fixed '
            'point (spectral radius 1.07, E_test 1.52, 9.5 % of the samples with two prox minima; 4×4096): '
            'no stable informed branch to compare with ERM there — still open.',
- 'decision': 'Decided (issue 26, 2026-12-03) by the replicon (docs/slr.md §10.8): at α=2, 4×4096, Stein form, '
+ 'decision': 'Decided by the replicon (docs/slr.md §10.8): at α=2, 4×4096, Stein form, '
              'the RS replicon is 0.603 ± 0.006 at λ=0.1 (RS stable; ERM agrees), 0.838 ± 0.029 at λ=0.05, '
              '1.23 ± 0.22 at 0.03, 1.37 ± 0.12 at 0.02 and 1.32 ± 0.04 at λ=0.01 (the only fixed point the branch '
              'search finds there): replica symmetry is broken below λ ≈ 0.04, so the λ=0.01 ERM-vs-RS gap and '
@@ -357,7 +357,7 @@ def open_finding_note() -> str:
                      + ", ".join(f"{d:.3f} (D={D})" for D, d in f["distance_to_manifold"]) + f". {f['starts']}")
     return ("Open finding outside R5 (not a check of this claim; docs/slr.md §12.1, "
             "studies/study_rs_vs_erm.py): " + " | ".join(parts) + " " + OPEN_FINDING["conclusion"] + " "
-            + OPEN_FINDING["update"] + " " + OPEN_FINDING["decision"])
+            + OPEN_FINDING["stein_form"] + " " + OPEN_FINDING["decision"])
 
 
 # =============================================================================================
@@ -776,7 +776,7 @@ register(Claim(
               "< 1, the susceptibility (1/D)tr(Hess⁻²) of the ERM minimiser (informed start, exact Hessian) agrees "
               "with the RS value (I−T)⁻¹P₀ in its kk and vv blocks within 3 SE plus 15 % (finite size), and both "
               "grow as the replicon approaches 1.",
-    source=_src("—", "§10.8 (issue 26)"), run=_c15_replicon,
+    source=_src("—", "§10.8"), run=_c15_replicon,
     quick={"D": 200, "seeds": 3, "alphas": (8.0, 5.0)},
     full={"D": 400, "seeds": 6, "alphas": (8.0, 5.0, 4.0)},
     tags=("slr", "finite-sample", "rs", "training", "replicon"), references=(PAPER,)))
