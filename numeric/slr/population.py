@@ -16,11 +16,12 @@ with their exact gradients, on a **fixed** integration rule, so the objective
 - spiked-SLR (:math:`\varepsilon^*=1` by exchangeability): :math:`\chi_\ell=m_k\sqrt\nu\delta_{\ell1}
   +\sqrt{q_k}\,g_\ell` — an :math:`L`-dimensional standard Gaussian, integrated by tensor
   Gauss–Hermite for :math:`L\le3` (the error estimate compares two rule sizes);
-- max-SLR, finite :math:`\nu`, :math:`s_k=0`, :math:`L\le3`: Gauss–Hermite over :math:`\chi^*` with
-  the location weights :math:`\mathrm{softmax}(\nu\chi^*)` in the integrand;
-- otherwise (max-SLR at :math:`\nu=\infty`, whose argmax has a kink; orthogonal noise on max-SLR;
-  :math:`L>3`): scrambled Sobol points, common to every parameter value, in independent
-  replicates whose spread is the error estimate.
+- max-SLR, :math:`\nu\le3` (:data:`MAX_NU_GAUSS_HERMITE`), :math:`s_k=0`, :math:`L\le3`: Gauss–Hermite
+  over :math:`\chi^*` with the location weights :math:`\mathrm{softmax}(\nu\chi^*)` in the integrand;
+- otherwise (max-SLR at larger :math:`\nu`, whose location weights step over a width :math:`1/\nu`, and at
+  :math:`\nu=\infty`, whose argmax has a kink; orthogonal noise on max-SLR; :math:`L>3`): scrambled Sobol
+  points, common to every parameter value, in independent replicates whose spread is the error estimate.
+  A length law whose lengths need both kinds takes Sobol for every length (one error estimate).
 
 :func:`optimal_population_risk` maximises :math:`A^2/B` with L-BFGS-B on
 :math:`(\log m_k, s_k^2, \text{extra})` from the spec's multistart (§6.3) and reports the risk
@@ -263,11 +264,28 @@ def _location_weights(x, nu):
     return _softmax(nu * x)
 
 
-def _rule(setting: Setting, L: int, *, noise: bool, n_gh: int, qmc_points: int, replicates: int, seed: int) -> _Rule:
+#: max-SLR takes Gauss–Hermite only up to this ν: the location weights softmax(νχ*) step over a width
+#: 1/ν, which a tensor rule of 40–64 nodes resolves to 8e-6 relative at ν = 3 (L = 2, 3; against the Bayes
+#: risk at the Bayes point) but only to 3e-4 at ν = 4, 6e-2 at ν = 8 and a factor 3 at ν = 32.  Beyond, QMC.
+MAX_NU_GAUSS_HERMITE = 3.0
+
+
+def _gauss_hermite_ok(setting: Setting, L: int, noise: bool) -> bool:
+    """Whether length ``L`` of ``setting`` is integrated by tensor Gauss–Hermite (else scrambled Sobol)."""
+    if setting.model == "spiked":
+        return L <= 3
+    return L <= 3 and not noise and setting.nu <= MAX_NU_GAUSS_HERMITE
+
+
+def _rule(setting: Setting, L: int, *, noise: bool, n_gh: int, qmc_points: int, replicates: int, seed: int,
+          qmc: bool = False) -> _Rule:
+    """The integration rule of length ``L``: Gauss–Hermite where :func:`_gauss_hermite_ok` and not ``qmc``,
+    else scrambled Sobol replicates."""
     from attnlimits.symbolic.gaussian import gauss_hermite_rule, sobol_normal
 
+    gh = not qmc and _gauss_hermite_ok(setting, L, noise)
     if setting.model == "spiked":
-        if L <= 3:
+        if gh:
             g, w = gauss_hermite_rule(L, n_gh)
             method = f"gauss-hermite {n_gh}^{L}"
             groups = 0
@@ -282,7 +300,7 @@ def _rule(setting: Setting, L: int, *, noise: bool, n_gh: int, qmc_points: int, 
         return _Rule(L, np.asarray(w, float), "collapse", g=np.asarray(g), shift=shift, groups=groups,
                      method=method)
     # max-SLR
-    if not math.isinf(setting.nu) and not noise and L <= 3:
+    if gh:
         x, w = gauss_hermite_rule(L, n_gh)
         x = np.asarray(x)
         return _Rule(L, np.asarray(w, float), "fields", x=x, eta=None, P=_location_weights(x, setting.nu),
@@ -344,10 +362,15 @@ def _AB_rule_inner(na, rule, chi, dirs, P, extra, grad):
 # =============================================================================================
 
 def _rules(setting, noise, n_gh, qmc_points, replicates, seed):
+    """One rule per length of the law, all of one kind: Gauss–Hermite when every length allows it, else QMC
+    for every length — a mixture keeps one error estimate (the replicate spread), which a Gauss–Hermite
+    part would escape."""
     mod = setting.population_module()
+    qmc = not all(_gauss_hermite_ok(setting, L, noise) for L, _ in setting.lengths)
     out = []
     for L, p in setting.lengths:
-        rule = _rule(setting, L, noise=noise, n_gh=n_gh, qmc_points=qmc_points, replicates=replicates, seed=seed)
+        rule = _rule(setting, L, noise=noise, n_gh=n_gh, qmc_points=qmc_points, replicates=replicates, seed=seed,
+                     qmc=qmc)
         rule.module = mod
         out.append((p, rule))
     return out
@@ -603,8 +626,8 @@ def optimal_population_risk(act, setting: Setting, *, extra=None, starts=None,
 
     Notes
     -----
-    Cost: deterministic rules (spiked L ≤ 3; max-SLR finite ν, L ≤ 3) take 0.05–1 s per activation
-    at 1e-6; QMC settings (max-SLR ν = ∞, L > 3) about 1–3 s, error ~1e-4.  Gradients are exact
+    Cost: deterministic rules (spiked L ≤ 3; max-SLR ν ≤ 3, L ≤ 3) take 0.05–1 s per activation
+    at 1e-6; QMC settings (max-SLR ν > 3, L > 3) about 1–3 s, error ~1e-4.  Gradients are exact
     (derivatives of the generated kernels), so L-BFGS-B converges in tens of evaluations.
     """
     o = resolve_options(PopulationOptions, options, overrides)

@@ -41,23 +41,30 @@ class LengthLaw:
 
     @classmethod
     def parse(cls, L, *, min_length: int = 1, option: str = "--L", why: str = "") -> "LengthLaw":
-        """The law of ``L``: an int, a list of ints (uniform over the list) or a dict ``{L: P(L)}``; an
-        existing :class:`LengthLaw` is returned as is (after the ``min_length`` check).  Every length must be
-        ≥ ``min_length`` (``why`` says which theory needs it); bad input raises :class:`InputError`."""
+        """The law of ``L``: an int, a list of ints or a comma list ``"1,2,3"`` (uniform over the list) or a
+        dict ``{L: P(L)}``; an existing :class:`LengthLaw` is returned as is (after the ``min_length`` check).
+        Every length must be an integer ≥ ``min_length`` (``why`` says which theory needs it); bad input
+        (``2.5``, ``"two"``) raises :class:`InputError`.
+
+        >>> LengthLaw.parse("1,2").as_dict(), LengthLaw.parse(3).as_dict()
+        ({1: 0.5, 2: 0.5}, {3: 1.0})
+        """
         if isinstance(L, LengthLaw):
             law = L
         else:
+            if isinstance(L, str) and "," in L:
+                L = [v.strip() for v in L.split(",")]
             if isinstance(L, dict):
-                items = [(int(k), float(v)) for k, v in L.items()]
+                items = [(_length(k, option), _probability(v, option)) for k, v in L.items()]
                 label = str(L)
             elif isinstance(L, (list, tuple)):
-                vals = [int(v) for v in L]
+                vals = [_length(v, option) for v in L]
                 if len(set(vals)) != len(vals):
                     raise InputError(f"{option}: repeated length in {list(L)}")
                 items = [(v, 1.0 / len(vals)) for v in vals]
-                label = str(vals[0]) if len(vals) == 1 else str(list(L))
+                label = str(vals[0]) if len(vals) == 1 else str(vals)
             else:
-                items = [(int(L), 1.0)]
+                items = [(_length(L, option), 1.0)]
                 label = str(L)
             if not items:
                 raise InputError(f"{option}: the length law is empty")
@@ -89,6 +96,24 @@ class LengthLaw:
 
     def as_dict(self) -> dict:
         return {int(Lv): p for Lv, p in self.items}
+
+
+def _length(v, option: str) -> int:
+    """One sequence length: an integer (``3``, ``3.0``, ``"3"``), else :class:`InputError`."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise InputError(f"{option}: a length must be a positive integer, got {v!r}") from None
+    if not (math.isfinite(f) and f == int(f)):
+        raise InputError(f"{option}: a length must be a positive integer, got {v!r}")
+    return int(f)
+
+
+def _probability(v, option: str) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise InputError(f"{option}: a length probability must be a number, got {v!r}") from None
 
 
 def check_model_nu(model, nu, *, prefix: str = "--") -> float:

@@ -261,3 +261,19 @@ def test_gamp_not_converging_is_not_evaluable(monkeypatch):
     row = evaluate_point(prop, {"alpha": 1.0, "nu": 0.78, "L": 3}, size=dict(prop.quick), seed=0, level=0.01)
     assert row["verdict"] == "not-evaluable" and row["p_point"] == 1.0
     assert "did not converge on 4 of 8 instances" in row["message"]
+
+
+def test_at_reads_values_that_hold_commas():
+    """The reproduce line of report.md writes a length list as ``L=1,2,3,4``: ``--at`` must read it back (a comma
+    starts a new item only before NAME=), and still refuses an item that is not NAME=VALUE."""
+    from attnlimits.symbolic.result import InputError
+    from attnlimits.verify.explore.cli import _parse_at
+
+    prop = properties()["slr-population-vs-mc"]
+    point = _parse_at(prop, "model=max,nu=7.456,L=1,2,3,4,activation=softmax")
+    assert point == {"model": "max", "nu": 7.456, "L": "1,2,3,4", "activation": "softmax"}
+    assert _parse_at(prop, "L=2, model=spiked,nu=2,activation=softmax")["L"] == "2"
+    with pytest.raises(InputError, match="not NAME=VALUE"):
+        _parse_at(prop, "model=max,nu=2,L=2,activation=softmax,bogus=1")
+    with pytest.raises(InputError, match="outside the domain"):
+        _parse_at(prop, "model=max,nu=2,L=1,5,activation=softmax")

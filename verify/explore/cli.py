@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 __all__ = ["add_parser"]
@@ -54,7 +55,9 @@ def _parse_at(prop, text):
     from attnlimits.symbolic.result import InputError
 
     point = {}
-    for item in filter(None, (x.strip() for x in text.split(","))):
+    # a comma starts a new item only before NAME=: values may hold commas themselves (a length list
+    # ``L=1,2,3``, a formula ``Max(t, 2)``), as the reproduce lines of report.md write them
+    for item in filter(None, (x.strip() for x in re.split(r",(?=\s*[A-Za-z_]\w*=(?!=))", text))):
         k, sep, v = item.partition("=")
         if not sep or k not in prop.domain:
             raise InputError(f"--at: {item!r} is not NAME=VALUE of {prop.name}'s parameters ({', '.join(prop.domain)})")
