@@ -43,10 +43,11 @@ def test_softmax_attains_bayes_at_c_nu(key):
 
 
 # Max-SLR at larger ν (spec R3, five significant digits): the location weights softmax(νχ*) step over a width
-# 1/ν, which tensor Gauss–Hermite does not resolve (at ν = 8, L = 2 it was 5.7 % high, stating 26 %); the
-# optimum must reach the Bayes value within k = 4 of its own stated error (plus R3's rounding) and state an error
-# below 0.5 % of it.  Variable length: softmax attains the P(L)-mixed Bayes risk (§7, the Bayes parameters do
-# not depend on L) — a mixture of Gauss–Hermite and QMC lengths once stated 2.7e-5 while 9 % (40 SE) high.
+# 1/ν, which tensor Gauss–Hermite does not resolve (at ν = 8, L = 2 a 64-node rule is 5.7 % high and states 26 %);
+# the optimum must reach the Bayes value within k = 4 of its own stated error (plus R3's rounding) and state an
+# error below 0.5 % of it.  Variable length: softmax attains the P(L)-mixed Bayes risk (§7, the Bayes parameters
+# do not depend on L); a law mixing Gauss–Hermite and QMC lengths that reported only the QMC spread would state
+# 2.7e-5 while 9 % (40 SE) high at ν = 7.456, U{2,3,4}.
 MAX_BAYES_LARGE_NU = {(5, 2): 0.10936, (10, 2): 0.055963, (5, 3): 0.16374, (10, 3): 0.083923, (10, 5): 0.11529}
 
 
@@ -67,6 +68,7 @@ def test_max_slr_softmax_variable_length_attains_mixed_bayes(nu, L):
     r = t.optimal_population_risk()
     assert r.risk_error < 5e-3 * bayes
     assert abs(r.risk - bayes) <= k * r.risk_error + 1e-9
+
 
 def test_numeric_optimum_of_linear_equals_closed_form():
     st = ("spiked", 2, 3)
