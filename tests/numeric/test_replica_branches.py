@@ -33,6 +33,29 @@ def test_selection_takes_lowest_objective_among_rs_stable():
     assert rs_select_equilibrium([]) == []
 
 
+def _point(V_k, V_v, errors, flags=()):
+    values = {"m_k": 0.9, "q_k": 0.86, "V_k": V_k, "m_v": 0.33, "q_v": 0.11, "V_v": V_v}
+    return types.SimpleNamespace(values=values, errors=dict(zip(values, errors)), flags=tuple(flags),
+                                 training_objective=0.28)
+
+
+@pytest.mark.parametrize("V_k, V_v, err_V, flags, degenerate", [
+    # measured (linear_uncentred, max-SLR nu = 2, L = 3, alpha = 3.43, lam = 0.107, 16 x 1024): the search
+    # stopped at V_k = 2.8e-5 +- 7.2e-5, V_v = 3.2e-6 +- 3.4e-6 with a residual above tol and was labelled the
+    # equilibrium (E_test 0.51; ERM 2.10); the same limit on 16 x 2048: V_v = 0.0083 +- 0.088
+    (2.83e-5, 3.25e-6, (7.2e-5, 3.4e-6), ("residual_above_tol", "rough_map", "unstable"), True),
+    (1.12, 0.0083, (0.83, 0.088), ("residual_above_tol", "rough_map", "unstable"), True),
+    (1e-9, 0.5, (0.0, 0.0), (), True),  # the projection's floor, converged or not
+    (2.83e-5, 3.25e-6, (7.2e-5, 3.4e-6), (), False),  # converged: a small V within its error is kept
+    (4.19, 1.44, (0.05, 0.024), ("residual_above_tol", "rough_map"), False),  # a rough point with clear V
+])
+def test_search_rejects_an_unconverged_point_at_v_zero(V_k, V_v, err_V, flags, degenerate):
+    from attnlimits.numeric.slr.rs.curves import _degenerate
+
+    errors = (1e-3, 1e-3, err_V[0], 1e-3, 1e-3, err_V[1])
+    assert _degenerate(_point(V_k, V_v, errors, flags)) is degenerate
+
+
 @pytest.fixture(scope="module")
 def constant_kernels():
     """σ ≡ 1 (L = 2): the predictor is Σ_ℓ z_ℓ = 1ᵀXv/√D, ridge regression in v — convex, RS exact."""
