@@ -91,7 +91,7 @@ def _degenerate(fp: RSFixedPoint) -> bool:
     if (not np.isfinite(x).all()) or min(x[2], x[5]) <= 1e-8 or not math.isfinite(fp.training_objective):
         return True
     if "residual_above_tol" in fp.flags:
-        return any(fp.values[k] <= fp.errors.get(k, 0.0) for k in (UNKNOWNS[2], UNKNOWNS[5]))
+        return any(fp.values[k] <= fp.errors.get(k, 0.0) for k in ("V_k", "V_v"))
     return False
 
 
