@@ -13,6 +13,8 @@ import types
 import numpy as np
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attnlimits.numeric.slr.rs import (compile_rs_kernels, make_rule, rs_branch_search, rs_fixed_point,
                                         rs_select_equilibrium)
@@ -54,6 +56,20 @@ def test_search_rejects_an_unconverged_point_at_v_zero(V_k, V_v, err_V, flags, d
 
     errors = (1e-3, 1e-3, err_V[0], 1e-3, 1e-3, err_V[1])
     assert _degenerate(_point(V_k, V_v, errors, flags)) is degenerate
+
+
+@settings(max_examples=200, deadline=None)
+@given(V=st.tuples(st.floats(2e-8, 10.0), st.floats(2e-8, 10.0)),
+       ratio=st.tuples(st.floats(0.0, 3.0), st.floats(0.0, 3.0)), unconverged=st.booleans())
+def test_search_drops_exactly_the_unconverged_points_with_a_v_inside_its_error(V, ratio, unconverged):
+    """The family of the rule: an unconverged point is dropped iff V_k or V_v is not above its error
+    (error = ratio · V); a converged point above the floor is always kept."""
+    from attnlimits.numeric.slr.rs.curves import _degenerate
+
+    errors = (1e-3, 1e-3, ratio[0] * V[0], 1e-3, 1e-3, ratio[1] * V[1])
+    flags = ("residual_above_tol",) if unconverged else ()
+    expected = unconverged and (ratio[0] * V[0] >= V[0] or ratio[1] * V[1] >= V[1])
+    assert _degenerate(_point(V[0], V[1], errors, flags)) is expected
 
 
 @pytest.fixture(scope="module")

@@ -83,10 +83,11 @@ def _degenerate(fp: RSFixedPoint) -> bool:
     """A point the search rejects: a response parameter at the projection's floor (V → 0, where the
     map's Jacobian blows up; measured: ``linear_uncentred`` spiked L = 2, λ = 0.1, continued down
     from λ = 10, ends at V_k = V_v = 1e-10 with a residual above tol and spectral radius ~1e4), an
-    unconverged point whose V_k or V_v is not above its own integration error (the same limit reached on a
-    coarser rule; measured: ``linear_uncentred`` max-SLR ν = 2, L = 3, α = 3.43, λ = 0.107 stopped at
-    V_k = 2.8e-5 ± 7.2e-5 with spectral radius 4.6e4, and was labelled the equilibrium with E_test 0.51
-    against ERM's 2.10), or non-finite values.  Not a fixed point of the RS equations (they need V > 0)."""
+    unconverged point whose V_k or V_v is not above its own integration error (the same limit reached
+    on a coarser rule; measured: ``linear_uncentred`` max-SLR ν = 2, L = 3, α = 3.43, λ = 0.107 stopped at
+    V_k = 2.8e-5 ± 7.2e-5 with spectral radius 4.6e4; its replicon ≈ 0 makes it the RS-stable branch of lowest
+    objective, E_test 0.51 against ERM's 2.10), or non-finite values.  Not a fixed point of the RS equations
+    (they need V > 0)."""
     x = np.array([fp.values[k] for k in UNKNOWNS])
     if (not np.isfinite(x).all()) or min(x[2], x[5]) <= 1e-8 or not math.isfinite(fp.training_objective):
         return True
